@@ -1,0 +1,11 @@
+//! devtools-mcp-edge: a remote MCP server for CI and project data, compiled to WebAssembly for
+//! Cloudflare Workers.
+//!
+//! The crate is a pure core (protocol, tools, rendering, projection, policy, configuration) that
+//! reaches the outside world only through the traits in [`ports`]; the `adapter` module, built for
+//! wasm32 only, implements those traits with Workers' fetch, KV and R2.
+#![warn(missing_docs)]
+
+pub mod value;
+pub mod http;
+pub mod ports;

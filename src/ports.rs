@@ -1,0 +1,195 @@
+//! The core's view of the outside world: upstream HTTP, the cache store, the artifact store, the
+//! clock, randomness and the log. The Workers adapter implements these with fetch, KV, R2 and JS
+//! globals; [`fake`] implements them in memory for host tests.
+//!
+//! Workers futures are `!Send`, so every asynchronous method returns a [`LocalBoxFuture`]; that
+//! keeps the traits object-safe and the core free of generics over its environment.
+
+#[cfg(any(test, feature = "test-util"))]
+pub mod fake;
+
+use futures::future::LocalBoxFuture;
+use std::fmt;
+
+/// An HTTP header list: names as sent (compared case-insensitively), in order.
+pub type Headers = Vec<(String, String)>;
+
+/// The first value of header `name` (case-insensitive).
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// A request to an upstream API.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamRequest {
+    /// HTTP method, upper case.
+    pub method: String,
+    /// Absolute URL.
+    pub url: String,
+    /// Request headers, credentials included.
+    pub headers: Headers,
+    /// Request body, if any.
+    pub body: Option<Vec<u8>>,
+    /// Give up after this many milliseconds.
+    pub timeout_ms: u64,
+}
+
+/// An upstream API's answer. Redirects are returned as they are, never followed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamResponse {
+    /// HTTP status code.
+    pub status: u16,
+    /// Response headers.
+    pub headers: Headers,
+    /// Response body.
+    pub body: Vec<u8>,
+}
+
+/// Why an upstream request produced no response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TransportError {
+    /// No answer within the request's timeout.
+    Timeout,
+    /// The body was longer than the caller allowed; carries the limit in bytes.
+    TooLarge(usize),
+    /// Connection refused, reset, DNS failure and the like; the text is for logs.
+    Network(String),
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransportError::Timeout => f.write_str("the upstream did not answer in time"),
+            TransportError::TooLarge(limit) => {
+                write!(f, "the upstream body is larger than {limit} bytes")
+            }
+            TransportError::Network(detail) => write!(f, "network error: {detail}"),
+        }
+    }
+}
+
+/// A storage port failed (KV or R2 unavailable, quota, timeout); the text is for logs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "storage error: {}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Sends requests to upstream APIs.
+pub trait UpstreamHttp {
+    /// Sends one request and reads at most `max_body` bytes of the response body.
+    fn send(
+        &self,
+        request: UpstreamRequest,
+        max_body: usize,
+    ) -> LocalBoxFuture<'_, Result<UpstreamResponse, TransportError>>;
+}
+
+/// One cache entry: the stored bytes and the metadata string written with them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheEntry {
+    /// The cached value.
+    pub value: Vec<u8>,
+    /// Metadata stored beside the value (JSON text chosen by the caller).
+    pub metadata: String,
+}
+
+/// A key/value cache whose entries expire (Workers KV in production).
+pub trait CacheStore {
+    /// The entry at `key`, if present and not expired.
+    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>>;
+    /// Stores `entry` at `key` for `ttl_seconds` (KV's minimum is 60).
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        entry: CacheEntry,
+        ttl_seconds: u64,
+    ) -> LocalBoxFuture<'a, Result<(), StoreError>>;
+    /// Removes the entry at `key`, if any.
+    fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), StoreError>>;
+}
+
+/// What is known of a stored artifact without reading its body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArtifactMeta {
+    /// Body size in bytes.
+    pub size: u64,
+    /// MIME type of the body.
+    pub content_type: String,
+    /// Custom metadata (owner, expiry, ...), as stored.
+    pub custom: Vec<(String, String)>,
+}
+
+/// A byte range of an artifact, with its metadata.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArtifactChunk {
+    /// The bytes of the requested range (shorter at the end of the object).
+    pub bytes: Vec<u8>,
+    /// The artifact's metadata.
+    pub meta: ArtifactMeta,
+}
+
+/// An object store for oversized results (Workers R2 in production).
+pub trait ArtifactStore {
+    /// Stores `bytes` at `key` with `meta` (its `size` is ignored and taken from `bytes`).
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        bytes: Vec<u8>,
+        meta: ArtifactMeta,
+    ) -> LocalBoxFuture<'a, Result<(), StoreError>>;
+    /// Reads `length` bytes from `offset`; `None` when there is no such object.
+    fn get_range<'a>(
+        &'a self,
+        key: &'a str,
+        offset: u64,
+        length: u64,
+    ) -> LocalBoxFuture<'a, Result<Option<ArtifactChunk>, StoreError>>;
+    /// The metadata of the object at `key`, if any.
+    fn head<'a>(&'a self, key: &'a str)
+        -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>>;
+}
+
+/// Wall-clock time.
+pub trait Clock {
+    /// Milliseconds since the Unix epoch, UTC.
+    fn now_ms(&self) -> u64;
+}
+
+/// Cryptographically secure randomness.
+pub trait Rng {
+    /// Fills `buf` with random bytes.
+    fn fill(&self, buf: &mut [u8]);
+}
+
+/// Where diagnostic lines go (`console.log` in Workers). Lines are single-line JSON objects and
+/// never contain credentials.
+pub trait Log {
+    /// Writes one line.
+    fn line(&self, line: &str);
+}
+
+/// Everything the core needs from its environment, borrowed for one request.
+#[derive(Clone, Copy)]
+pub struct Ports<'a> {
+    /// Upstream HTTP.
+    pub http: &'a dyn UpstreamHttp,
+    /// The HTTP cache (KV `HTTP_CACHE`).
+    pub cache: &'a dyn CacheStore,
+    /// The artifact store (R2 `ARTIFACTS`).
+    pub artifacts: &'a dyn ArtifactStore,
+    /// The clock.
+    pub clock: &'a dyn Clock,
+    /// Randomness.
+    pub rng: &'a dyn Rng,
+    /// The log.
+    pub log: &'a dyn Log,
+}

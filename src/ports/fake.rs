@@ -1,0 +1,319 @@
+//! In-memory implementations of the ports for host tests (feature `test-util`).
+//!
+//! They behave like the real stores where tests depend on it (expiry, ranged reads, missing
+//! keys) and can be told to fail, so error paths are testable without Workers.
+
+use super::*;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// A clock that only moves when told to. Clones share the same time.
+#[derive(Clone, Debug, Default)]
+pub struct ManualClock(Rc<Cell<u64>>);
+
+impl ManualClock {
+    /// A clock reading `now_ms`.
+    pub fn at(now_ms: u64) -> ManualClock {
+        ManualClock(Rc::new(Cell::new(now_ms)))
+    }
+
+    /// Moves the clock forward.
+    pub fn advance(&self, ms: u64) {
+        self.0.set(self.0.get() + ms);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.0.get()
+    }
+}
+
+/// Deterministic "randomness": a counter-driven xorshift, so ids differ but tests repeat.
+#[derive(Debug)]
+pub struct SeededRng(Cell<u64>);
+
+impl SeededRng {
+    /// A generator starting from `seed` (zero is replaced by a fixed non-zero seed).
+    pub fn new(seed: u64) -> SeededRng {
+        SeededRng(Cell::new(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed }))
+    }
+}
+
+impl Rng for SeededRng {
+    fn fill(&self, buf: &mut [u8]) {
+        for b in buf {
+            let mut x = self.0.get();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.0.set(x);
+            *b = (x >> 24) as u8;
+        }
+    }
+}
+
+/// A log that keeps its lines for assertions.
+#[derive(Debug, Default)]
+pub struct MemoryLog(RefCell<Vec<String>>);
+
+impl MemoryLog {
+    /// All lines written so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.0.borrow().clone()
+    }
+}
+
+impl Log for MemoryLog {
+    fn line(&self, line: &str) {
+        self.0.borrow_mut().push(line.to_owned());
+    }
+}
+
+/// A cache in memory with expiry read from a shared [`ManualClock`]; can be set to fail.
+#[derive(Debug, Default)]
+pub struct MemoryCache {
+    clock: ManualClock,
+    entries: RefCell<HashMap<String, (CacheEntry, u64)>>,
+    /// When true, every call fails with a [`StoreError`].
+    pub failing: Cell<bool>,
+}
+
+impl MemoryCache {
+    /// A cache whose entries expire by `clock`.
+    pub fn new(clock: ManualClock) -> MemoryCache {
+        MemoryCache {
+            clock,
+            ..MemoryCache::default()
+        }
+    }
+
+    /// The keys currently stored (expired ones included until read).
+    pub fn keys(&self) -> Vec<String> {
+        self.entries.borrow().keys().cloned().collect()
+    }
+
+    fn check(&self) -> Result<(), StoreError> {
+        if self.failing.get() {
+            Err(StoreError("cache unavailable (injected)".into()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl CacheStore for MemoryCache {
+    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>> {
+        Box::pin(async move {
+            self.check()?;
+            let now = self.clock.now_ms();
+            let mut entries = self.entries.borrow_mut();
+            match entries.get(key) {
+                Some((_, expires)) if *expires <= now => {
+                    entries.remove(key);
+                    Ok(None)
+                }
+                Some((entry, _)) => Ok(Some(entry.clone())),
+                None => Ok(None),
+            }
+        })
+    }
+
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        entry: CacheEntry,
+        ttl_seconds: u64,
+    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.check()?;
+            let expires = self.clock.now_ms() + ttl_seconds * 1000;
+            self.entries
+                .borrow_mut()
+                .insert(key.to_owned(), (entry, expires));
+            Ok(())
+        })
+    }
+
+    fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.check()?;
+            self.entries.borrow_mut().remove(key);
+            Ok(())
+        })
+    }
+}
+
+/// An object store in memory; can be set to fail.
+#[derive(Debug, Default)]
+pub struct MemoryArtifacts {
+    objects: RefCell<HashMap<String, (Vec<u8>, ArtifactMeta)>>,
+    /// When true, every call fails with a [`StoreError`].
+    pub failing: Cell<bool>,
+}
+
+impl MemoryArtifacts {
+    /// The keys currently stored.
+    pub fn keys(&self) -> Vec<String> {
+        self.objects.borrow().keys().cloned().collect()
+    }
+
+    fn check(&self) -> Result<(), StoreError> {
+        if self.failing.get() {
+            Err(StoreError("artifact store unavailable (injected)".into()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl ArtifactStore for MemoryArtifacts {
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        bytes: Vec<u8>,
+        mut meta: ArtifactMeta,
+    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.check()?;
+            meta.size = bytes.len() as u64;
+            self.objects
+                .borrow_mut()
+                .insert(key.to_owned(), (bytes, meta));
+            Ok(())
+        })
+    }
+
+    fn get_range<'a>(
+        &'a self,
+        key: &'a str,
+        offset: u64,
+        length: u64,
+    ) -> LocalBoxFuture<'a, Result<Option<ArtifactChunk>, StoreError>> {
+        Box::pin(async move {
+            self.check()?;
+            let objects = self.objects.borrow();
+            Ok(objects.get(key).map(|(bytes, meta)| {
+                let start = (offset as usize).min(bytes.len());
+                let end = start.saturating_add(length as usize).min(bytes.len());
+                ArtifactChunk {
+                    bytes: bytes[start..end].to_vec(),
+                    meta: meta.clone(),
+                }
+            }))
+        })
+    }
+
+    fn head<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>> {
+        Box::pin(async move {
+            self.check()?;
+            Ok(self.objects.borrow().get(key).map(|(_, m)| m.clone()))
+        })
+    }
+}
+
+type Responder = dyn Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError>;
+
+/// An upstream that answers from a closure and records every request it was sent.
+pub struct ScriptedHttp {
+    respond: Box<Responder>,
+    sent: RefCell<Vec<UpstreamRequest>>,
+}
+
+impl ScriptedHttp {
+    /// An upstream answering with `respond`.
+    pub fn new(
+        respond: impl Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError> + 'static,
+    ) -> ScriptedHttp {
+        ScriptedHttp {
+            respond: Box::new(respond),
+            sent: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// An upstream that must not be called: every request is a network error.
+    pub fn unreachable() -> ScriptedHttp {
+        ScriptedHttp::new(|_| Err(TransportError::Network("no upstream in this test".into())))
+    }
+
+    /// The requests sent so far.
+    pub fn sent(&self) -> Vec<UpstreamRequest> {
+        self.sent.borrow().clone()
+    }
+}
+
+impl UpstreamHttp for ScriptedHttp {
+    fn send(
+        &self,
+        request: UpstreamRequest,
+        max_body: usize,
+    ) -> LocalBoxFuture<'_, Result<UpstreamResponse, TransportError>> {
+        let result = (self.respond)(&request).and_then(|r| {
+            if r.body.len() > max_body {
+                Err(TransportError::TooLarge(max_body))
+            } else {
+                Ok(r)
+            }
+        });
+        self.sent.borrow_mut().push(request);
+        Box::pin(async move { result })
+    }
+}
+
+/// A full set of fakes, owned, for building [`Ports`] in tests.
+pub struct FakeEnv {
+    /// Upstream.
+    pub http: ScriptedHttp,
+    /// Cache.
+    pub cache: MemoryCache,
+    /// Artifacts.
+    pub artifacts: MemoryArtifacts,
+    /// Clock (shared with the cache).
+    pub clock: ManualClock,
+    /// Randomness.
+    pub rng: SeededRng,
+    /// Log.
+    pub log: MemoryLog,
+}
+
+impl FakeEnv {
+    /// Fakes with an unreachable upstream, empty stores and the clock at 2026-01-01T00:00:00Z.
+    pub fn new() -> FakeEnv {
+        FakeEnv::with_http(ScriptedHttp::unreachable())
+    }
+
+    /// Fakes with the given upstream.
+    pub fn with_http(http: ScriptedHttp) -> FakeEnv {
+        let clock = ManualClock::at(1_767_225_600_000);
+        FakeEnv {
+            http,
+            cache: MemoryCache::new(clock.clone()),
+            artifacts: MemoryArtifacts::default(),
+            clock,
+            rng: SeededRng::new(42),
+            log: MemoryLog::default(),
+        }
+    }
+
+    /// Borrows the fakes as [`Ports`].
+    pub fn ports(&self) -> Ports<'_> {
+        Ports {
+            http: &self.http,
+            cache: &self.cache,
+            artifacts: &self.artifacts,
+            clock: &self.clock,
+            rng: &self.rng,
+            log: &self.log,
+        }
+    }
+}
+
+impl Default for FakeEnv {
+    fn default() -> Self {
+        FakeEnv::new()
+    }
+}

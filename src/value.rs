@@ -1,0 +1,502 @@
+//! The JSON value model shared by projection and the renderers.
+//!
+//! Two properties set it apart from `serde_json::Value`, and both exist for parity with the
+//! JavaScript reference servers:
+//! - objects list their keys as a JavaScript object built by `JSON.parse` does: integer-like keys
+//!   (`"0"` to `"4294967294"` in canonical form) first in ascending numeric order, then every other
+//!   key in insertion order; a repeated key keeps its first place and takes the last value;
+//! - numbers keep the literal they were parsed from, so structured results lose no precision, while
+//!   text renderers print them the JavaScript way from [`Number::as_f64`].
+
+mod parse;
+
+use std::fmt;
+
+pub use parse::{parse, parse_bytes, ParseError, MAX_DEPTH};
+
+/// A JSON value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `null`
+    Null,
+    /// `true` or `false`
+    Bool(bool),
+    /// A number, with the literal it came from.
+    Number(Number),
+    /// A string.
+    String(String),
+    /// An array.
+    Array(Vec<Value>),
+    /// An object, in JavaScript key order.
+    Object(Map),
+}
+
+impl Value {
+    /// The value at `key` when this is an object holding it.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(map) => map.get(key),
+            _ => None,
+        }
+    }
+
+    /// The JavaScript `typeof`-like name used in messages: `null`, `boolean`, `number`, `string`,
+    /// `array` or `object`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        }
+    }
+
+    /// The string slice when this is a string.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Compact JSON with numbers written as their original literals (lossless; for structured
+    /// results and storage, not for text shown to a model).
+    pub fn to_compact_json(&self) -> String {
+        let mut out = String::new();
+        write_compact(self, &mut out);
+        out
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::String(s.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::String(s)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Number(Number::from_i64(n))
+    }
+}
+
+impl From<Map> for Value {
+    fn from(map: Map) -> Self {
+        Value::Object(map)
+    }
+}
+
+impl From<Vec<Value>> for Value {
+    fn from(items: Vec<Value>) -> Self {
+        Value::Array(items)
+    }
+}
+
+/// A JSON number: the literal as written in the source, and its IEEE 754 double value.
+#[derive(Clone, Debug)]
+pub struct Number {
+    literal: Box<str>,
+    value: f64,
+}
+
+impl Number {
+    /// A number from a JSON literal already known to be valid (the parser's grammar).
+    pub(crate) fn from_literal_unchecked(literal: &str) -> Number {
+        // A valid JSON literal always parses; out-of-range ones become infinities, as in JS.
+        let value = literal.parse::<f64>().unwrap_or(f64::NAN);
+        Number {
+            literal: literal.into(),
+            value,
+        }
+    }
+
+    /// A number from a JSON literal, or `None` when the text is not a JSON number.
+    pub fn from_literal(literal: &str) -> Option<Number> {
+        match parse(literal) {
+            Ok(Value::Number(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// A number from an integer.
+    pub fn from_i64(n: i64) -> Number {
+        Number {
+            literal: n.to_string().into(),
+            value: n as f64,
+        }
+    }
+
+    /// A number from a double; `None` for NaN and infinities, which JSON cannot hold.
+    /// The literal is Rust's shortest round-trip form, which JSON parsers read back exactly.
+    pub fn from_f64(value: f64) -> Option<Number> {
+        if !value.is_finite() {
+            return None;
+        }
+        let literal = if value == value.trunc() && value.abs() < 1e16 {
+            // Integral values print without a fraction, as JavaScript does.
+            format!("{}", value as i64)
+        } else {
+            format!("{value:e}")
+        };
+        Some(Number {
+            literal: literal.into(),
+            value,
+        })
+    }
+
+    /// The literal this number was parsed from (or built as).
+    pub fn literal(&self) -> &str {
+        &self.literal
+    }
+
+    /// The double value JavaScript's `JSON.parse` would produce.
+    pub fn as_f64(&self) -> f64 {
+        self.value
+    }
+
+    /// The value as an `i64`, when it is integral and within range.
+    pub fn as_i64(&self) -> Option<i64> {
+        let v = self.value;
+        (v.fract() == 0.0 && v >= -(2f64.powi(63)) && v < 2f64.powi(63)).then_some(v as i64)
+    }
+}
+
+impl PartialEq for Number {
+    /// Numbers are equal when their doubles are, as in JavaScript (`1.0 == 1`).
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.literal)
+    }
+}
+
+/// An object's entries in JavaScript key order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Map {
+    entries: Vec<(String, Value)>,
+    /// How many leading entries have integer-like keys (kept sorted by numeric value).
+    index_keys: usize,
+}
+
+/// The numeric value of a key that JavaScript treats as an array index ("0".."4294967294",
+/// no leading zeros, no sign).
+pub fn array_index_key(key: &str) -> Option<u32> {
+    let bytes = key.as_bytes();
+    if bytes.is_empty() || bytes.len() > 10 || (bytes.len() > 1 && bytes[0] == b'0') {
+        return None;
+    }
+    if !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n: u64 = key.parse().ok()?;
+    (n <= 4_294_967_294).then_some(n as u32)
+}
+
+impl Map {
+    /// An empty object.
+    pub fn new() -> Map {
+        Map::default()
+    }
+
+    /// An object from entries in insertion order, as `JSON.parse` or an object literal builds it.
+    pub fn from_entries<I: IntoIterator<Item = (String, Value)>>(entries: I) -> Map {
+        let mut map = Map::new();
+        for (k, v) in entries {
+            map.insert(k, v);
+        }
+        map
+    }
+
+    /// Sets `key` to `value`. A new integer-like key takes its numeric place; any other new key
+    /// goes last; an existing key keeps its place. Returns the previous value.
+    pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
+        if let Some(slot) = self.get_mut(&key) {
+            return Some(std::mem::replace(slot, value));
+        }
+        match array_index_key(&key) {
+            Some(n) => {
+                let at = self.entries[..self.index_keys]
+                    .partition_point(|(k, _)| array_index_key(k).is_some_and(|m| m < n));
+                self.entries.insert(at, (key, value));
+                self.index_keys += 1;
+            }
+            None => self.entries.push((key, value)),
+        }
+        None
+    }
+
+    /// The value at `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.position(key).map(|i| &self.entries[i].1)
+    }
+
+    /// The value at `key`, mutably.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        self.position(key).map(move |i| &mut self.entries[i].1)
+    }
+
+    /// Removes `key`, keeping the order of the others. Returns its value.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let i = self.position(key)?;
+        if i < self.index_keys {
+            self.index_keys -= 1;
+        }
+        Some(self.entries.remove(i).1)
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        match array_index_key(key) {
+            Some(n) => self.entries[..self.index_keys]
+                .binary_search_by(|(k, _)| {
+                    array_index_key(k)
+                        .expect("leading keys are index keys")
+                        .cmp(&n)
+                })
+                .ok(),
+            None => self.entries[self.index_keys..]
+                .iter()
+                .position(|(k, _)| k == key)
+                .map(|i| i + self.index_keys),
+        }
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.position(key).is_some()
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Entries in JavaScript key order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&String, &Value)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// Keys in JavaScript key order.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &String> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    /// Values in JavaScript key order.
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &Value> {
+        self.entries.iter().map(|(_, v)| v)
+    }
+}
+
+impl IntoIterator for Map {
+    type Item = (String, Value);
+    type IntoIter = std::vec::IntoIter<(String, Value)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.into_iter()
+    }
+}
+
+impl FromIterator<(String, Value)> for Map {
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
+        Map::from_entries(iter)
+    }
+}
+
+/// Writes `s` as a JSON string literal with the escapes `JSON.stringify` uses.
+pub fn write_json_string(s: &str, out: &mut String) {
+    out.push('"');
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let escape: Option<&str> = match c {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '\n' => Some("\\n"),
+            '\r' => Some("\\r"),
+            '\t' => Some("\\t"),
+            '\u{8}' => Some("\\b"),
+            '\u{c}' => Some("\\f"),
+            c if (c as u32) < 0x20 => None,
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        match escape {
+            Some(e) => out.push_str(e),
+            None => {
+                out.push_str("\\u00");
+                let b = c as u8;
+                out.push(char::from(b"0123456789abcdef"[(b >> 4) as usize]));
+                out.push(char::from(b"0123456789abcdef"[(b & 0xf) as usize]));
+            }
+        }
+        start = i + c.len_utf8();
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+fn write_compact(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(n.literal()),
+        Value::String(s) => write_json_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_compact(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_string(k, out);
+                out.push(':');
+                write_compact(v, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+impl serde::Serialize for Value {
+    /// Serializes losslessly: numbers go out as their original literals.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Value::Null => serializer.serialize_unit(),
+            Value::Bool(b) => serializer.serialize_bool(*b),
+            Value::Number(n) => {
+                let raw = serde_json::value::RawValue::from_string(n.literal().to_owned())
+                    .map_err(serde::ser::Error::custom)?;
+                raw.serialize(serializer)
+            }
+            Value::String(s) => serializer.serialize_str(s),
+            Value::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Value::Object(map) => {
+                let mut m = serializer.serialize_map(Some(map.len()))?;
+                for (k, v) in map.iter() {
+                    m.serialize_entry(k, v)?;
+                }
+                m.end()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(v: &Value) -> Vec<&str> {
+        match v {
+            Value::Object(m) => m.keys().map(String::as_str).collect(),
+            _ => panic!("not an object"),
+        }
+    }
+
+    #[test]
+    fn integer_like_keys_come_first_in_numeric_order() {
+        let v = parse(r#"{"b":1,"10":2,"a":3,"2":4,"01":5,"-1":6,"4294967295":7,"4294967294":8}"#)
+            .unwrap();
+        assert_eq!(
+            keys(&v),
+            ["2", "10", "4294967294", "b", "a", "01", "-1", "4294967295"]
+        );
+    }
+
+    #[test]
+    fn repeated_key_keeps_first_place_and_last_value() {
+        let v = parse(r#"{"a":1,"b":2,"a":3}"#).unwrap();
+        assert_eq!(keys(&v), ["a", "b"]);
+        assert_eq!(v.get("a").unwrap().to_compact_json(), "3");
+    }
+
+    #[test]
+    fn remove_keeps_index_partition() {
+        let mut m = Map::from_entries([
+            ("x".to_owned(), Value::Null),
+            ("3".to_owned(), Value::Null),
+            ("1".to_owned(), Value::Null),
+        ]);
+        assert_eq!(m.remove("1"), Some(Value::Null));
+        m.insert("0".into(), Value::Bool(true));
+        assert_eq!(
+            m.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["0", "3", "x"]
+        );
+        assert!(m.contains_key("3") && !m.contains_key("1"));
+    }
+
+    #[test]
+    fn numbers_keep_their_literal() {
+        let v = parse("[12345678901234567890123, 1.10, -0, 1e400]").unwrap();
+        assert_eq!(v.to_compact_json(), "[12345678901234567890123,1.10,-0,1e400]");
+        let Value::Array(items) = &v else { panic!() };
+        let Value::Number(n) = &items[3] else {
+            panic!()
+        };
+        assert!(n.as_f64().is_infinite());
+        assert_eq!(items[1], Value::Number(Number::from_f64(1.1).unwrap()));
+    }
+
+    #[test]
+    fn serde_serialization_is_lossless() {
+        let v = parse(r#"{"n":1.50,"big":123456789012345678901,"s":"é\n"}"#).unwrap();
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"n":1.50,"big":123456789012345678901,"s":"é\n"}"#
+        );
+    }
+
+    #[test]
+    fn string_escapes_match_json_stringify() {
+        let mut out = String::new();
+        write_json_string("a\"\\\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}é😀", &mut out);
+        assert_eq!(out, "\"a\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}é😀\"");
+    }
+
+    #[test]
+    fn from_f64_round_trips() {
+        for f in [0.0, 1.0, -2.5, 1e21, 1.5e-7, 123456789.125, 5e-324, 1.7976931348623157e308] {
+            let n = Number::from_f64(f).unwrap();
+            assert_eq!(n.literal().parse::<f64>().unwrap(), f, "{}", n.literal());
+            assert_eq!(parse(n.literal()).unwrap(), Value::Number(n));
+        }
+        assert!(Number::from_f64(f64::NAN).is_none());
+    }
+}

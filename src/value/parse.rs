@@ -1,0 +1,331 @@
+//! A strict JSON parser (RFC 8259, as `JSON.parse` accepts it) producing [`Value`].
+//!
+//! Written by hand rather than through serde because it must keep number literals and JavaScript
+//! key order, and because it bounds nesting depth so a hostile body cannot exhaust the stack.
+
+use super::{Map, Number, Value};
+use std::fmt;
+
+/// Nesting deeper than this is rejected: far beyond any real API body, far below stack limits.
+pub const MAX_DEPTH: usize = 512;
+
+/// Why a text is not JSON, with the byte offset where parsing stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// What was wrong.
+    pub message: &'static str,
+    /// Byte offset into the input.
+    pub offset: usize,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.message, self.offset)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses a complete JSON text.
+///
+/// A `\u` escape naming a lone surrogate becomes U+FFFD: Rust strings hold only scalar values
+/// (see docs/decisions/0002-lone-surrogates.md).
+pub fn parse(text: &str) -> Result<Value, ParseError> {
+    let mut p = Parser {
+        src: text.as_bytes(),
+        text,
+        pos: 0,
+    };
+    p.skip_ws();
+    let v = p.value(0)?;
+    p.skip_ws();
+    if p.pos != p.src.len() {
+        return Err(p.err("unexpected data after the JSON value"));
+    }
+    Ok(v)
+}
+
+/// Parses a complete JSON text from bytes, which must be UTF-8 (a BOM is not allowed, as in
+/// `JSON.parse`).
+pub fn parse_bytes(bytes: &[u8]) -> Result<Value, ParseError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse(text),
+        Err(e) => Err(ParseError {
+            message: "invalid UTF-8",
+            offset: e.valid_up_to(),
+        }),
+    }
+}
+
+struct Parser<'a> {
+    src: &'a [u8],
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn err(&self, message: &'static str) -> ParseError {
+        ParseError {
+            message,
+            offset: self.pos,
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn expect_word(&mut self, word: &'static str, v: Value) -> Result<Value, ParseError> {
+        if self.src[self.pos..].starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            Ok(v)
+        } else {
+            Err(self.err("unexpected token"))
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
+        match self.peek() {
+            None => Err(self.err("unexpected end of input")),
+            Some(b'{') => self.object(depth + 1),
+            Some(b'[') => self.array(depth + 1),
+            Some(b'"') => Ok(Value::String(self.string()?)),
+            Some(b't') => self.expect_word("true", Value::Bool(true)),
+            Some(b'f') => self.expect_word("false", Value::Bool(false)),
+            Some(b'n') => self.expect_word("null", Value::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(_) => Err(self.err("unexpected token")),
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
+        if depth > MAX_DEPTH {
+            return Err(self.err("nesting too deep"));
+        }
+        self.pos += 1;
+        let mut map = Map::new();
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(Value::Object(map));
+        }
+        loop {
+            self.skip_ws();
+            if self.peek() != Some(b'"') {
+                return Err(self.err("expected a string key"));
+            }
+            let key = self.string()?;
+            self.skip_ws();
+            if self.peek() != Some(b':') {
+                return Err(self.err("expected ':' after an object key"));
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let v = self.value(depth)?;
+            map.insert(key, v);
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(Value::Object(map));
+                }
+                _ => return Err(self.err("expected ',' or '}' in an object")),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
+        if depth > MAX_DEPTH {
+            return Err(self.err("nesting too deep"));
+        }
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            self.skip_ws();
+            items.push(self.value(depth)?);
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(Value::Array(items));
+                }
+                _ => return Err(self.err("expected ',' or ']' in an array")),
+            }
+        }
+    }
+
+    fn number(&mut self) -> Result<Value, ParseError> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => self.digits(),
+            _ => return Err(self.err("invalid number")),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.err("invalid number"));
+            }
+            self.digits();
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.err("invalid number"));
+            }
+            self.digits();
+        }
+        Ok(Value::Number(Number::from_literal_unchecked(
+            &self.text[start..self.pos],
+        )))
+    }
+
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn string(&mut self) -> Result<String, ParseError> {
+        self.pos += 1;
+        let mut out = String::new();
+        let mut run = self.pos;
+        loop {
+            match self.peek() {
+                None => return Err(self.err("unterminated string")),
+                Some(b'"') => {
+                    out.push_str(&self.text[run..self.pos]);
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    out.push_str(&self.text[run..self.pos]);
+                    self.pos += 1;
+                    self.escape(&mut out)?;
+                    run = self.pos;
+                }
+                Some(b) if b < 0x20 => return Err(self.err("control character in string")),
+                Some(_) => self.pos += 1,
+            }
+        }
+    }
+
+    fn escape(&mut self, out: &mut String) -> Result<(), ParseError> {
+        let c = match self.peek() {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => {
+                self.pos += 1;
+                let hi = self.hex4()?;
+                let c = if (0xD800..0xDC00).contains(&hi) && self.src[self.pos..].starts_with(b"\\u")
+                {
+                    let save = self.pos;
+                    self.pos += 2;
+                    let lo = self.hex4()?;
+                    if (0xDC00..0xE000).contains(&lo) {
+                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                    } else {
+                        self.pos = save;
+                        None
+                    }
+                } else {
+                    char::from_u32(hi)
+                };
+                out.push(c.unwrap_or('\u{FFFD}'));
+                return Ok(());
+            }
+            _ => return Err(self.err("invalid escape in string")),
+        };
+        out.push(c);
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn hex4(&mut self) -> Result<u32, ParseError> {
+        let digits = self
+            .src
+            .get(self.pos..self.pos + 4)
+            .ok_or_else(|| self.err("invalid \\u escape"))?;
+        let mut n = 0;
+        for &d in digits {
+            let v = (d as char)
+                .to_digit(16)
+                .ok_or_else(|| self.err("invalid \\u escape"))?;
+            n = n * 16 + v;
+        }
+        self.pos += 4;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_what_json_parse_accepts() {
+        for ok in [
+            "0", "-0", "1.5e-7", "1E+2", " [ ] ", "{}", r#""\u00e9\ud83d\ude00\/""#, "null",
+            "[true,false,{\"a\":[1,{}]}]",
+        ] {
+            assert!(parse(ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn rejects_what_json_parse_rejects() {
+        for bad in [
+            "", "01", "1.", ".5", "+1", "[1,]", "{\"a\":1,}", "{a:1}", "'x'", "\"\t\"", "\"\\x\"",
+            "[1] 2", "\u{feff}1", "nul", "-", "1e", "\"\\u12\"", "NaN",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn surrogate_escapes() {
+        assert_eq!(parse(r#""\ud83d\ude00""#).unwrap(), Value::from("😀"));
+        assert_eq!(parse(r#""\ud800x""#).unwrap(), Value::from("\u{FFFD}x"));
+        assert_eq!(parse(r#""\udc00\ud800\u0041""#).unwrap(), Value::from("\u{FFFD}\u{FFFD}A"));
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        let ok = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
+        assert!(parse(&ok).is_ok());
+        let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        assert_eq!(parse(&deep).unwrap_err().message, "nesting too deep");
+        let bomb = "{\"a\":".repeat(100_000);
+        assert!(parse(&bomb).is_err());
+    }
+
+    #[test]
+    fn invalid_utf8_is_an_error() {
+        assert_eq!(parse_bytes(b"\"\xff\"").unwrap_err().offset, 1);
+    }
+}
