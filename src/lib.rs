@@ -9,3 +9,4 @@
 pub mod value;
 pub mod http;
 pub mod ports;
+pub mod upstream;

@@ -1,0 +1,3 @@
+//! Requests to the vendor APIs: path validation and URL building.
+
+pub mod path;
