@@ -10,3 +10,4 @@ pub mod value;
 pub mod http;
 pub mod ports;
 pub mod upstream;
+pub mod render;

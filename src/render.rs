@@ -1,0 +1,117 @@
+//! Rendering of tool results as text for a model: TOON (default) or JSON, then truncation.
+//!
+//! Both renderers are byte-identical to the reference servers' JavaScript (`@toon-format/toon`
+//! 2.0.1 `encode(value, { indent: 2 })` and `JSON.stringify(value, null, 2)`); see
+//! docs/rendering.md for the parity facts and how the differential tests prove them.
+
+pub mod json;
+pub mod number;
+pub mod toon;
+pub mod truncate;
+
+use crate::value::Value;
+use std::fmt;
+use std::str::FromStr;
+
+pub use truncate::{find_cut, truncate, utf16_len, ArtifactRef, Cut, Truncated, DEFAULT_MAX_UNITS};
+
+/// The text format of a tool result, chosen by the tool argument `outputFormat`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// TOON, the reference servers' default.
+    #[default]
+    Toon,
+    /// Two-space indented JSON.
+    Json,
+}
+
+impl OutputFormat {
+    /// The name used in the `outputFormat` argument.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputFormat::Toon => "toon",
+            OutputFormat::Json => "json",
+        }
+    }
+
+    /// The format for an optional `outputFormat` argument: TOON when it is absent.
+    pub fn from_arg(arg: Option<&str>) -> Result<OutputFormat, RenderError> {
+        arg.map_or(Ok(OutputFormat::Toon), str::parse)
+    }
+}
+
+impl FromStr for OutputFormat {
+    type Err = RenderError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "toon" => Ok(OutputFormat::Toon),
+            "json" => Ok(OutputFormat::Json),
+            other => Err(RenderError::UnknownFormat(other.to_owned())),
+        }
+    }
+}
+
+/// Why a result could not be rendered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RenderError {
+    /// `outputFormat` named a format other than `toon` or `json`.
+    UnknownFormat(String),
+}
+
+impl fmt::Display for RenderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RenderError::UnknownFormat(name) => {
+                write!(f, "outputFormat must be \"toon\" or \"json\", not {name:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RenderError {}
+
+/// Renders `value` as text in `format` (not truncated).
+pub fn render(value: &Value, format: OutputFormat) -> String {
+    let mut out = String::new();
+    render_into(value, format, &mut out);
+    out
+}
+
+/// Appends the rendering of `value` in `format` to `out` (lets a caller reuse or presize the
+/// buffer).
+pub fn render_into(value: &Value, format: OutputFormat, out: &mut String) {
+    match format {
+        OutputFormat::Toon => toon::write_toon(value, out),
+        OutputFormat::Json => json::write_json(value, out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::parse;
+
+    #[test]
+    fn output_format_argument() {
+        assert_eq!(OutputFormat::from_arg(None), Ok(OutputFormat::Toon));
+        assert_eq!(OutputFormat::from_arg(Some("json")), Ok(OutputFormat::Json));
+        assert_eq!("toon".parse(), Ok(OutputFormat::Toon));
+        let err = OutputFormat::from_arg(Some("JSON")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "outputFormat must be \"toon\" or \"json\", not \"JSON\""
+        );
+        assert_eq!(OutputFormat::Json.as_str(), "json");
+    }
+
+    #[test]
+    fn renders_both_formats() {
+        let v = parse(r#"{"id":1,"tags":["a","b"]}"#).unwrap();
+        assert_eq!(render(&v, OutputFormat::Toon), "id: 1\ntags[2]: a,b");
+        assert_eq!(
+            render(&v, OutputFormat::Json),
+            "{\n  \"id\": 1,\n  \"tags\": [\n    \"a\",\n    \"b\"\n  ]\n}"
+        );
+    }
+}

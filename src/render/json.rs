@@ -1,0 +1,157 @@
+//! The JSON renderer: byte-identical to JavaScript's `JSON.stringify(value, null, 2)`.
+
+use super::number::write_number;
+use crate::value::Value;
+
+/// Appends `JSON.stringify(value, null, 2)` to `out`.
+pub fn write_json(value: &Value, out: &mut String) {
+    write_value(value, 0, out);
+}
+
+fn write_value(value: &Value, depth: usize, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(n) => write_number(n, "null", out),
+        Value::String(s) => write_string(s, out),
+        Value::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline_indent(depth + 1, out);
+                write_value(item, depth + 1, out);
+            }
+            newline_indent(depth, out);
+            out.push(']');
+        }
+        Value::Object(map) => {
+            if map.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline_indent(depth + 1, out);
+                write_string(key, out);
+                out.push_str(": ");
+                write_value(item, depth + 1, out);
+            }
+            newline_indent(depth, out);
+            out.push('}');
+        }
+    }
+}
+
+/// A run of spaces long enough for the usual nesting, written with one copy.
+const SPACES: &str = "                                                                ";
+
+fn newline_indent(depth: usize, out: &mut String) {
+    out.push('\n');
+    let mut width = depth * 2;
+    while width > 0 {
+        let step = width.min(SPACES.len());
+        out.push_str(&SPACES[..step]);
+        width -= step;
+    }
+}
+
+/// Which bytes `JSON.stringify` escapes: controls, `"` and `\`. All are ASCII, so a byte scan
+/// never lands inside a multi-byte UTF-8 sequence.
+static NEEDS_ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// Writes `s` as a JSON string literal with `JSON.stringify`'s escapes.
+pub fn write_string(s: &str, out: &mut String) {
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if !NEEDS_ESCAPE[b as usize] {
+            continue;
+        }
+        out.push_str(s.get(start..i).unwrap_or_default());
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xf)]));
+            }
+        }
+        start = i + 1;
+    }
+    out.push_str(s.get(start..).unwrap_or_default());
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::parse;
+
+    fn render(src: &str) -> String {
+        let mut out = String::new();
+        write_json(&parse(src).unwrap(), &mut out);
+        out
+    }
+
+    #[test]
+    fn matches_json_stringify_layout() {
+        let cases = [
+            ("null", "null"),
+            ("true", "true"),
+            ("[]", "[]"),
+            ("{}", "{}"),
+            ("[1,[],{}]", "[\n  1,\n  [],\n  {}\n]"),
+            (
+                r#"{"a":{"b":[1.50,"x"]},"c":null}"#,
+                "{\n  \"a\": {\n    \"b\": [\n      1.5,\n      \"x\"\n    ]\n  },\n  \"c\": null\n}",
+            ),
+            (r#"{"b":1,"2":2,"1":3}"#, "{\n  \"1\": 3,\n  \"2\": 2,\n  \"b\": 1\n}"),
+            ("[-0, 1e21, 1.5e-7, 1e400]", "[\n  0,\n  1e+21,\n  1.5e-7,\n  null\n]"),
+            (
+                r#""a\"\\\n\r\t\b\f\u0001\u001f\u007fé😀\u2028""#,
+                "\"a\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}é😀\u{2028}\"",
+            ),
+        ];
+        for (src, want) in cases {
+            assert_eq!(render(src), want, "input {src}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_indents_past_the_space_run() {
+        let depth = 40;
+        let src = "[".repeat(depth) + &"]".repeat(depth);
+        let out = render(&src);
+        let innermost = format!("\n{}[]", " ".repeat((depth - 1) * 2));
+        assert!(out.contains(&innermost));
+        assert_eq!(out.lines().count(), 2 * depth - 1);
+    }
+}

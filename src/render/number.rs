@@ -1,0 +1,349 @@
+//! JavaScript number printing: ECMAScript `Number::toString(x, 10)`, as `String(n)` and
+//! `JSON.stringify` print finite numbers.
+//!
+//! The digits are the shortest that read back to the same double (ties resolved to the closest,
+//! as V8 does); the layout is fixed-point for decimal exponents in `[-6, 21)` and exponent form
+//! (`1e+21`, `1.5e-7`) outside it. `-0` prints `0`.
+
+use crate::value::Number;
+use std::fmt::Write as _;
+
+/// Up to this many significant digits, a decimal literal is itself the shortest round-trip form
+/// of the double it denotes (IEEE 754 binary64 guarantees 15 decimal digits survive the trip).
+const EXACT_DIGITS: usize = 15;
+
+/// Writes `n` as JavaScript's `String(n)` would, with `non_finite` standing in for NaN and the
+/// infinities (both renderers print `null` there).
+pub fn write_number(n: &Number, non_finite: &str, out: &mut String) {
+    if let Some(digits) = Digits::from_literal(n.literal()) {
+        // Fast path: most upstream numbers are short literals whose digits are already the
+        // answer, so the double is never formatted.
+        digits.write(out);
+        return;
+    }
+    write_f64(n.as_f64(), non_finite, out);
+}
+
+/// Writes the double `v` as JavaScript's `String(v)` would, with `non_finite` for NaN and the
+/// infinities.
+pub fn write_f64(v: f64, non_finite: &str, out: &mut String) {
+    if !v.is_finite() {
+        out.push_str(non_finite);
+        return;
+    }
+    if v == 0.0 {
+        out.push('0');
+        return;
+    }
+    let mut buf = StackBuf::default();
+    // `{:e}` without a precision prints the shortest round-trip digits: `d[.ddd]e[-]x`.
+    if write!(buf, "{:e}", v.abs()).is_err() {
+        // Unreachable (StackBuf holds any f64 in `{:e}` form); Rust's own Display is a
+        // correct-enough fallback rather than a panic.
+        let _ = write!(out, "{v}");
+        return;
+    }
+    let text = buf.as_bytes();
+    let e_at = text.iter().position(|&b| b == b'e').unwrap_or(text.len());
+    let mut digits = Digits {
+        negative: v < 0.0,
+        buf: [0; 24],
+        len: 0,
+        point: 0,
+    };
+    for &b in &text[..e_at] {
+        if b.is_ascii_digit() && !digits.push(b) {
+            let _ = write!(out, "{v}");
+            return;
+        }
+    }
+    let exp = parse_exponent(text.get(e_at + 1..).unwrap_or_default()).unwrap_or(0);
+    digits.point = exp + 1;
+    digits.write(out);
+}
+
+/// A decimal `0.d1d2...dk × 10^point` with no leading or trailing zero digits, and its sign.
+struct Digits {
+    negative: bool,
+    buf: [u8; 24],
+    len: usize,
+    point: i32,
+}
+
+impl Digits {
+    fn push(&mut self, digit: u8) -> bool {
+        match self.buf.get_mut(self.len) {
+            Some(slot) => {
+                *slot = digit;
+                self.len += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The digits of a JSON number literal when they are exactly what JavaScript prints for it:
+    /// at most [`EXACT_DIGITS`] significant digits and a magnitude well inside the normal range.
+    fn from_literal(literal: &str) -> Option<Digits> {
+        let bytes = literal.as_bytes();
+        let (negative, rest) = match bytes.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, bytes),
+        };
+        let mut d = Digits {
+            negative,
+            buf: [0; 24],
+            len: 0,
+            point: 0,
+        };
+        // Digits before the decimal point that come after the first significant one, including
+        // zeros that may later prove trailing.
+        let mut int_digits: i32 = 0;
+        let mut leading_frac_zeros: i32 = 0;
+        let mut pending_zeros = 0usize;
+        let mut in_fraction = false;
+        let mut i = 0;
+        while let Some(&b) = rest.get(i) {
+            match b {
+                b'0'..=b'9' => {
+                    if d.len == 0 && b == b'0' {
+                        if in_fraction {
+                            leading_frac_zeros += 1;
+                        }
+                    } else if b == b'0' {
+                        pending_zeros += 1;
+                        if !in_fraction {
+                            int_digits += 1;
+                        }
+                    } else {
+                        for _ in 0..pending_zeros {
+                            if d.len >= EXACT_DIGITS {
+                                return None;
+                            }
+                            d.push(b'0');
+                        }
+                        pending_zeros = 0;
+                        if d.len >= EXACT_DIGITS {
+                            return None;
+                        }
+                        d.push(b);
+                        if !in_fraction {
+                            int_digits += 1;
+                        }
+                    }
+                }
+                b'.' => in_fraction = true,
+                b'e' | b'E' => break,
+                _ => return None,
+            }
+            i += 1;
+        }
+        if d.len == 0 {
+            // Zero in any spelling (`0`, `-0`, `0.00e5`) prints `0`.
+            d.negative = false;
+            d.push(b'0');
+            d.point = 1;
+            return Some(d);
+        }
+        let exp = match rest.get(i) {
+            Some(_) => parse_exponent(rest.get(i + 1..)?)?,
+            None => 0,
+        };
+        let base = if int_digits > 0 {
+            int_digits
+        } else {
+            -leading_frac_zeros
+        };
+        d.point = base.checked_add(exp)?;
+        // Keep away from subnormals and overflow, where the 15-digit guarantee ends.
+        (-290..=290).contains(&d.point).then_some(d)
+    }
+
+    /// Lays the digits out as ECMAScript Number::toString does.
+    fn write(&self, out: &mut String) {
+        let digits = self.buf.get(..self.len).unwrap_or_default();
+        let k = self.len as i32;
+        let n = self.point;
+        if self.negative {
+            out.push('-');
+        }
+        if k <= n && n <= 21 {
+            push_ascii(out, digits);
+            for _ in 0..(n - k) {
+                out.push('0');
+            }
+        } else if 0 < n && n <= 21 {
+            let (int, frac) = digits.split_at(n as usize);
+            push_ascii(out, int);
+            out.push('.');
+            push_ascii(out, frac);
+        } else if -6 < n && n <= 0 {
+            out.push_str("0.");
+            for _ in 0..(-n) {
+                out.push('0');
+            }
+            push_ascii(out, digits);
+        } else {
+            let (first, rest) = digits.split_at(1.min(digits.len()));
+            push_ascii(out, first);
+            if !rest.is_empty() {
+                out.push('.');
+                push_ascii(out, rest);
+            }
+            let e = n - 1;
+            out.push('e');
+            out.push(if e < 0 { '-' } else { '+' });
+            let _ = write!(out, "{}", e.unsigned_abs());
+        }
+    }
+}
+
+fn push_ascii(out: &mut String, digits: &[u8]) {
+    for &b in digits {
+        out.push(char::from(b));
+    }
+}
+
+/// Parses `[+-]?\d+`, saturating far beyond any exponent that matters.
+fn parse_exponent(bytes: &[u8]) -> Option<i32> {
+    let (negative, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, bytes),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut value: i32 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value.saturating_mul(10).saturating_add(i32::from(b - b'0'));
+    }
+    value = value.min(100_000);
+    Some(if negative { -value } else { value })
+}
+
+/// A fixed buffer for formatting one double without allocating.
+#[derive(Default)]
+struct StackBuf {
+    bytes: [u8; 32],
+    len: usize,
+}
+
+impl StackBuf {
+    fn as_bytes(&self) -> &[u8] {
+        self.bytes.get(..self.len).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let slot = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        slot.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from_literal(lit: &str) -> String {
+        let mut out = String::new();
+        write_number(&Number::from_literal(lit).unwrap(), "null", &mut out);
+        out
+    }
+
+    fn from_f64(v: f64) -> String {
+        let mut out = String::new();
+        write_f64(v, "null", &mut out);
+        out
+    }
+
+    #[test]
+    fn literals_print_as_javascript_does() {
+        let cases = [
+            ("0", "0"),
+            ("-0", "0"),
+            ("0.0", "0"),
+            ("-0.0e10", "0"),
+            ("1", "1"),
+            ("1.0", "1"),
+            ("1.50", "1.5"),
+            ("-12.340", "-12.34"),
+            ("100", "100"),
+            ("1e2", "100"),
+            ("1E+2", "100"),
+            ("0.000001", "0.000001"),
+            ("0.0000001", "1e-7"),
+            ("1.5e-7", "1.5e-7"),
+            ("123e-9", "1.23e-7"),
+            ("1e21", "1e+21"),
+            ("999999999999999999999", "1e+21"),
+            ("100000000000000000000", "100000000000000000000"),
+            ("1.5e300", "1.5e+300"),
+            ("12345678901234567890", "12345678901234567000"),
+            ("9007199254740993", "9007199254740992"),
+            ("0.1", "0.1"),
+            ("0.30000000000000004", "0.30000000000000004"),
+            ("123456789012345.6", "123456789012345.6"),
+            ("1e400", "null"),
+            ("-1e400", "null"),
+            ("5e-324", "5e-324"),
+            ("1e-400", "0"),
+            ("4.35", "4.35"),
+            ("0.00001234", "0.00001234"),
+            ("1.7976931348623157e308", "1.7976931348623157e+308"),
+        ];
+        for (lit, want) in cases {
+            assert_eq!(from_literal(lit), want, "literal {lit}");
+        }
+    }
+
+    #[test]
+    fn doubles_print_as_javascript_does() {
+        let cases = [
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1.0, "1"),
+            (-2.5, "-2.5"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (1.5e-7, "1.5e-7"),
+            (1e-6, "0.000001"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (123456789.125, "123456789.125"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (2f64.powi(53), "9007199254740992"),
+            (f64::NAN, "null"),
+            (f64::INFINITY, "null"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(from_f64(v), want, "double {v:e}");
+        }
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_double_path() {
+        for lit in [
+            "1.25",
+            "-3",
+            "0.5e-3",
+            "42e5",
+            "7.000000000000001",
+            "1e-6",
+            "1e-7",
+            "2e21",
+        ] {
+            let n = Number::from_literal(lit).unwrap();
+            let mut slow = String::new();
+            write_f64(n.as_f64(), "null", &mut slow);
+            assert_eq!(from_literal(lit), slow, "literal {lit}");
+        }
+    }
+}
