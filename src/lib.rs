@@ -11,3 +11,5 @@ pub mod http;
 pub mod ports;
 pub mod upstream;
 pub mod render;
+#[cfg(target_arch = "wasm32")]
+mod adapter;

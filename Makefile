@@ -1,0 +1,67 @@
+# devtools-mcp-edge: build, run, test and measure the worker. Every target installs what it needs
+# first (scripts/tools.sh), so a fresh clone needs only rustup, Node 20 and npm.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+export PATH := $(CURDIR)/.tools/cargo/bin:$(PATH)
+# Wrangler: no telemetry, no login prompts, no probe of Cloudflare's network for request.cf.
+export WRANGLER_SEND_METRICS := false
+export CLOUDFLARE_CF_FETCH_ENABLED := false
+
+NODE_TEST := node --test --test-force-exit --test-timeout=600000
+ORACLE_TESTS := $(wildcard tests/oracle/*.test.mjs)
+E2E_TESTS := $(wildcard tests/e2e/*.test.mjs)
+BENCHES := $(wildcard bench/*.mjs)
+PORT ?= 8787
+
+.PHONY: help tools build dev test test-host test-oracle test-e2e deploy size bench conformance fmt lint
+
+help: ## list the targets
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## /  make \1\t/' | expand -t 22
+
+tools: ## install missing tools (wasm32 target, worker-build, wasm-bindgen-cli, node_modules)
+	@scripts/tools.sh build
+
+build: tools ## build build/index.js + build/index_bg.wasm (skips when nothing changed)
+	@scripts/build.sh
+
+dev: build ## run the worker on http://127.0.0.1:8787 (PORT=... to change) with local KV and R2 (wrangler dev)
+	@[ -f .dev.vars ] || { cp .dev.vars.example .dev.vars; echo "created .dev.vars from .dev.vars.example"; }
+	npx wrangler dev --ip 127.0.0.1 --port $(PORT)
+
+test: tools test-host test-oracle test-e2e ## everything: host tests, oracle tests, end-to-end tests
+
+test-host: ## cargo test (the core, on the host)
+	cargo test
+
+test-oracle: ## node oracle tests in tests/oracle (skipped when there are none)
+ifneq ($(ORACLE_TESTS),)
+	$(NODE_TEST) $(ORACLE_TESTS)
+else
+	@echo "no oracle tests in tests/oracle; skipped"
+endif
+
+test-e2e: build ## the built worker in workerd, driven by the MCP SDK client and raw HTTP
+	$(NODE_TEST) $(E2E_TESTS)
+
+deploy: tools ## wrangler deploy with a release build (LTO, wasm-opt)
+	BUILD_PROFILE=release npx wrangler deploy
+
+size: build ## the gzipped upload size, as wrangler deploy --dry-run reports it
+	@npx wrangler deploy --dry-run --outdir target/dry-run 2>&1 | grep -E 'Total Upload'
+
+bench: build ## run every bench/*.mjs (upload size, endpoint latency against a trivial worker, ...)
+	@for b in $(BENCHES); do echo "== $$b"; node $$b; done
+
+conformance: build ## the official MCP conformance suite (server scenarios) against the built worker
+	node tests/e2e/conformance.mjs
+
+fmt: ## rustfmt the crate
+	cargo fmt
+
+lint: ## rustfmt check and clippy, host and wasm32
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+	cargo clippy --target wasm32-unknown-unknown --release -- -D warnings

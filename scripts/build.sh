@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the worker bundle (build/index.js + build/index_bg.wasm) with worker-build, offline.
+#
+# It is wrangler's [build] command, and `wrangler dev` runs it twice at start, so it does nothing
+# when the inputs (sources, manifests, lockfile, build settings) hash to the last build's stamp.
+# Concurrent runs queue on a lock instead of racing on build/.
+#
+# Environment: BUILD_PROFILE=release (default: LTO, wasm-opt from npm binaryen) or dev (debug
+# wasm, no wasm-opt; faster to compile, much larger). CARGO_TARGET_DIR is honoured.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export PATH="$root/.tools/cargo/bin:$PATH"
+profile=${BUILD_PROFILE:-release}
+
+case "$profile" in
+    release) flags=(--release) ;;
+    dev) flags=(--dev --no-opt) ;;
+    *) echo "[build] BUILD_PROFILE must be release or dev, not $profile" >&2; exit 2 ;;
+esac
+
+mkdir -p build
+exec 9>build/.lock
+flock 9
+
+stamp() {
+    {
+        echo "profile=$profile"
+        find src -type f -name '*.rs' -print0 | sort -z | xargs -0 sha256sum
+        sha256sum Cargo.toml Cargo.lock
+        [ ! -f .cargo/config.toml ] || sha256sum .cargo/config.toml
+        worker-build --version 2>/dev/null || true
+    } | sha256sum | cut -d' ' -f1
+}
+
+want=$(stamp)
+if [ -f build/.stamp ] && [ "$(cat build/.stamp)" = "$want" ] && [ -f build/index.js ] && [ -f build/index_bg.wasm ]; then
+    echo "[build] up to date ($profile)" >&2
+    exit 0
+fi
+
+# worker-build would otherwise download wasm-bindgen, wasm-opt and esbuild from GitHub.
+WASM_BINDGEN_BIN=$(command -v wasm-bindgen) || { echo "[build] wasm-bindgen missing: run scripts/tools.sh" >&2; exit 1; }
+export WASM_BINDGEN_BIN
+export ESBUILD_BIN="$root/node_modules/.bin/esbuild"
+export WASM_OPT_BIN="$root/node_modules/.bin/wasm-opt"
+rm -f build/.stamp
+worker-build "${flags[@]}"
+echo "$want" > build/.stamp

@@ -1,0 +1,121 @@
+//! The `fetch` entry point: converts the Workers request into an [`HttpRequest`], builds the
+//! ports for this request, runs the core [`Server`] and converts its answer back. It never returns
+//! `Err`, so the runtime's generic error page never reaches a client.
+
+use super::env::{setting, ConsoleLog, CryptoRng, JsClock, ARTIFACTS_BINDING, CACHE_BINDING};
+use super::fetch::FetchHttp;
+use super::kv::KvCache;
+use super::r2::R2Artifacts;
+use crate::http::{HttpRequest, HttpResponse};
+use crate::ports::Ports;
+use crate::server::{Server, MAX_BODY_BYTES};
+use futures::StreamExt;
+use std::cell::OnceCell;
+use std::rc::Rc;
+use worker::{event, Context, Env, Headers, Request, Response, ResponseBuilder};
+
+thread_local! {
+    /// The server, built on the first request: settings are only reachable through that
+    /// request's `Env`, and they stay fixed for the isolate's life (a change is a new deployment).
+    static SERVER: OnceCell<Rc<Server>> = const { OnceCell::new() };
+}
+
+#[event(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
+    let server = SERVER.with(|cell| {
+        cell.get_or_init(|| Rc::new(Server::new(&|name: &str| setting(&env, name))))
+            .clone()
+    });
+    let request = read_request(req).await;
+    let ctx = Rc::new(ctx);
+    let cache = KvCache::new(env.kv(CACHE_BINDING).map_err(missing(CACHE_BINDING)), ctx);
+    let artifacts = R2Artifacts::new(
+        env.bucket(ARTIFACTS_BINDING)
+            .map_err(missing(ARTIFACTS_BINDING)),
+    );
+    let ports = Ports {
+        http: &FetchHttp,
+        cache: &cache,
+        artifacts: &artifacts,
+        clock: &JsClock,
+        rng: &CryptoRng,
+        log: &ConsoleLog,
+    };
+    Ok(write_response(server.handle(request, ports).await))
+}
+
+/// The error text for a binding that is absent from the worker's configuration.
+fn missing(binding: &'static str) -> impl Fn(worker::Error) -> String {
+    move |_| format!("binding {binding} is not configured in wrangler.toml")
+}
+
+/// The plain request, with at most `MAX_BODY_BYTES + 1` bytes of body read.
+async fn read_request(mut req: Request) -> HttpRequest {
+    // `Request::method` maps unknown methods to GET; the raw string keeps e.g. PROPFIND distinct.
+    let method = req.inner().method().to_ascii_uppercase();
+    let path = req.path();
+    let headers: Vec<(String, String)> = req.headers().entries().collect();
+    let (body, body_too_large) = read_body(&mut req, &headers).await;
+    HttpRequest {
+        method,
+        path,
+        headers,
+        body,
+        body_too_large,
+    }
+}
+
+/// Reads the body up to the limit; returns the bytes and whether the body was longer.
+async fn read_body(req: &mut Request, headers: &[(String, String)]) -> (Vec<u8>, bool) {
+    let declared =
+        crate::ports::header(headers, "Content-Length").and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|len| len > MAX_BODY_BYTES as u64) {
+        return (Vec::new(), true);
+    }
+    if req.inner().body().is_none() {
+        return (Vec::new(), false);
+    }
+    let Ok(mut stream) = req.stream() else {
+        return (Vec::new(), false);
+    };
+    let mut body = Vec::with_capacity(declared.map_or(0, |len| len as usize));
+    while let Some(chunk) = stream.next().await {
+        // A client that drops mid-body gets no answer anyway; the core sees what arrived.
+        let Ok(chunk) = chunk else { break };
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return (body, true);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    (body, false)
+}
+
+/// The Workers response for `response`.
+fn write_response(response: HttpResponse) -> Response {
+    let headers = Headers::new();
+    for (name, value) in &response.headers {
+        if headers.append(name, value).is_err() {
+            worker::console_error!("dropped an invalid response header {name:?}");
+        }
+    }
+    // The Response constructor throws (and `worker` then panics) on a status outside 200..=599
+    // or on a body with a null-body status, so both are made impossible here.
+    let status = if (200..=599).contains(&response.status) {
+        response.status
+    } else {
+        500
+    };
+    let builder = ResponseBuilder::new()
+        .with_status(status)
+        .with_headers(headers);
+    if response.body.is_empty() || matches!(status, 204 | 205 | 304) {
+        builder.empty()
+    } else {
+        builder.fixed(response.body)
+    }
+}

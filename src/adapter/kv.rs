@@ -1,0 +1,105 @@
+//! The cache store on Workers KV. Writes run after the response through `ctx.wait_until`, so a
+//! cache fill never adds KV's write latency to the request that produced it.
+
+use crate::ports::{CacheEntry, CacheStore, StoreError};
+use futures::future::LocalBoxFuture;
+use std::rc::Rc;
+use worker::{Context, KvStore};
+
+/// KV refuses expirations shorter than this many seconds.
+const MIN_TTL_SECONDS: u64 = 60;
+/// KV's limit on a key, in bytes.
+const MAX_KEY_BYTES: usize = 512;
+/// KV's limit on serialised metadata, in bytes.
+const MAX_METADATA_BYTES: usize = 1024;
+
+/// A [`CacheStore`] over the `HTTP_CACHE` namespace; without the binding every call fails.
+pub struct KvCache {
+    store: Result<KvStore, String>,
+    ctx: Rc<Context>,
+}
+
+impl KvCache {
+    /// A cache over `store` (or the reason it is missing), scheduling writes on `ctx`.
+    pub fn new(store: Result<KvStore, String>, ctx: Rc<Context>) -> KvCache {
+        KvCache { store, ctx }
+    }
+
+    fn store(&self) -> Result<&KvStore, StoreError> {
+        self.store
+            .as_ref()
+            .map_err(|reason| StoreError(reason.clone()))
+    }
+}
+
+fn kv_error(error: worker::KvError) -> StoreError {
+    StoreError(format!("KV: {error}"))
+}
+
+impl CacheStore for KvCache {
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>> {
+        Box::pin(async move {
+            let (value, metadata) = self
+                .store()?
+                .get(key)
+                .bytes_with_metadata::<String>()
+                .await
+                .map_err(kv_error)?;
+            Ok(value.map(|value| CacheEntry {
+                value,
+                metadata: metadata.unwrap_or_default(),
+            }))
+        })
+    }
+
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        entry: CacheEntry,
+        ttl_seconds: u64,
+    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let store = self.store()?.clone();
+            // Limits KV would reject are checked here, where the caller can still see the error;
+            // once the write is handed to wait_until only the log hears about failures.
+            if key.len() > MAX_KEY_BYTES {
+                return Err(StoreError(format!(
+                    "KV key longer than {MAX_KEY_BYTES} bytes"
+                )));
+            }
+            let metadata_json = serde_json::to_string(&entry.metadata)
+                .map_err(|e| StoreError(format!("KV metadata: {e}")))?;
+            if metadata_json.len() > MAX_METADATA_BYTES {
+                return Err(StoreError(format!(
+                    "KV metadata longer than {MAX_METADATA_BYTES} bytes"
+                )));
+            }
+            let write = store
+                .put_bytes(key, &entry.value)
+                .and_then(|put| put.metadata(entry.metadata))
+                .map(|put| put.expiration_ttl(ttl_seconds.max(MIN_TTL_SECONDS)))
+                .map_err(kv_error)?;
+            self.ctx.wait_until(async move {
+                if let Err(error) = write.execute().await {
+                    worker::console_error!(
+                        "{{\"event\":\"cache_write_failed\",\"error\":{}}}",
+                        json_string(&error.to_string())
+                    );
+                }
+            });
+            Ok(())
+        })
+    }
+
+    fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { self.store()?.delete(key).await.map_err(kv_error) })
+    }
+}
+
+/// `text` as a JSON string literal, for log lines.
+fn json_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_owned())
+}

@@ -1,0 +1,126 @@
+//! The artifact store on Workers R2: puts with HTTP and custom metadata, ranged reads and heads.
+
+use crate::ports::{ArtifactChunk, ArtifactMeta, ArtifactStore, StoreError};
+use futures::future::LocalBoxFuture;
+use std::collections::HashMap;
+use worker::{Bucket, HttpMetadata, Object, Range};
+
+/// Largest offset or length R2 accepts: JavaScript's `Number.MAX_SAFE_INTEGER`. `worker`
+/// asserts on larger values, so they are clamped before they reach it.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// An [`ArtifactStore`] over the `ARTIFACTS` bucket; without the binding every call fails.
+pub struct R2Artifacts {
+    bucket: Result<Bucket, String>,
+}
+
+impl R2Artifacts {
+    /// A store over `bucket` (or the reason it is missing).
+    pub fn new(bucket: Result<Bucket, String>) -> R2Artifacts {
+        R2Artifacts { bucket }
+    }
+
+    fn bucket(&self) -> Result<&Bucket, StoreError> {
+        self.bucket
+            .as_ref()
+            .map_err(|reason| StoreError(reason.clone()))
+    }
+
+    async fn head_meta(&self, key: &str) -> Result<Option<ArtifactMeta>, StoreError> {
+        let object = self.bucket()?.head(key).await.map_err(r2_error)?;
+        object.as_ref().map(meta).transpose()
+    }
+}
+
+fn r2_error(error: worker::Error) -> StoreError {
+    StoreError(format!("R2: {error}"))
+}
+
+/// The port's metadata for `object`; custom entries sorted by name, as R2 keeps no order.
+fn meta(object: &Object) -> Result<ArtifactMeta, StoreError> {
+    let mut custom: Vec<(String, String)> = object
+        .custom_metadata()
+        .map_err(r2_error)?
+        .into_iter()
+        .collect();
+    custom.sort();
+    Ok(ArtifactMeta {
+        size: object.size(),
+        content_type: object.http_metadata().content_type.unwrap_or_default(),
+        custom,
+    })
+}
+
+impl ArtifactStore for R2Artifacts {
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        bytes: Vec<u8>,
+        meta: ArtifactMeta,
+    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let http = HttpMetadata {
+                content_type: Some(meta.content_type),
+                ..HttpMetadata::default()
+            };
+            let custom: HashMap<String, String> = meta.custom.into_iter().collect();
+            self.bucket()?
+                .put(key, bytes)
+                .http_metadata(http)
+                .custom_metadata(custom)
+                .execute()
+                .await
+                .map_err(r2_error)?;
+            Ok(())
+        })
+    }
+
+    fn get_range<'a>(
+        &'a self,
+        key: &'a str,
+        offset: u64,
+        length: u64,
+    ) -> LocalBoxFuture<'a, Result<Option<ArtifactChunk>, StoreError>> {
+        Box::pin(async move {
+            let empty = |meta| ArtifactChunk {
+                bytes: Vec::new(),
+                meta,
+            };
+            // R2 rejects empty ranges and ranges starting past the end, where the port promises
+            // an empty chunk: answer those from the object's metadata.
+            if length == 0 || offset > MAX_SAFE_INTEGER {
+                return Ok(self.head_meta(key).await?.map(empty));
+            }
+            let range = Range::OffsetWithLength {
+                offset,
+                length: length.min(MAX_SAFE_INTEGER),
+            };
+            let object = match self.bucket()?.get(key).range(range).execute().await {
+                Ok(object) => object,
+                Err(error) => {
+                    return match self.head_meta(key).await? {
+                        Some(meta) if offset >= meta.size => Ok(Some(empty(meta))),
+                        Some(_) => Err(r2_error(error)),
+                        None => Ok(None),
+                    };
+                }
+            };
+            let Some(object) = object else {
+                return Ok(None);
+            };
+            let meta = meta(&object)?;
+            let bytes = match object.body() {
+                Some(body) => body.bytes().await.map_err(r2_error)?,
+                None => Vec::new(),
+            };
+            Ok(Some(ArtifactChunk { bytes, meta }))
+        })
+    }
+
+    fn head<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>> {
+        Box::pin(self.head_meta(key))
+    }
+}

@@ -1,0 +1,42 @@
+// Runs the built worker (build/index.js + index_bg.wasm, from `make build`) in workerd through
+// Miniflare, with in-memory KV and R2 bound under the names wrangler.toml uses, on 127.0.0.1.
+
+import { Miniflare } from "miniflare";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const BUILD = path.join(ROOT, "build");
+
+/** The compatibility date from wrangler.toml, so tests run the runtime behaviour we deploy. */
+function compatibilityDate() {
+  const toml = readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
+  const m = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml);
+  if (!m) throw new Error("wrangler.toml has no compatibility_date");
+  return m[1];
+}
+
+/**
+ * Starts the worker with `vars` as its settings (strings, like wrangler vars and secrets).
+ * Returns { url, mcpUrl, mf, close }. Throws when the build is missing.
+ */
+export async function startWorker({ vars = {}, port = 0 } = {}) {
+  if (!existsSync(path.join(BUILD, "index.js"))) {
+    throw new Error("build/index.js is missing: run `make build` first");
+  }
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: path.join(BUILD, "index.js"),
+    modulesRoot: BUILD,
+    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true }],
+    compatibilityDate: compatibilityDate(),
+    kvNamespaces: ["HTTP_CACHE"],
+    r2Buckets: ["ARTIFACTS"],
+    bindings: vars,
+    host: "127.0.0.1",
+    port,
+  });
+  const url = (await mf.ready).toString().replace(/\/$/, "");
+  return { url, mcpUrl: `${url}/mcp`, mf, close: () => mf.dispose() };
+}
