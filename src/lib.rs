@@ -11,5 +11,11 @@ pub mod http;
 pub mod ports;
 pub mod upstream;
 pub mod render;
+pub mod auth;
+pub mod config;
+pub mod jsonrpc;
+pub mod mcp;
+pub mod registry;
+pub mod server;
 #[cfg(target_arch = "wasm32")]
 mod adapter;

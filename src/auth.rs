@@ -1,0 +1,308 @@
+//! Principals and bearer-token authentication: the token table read from `MCP_AUTH_TOKENS`, the
+//! constant-time comparison, and the anonymous principal for explicitly opted-in local runs.
+
+use serde_json::Value as Json;
+use std::fmt;
+
+/// The name the anonymous principal carries; no configured principal may use it.
+pub const ANONYMOUS: &str = "anonymous";
+
+/// Who is calling: the principal named in `MCP_AUTH_TOKENS` whose token the request presented.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Principal {
+    name: String,
+}
+
+impl Principal {
+    /// A principal called `name` (callers outside this module use it in tests and fixtures).
+    pub fn named(name: &str) -> Principal {
+        Principal {
+            name: name.to_owned(),
+        }
+    }
+
+    /// The anonymous principal of a local run that opted in.
+    pub fn anonymous() -> Principal {
+        Principal::named(ANONYMOUS)
+    }
+
+    /// The principal's name, safe to use as a storage-key component (`[A-Za-z0-9._-]{1,64}`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// True for the anonymous principal.
+    pub fn is_anonymous(&self) -> bool {
+        self.name == ANONYMOUS
+    }
+}
+
+/// The principals and their tokens.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct TokenTable {
+    entries: Vec<(Principal, Vec<u8>)>,
+}
+
+impl fmt::Debug for TokenTable {
+    /// Lists principals only: tokens must never reach a log through `{:?}`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenTable")
+            .field(
+                "principals",
+                &self
+                    .entries
+                    .iter()
+                    .map(|(p, _)| p.name())
+                    .collect::<Vec<_>>(),
+            )
+            .field("tokens", &self.entries.len())
+            .finish()
+    }
+}
+
+/// The smallest token accepted; shorter secrets are guessable.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+impl TokenTable {
+    /// Reads the `MCP_AUTH_TOKENS` JSON: an object from principal name to a token or a list of
+    /// tokens. The error text never contains a token.
+    pub fn parse(text: &str) -> Result<TokenTable, String> {
+        let json: Json = serde_json::from_str(text)
+            .map_err(|e| format!("not valid JSON (line {}, column {})", e.line(), e.column()))?;
+        let Json::Object(object) = json else {
+            return Err("must be a JSON object mapping principal names to tokens".into());
+        };
+        let mut table = TokenTable::default();
+        for (name, tokens) in object {
+            if !valid_principal_name(&name) {
+                return Err(format!(
+                    "principal name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 . _ -"
+                ));
+            }
+            if name == ANONYMOUS {
+                return Err(format!("principal name {ANONYMOUS:?} is reserved"));
+            }
+            let tokens = match tokens {
+                Json::String(t) => vec![t],
+                Json::Array(items) if !items.is_empty() => items
+                    .into_iter()
+                    .map(|t| match t {
+                        Json::String(t) => Ok(t),
+                        _ => Err(format!("principal {name:?}: every token must be a string")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                _ => {
+                    return Err(format!(
+                        "principal {name:?}: expected a token string or a non-empty list of them"
+                    ))
+                }
+            };
+            for token in tokens {
+                if token.len() < MIN_TOKEN_LEN || !token.bytes().all(|b| b.is_ascii_graphic()) {
+                    return Err(format!(
+                        "principal {name:?}: a token must be at least {MIN_TOKEN_LEN} visible \
+                         ASCII characters"
+                    ));
+                }
+                if table.entries.iter().any(|(_, t)| t == token.as_bytes()) {
+                    return Err(format!(
+                        "principal {name:?}: a token is listed twice, so it cannot select one \
+                         principal"
+                    ));
+                }
+                table
+                    .entries
+                    .push((Principal::named(&name), token.into_bytes()));
+            }
+        }
+        Ok(table)
+    }
+
+    /// True when no token is configured (every request is then refused).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The number of principals.
+    pub fn principal_count(&self) -> usize {
+        let mut names: Vec<&str> = self.entries.iter().map(|(p, _)| p.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names.len()
+    }
+
+    /// The principal whose token equals `presented`. Every configured token is compared, in
+    /// constant time each, so timing reveals neither which token matched nor how much of one did.
+    pub fn lookup(&self, presented: &[u8]) -> Option<&Principal> {
+        let mut found = None;
+        for (principal, token) in &self.entries {
+            if constant_time_eq(token, presented) {
+                found = Some(principal);
+            }
+        }
+        found
+    }
+}
+
+/// Why a request was not authenticated (all become 401 with `WWW-Authenticate: Bearer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuthError {
+    /// No `Authorization` header, or not a `Bearer` one.
+    Missing,
+    /// A bearer token that matches no principal.
+    Invalid,
+    /// The server has no tokens configured, so nobody can be authenticated.
+    NotConfigured,
+}
+
+impl AuthError {
+    /// The `error` attribute for `WWW-Authenticate` (RFC 6750 section 3.1), if any.
+    pub fn challenge(self) -> &'static str {
+        match self {
+            // RFC 6750: a request without credentials gets a challenge with no error code.
+            AuthError::Missing | AuthError::NotConfigured => "Bearer",
+            AuthError::Invalid => "Bearer error=\"invalid_token\"",
+        }
+    }
+}
+
+/// Reads the bearer token from an `Authorization` header value (scheme case-insensitive).
+pub fn bearer_token(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Authenticates a request from its `Authorization` header.
+pub fn authenticate(
+    table: &TokenTable,
+    authorization: Option<&str>,
+) -> Result<Principal, AuthError> {
+    if table.is_empty() {
+        return Err(AuthError::NotConfigured);
+    }
+    let token = authorization
+        .and_then(bearer_token)
+        .ok_or(AuthError::Missing)?;
+    table
+        .lookup(token.as_bytes())
+        .cloned()
+        .ok_or(AuthError::Invalid)
+}
+
+/// Compares two byte strings in time that depends only on their lengths, never on where they
+/// first differ.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u64;
+    let len = a.len().max(b.len());
+    for i in 0..len {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= u64::from(x ^ y);
+    }
+    // black_box keeps the optimiser from turning the loop into an early-exit comparison.
+    std::hint::black_box(diff) == 0
+}
+
+fn valid_principal_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T1: &str = "tok-aaaaaaaaaaaaaaaa";
+    const T2: &str = "tok-bbbbbbbbbbbbbbbb";
+
+    #[test]
+    fn constant_time_eq_matches_plain_equality() {
+        let cases: [(&[u8], &[u8]); 6] = [
+            (b"", b""),
+            (b"a", b"a"),
+            (b"a", b"b"),
+            (b"abc", b"ab"),
+            (b"ab", b"abc"),
+            (b"abc\0", b"abc"),
+        ];
+        for (a, b) in cases {
+            assert_eq!(constant_time_eq(a, b), a == b, "{a:?} {b:?}");
+        }
+    }
+
+    #[test]
+    fn parses_single_tokens_and_lists() {
+        let table =
+            TokenTable::parse(&format!(r#"{{"ci":"{T1}","alice":["{T2}","{T1}x"]}}"#)).unwrap();
+        assert_eq!(table.principal_count(), 2);
+        assert_eq!(table.lookup(T1.as_bytes()).map(Principal::name), Some("ci"));
+        assert_eq!(
+            table.lookup(T2.as_bytes()).map(Principal::name),
+            Some("alice")
+        );
+        let t3 = format!("{T1}x");
+        assert_eq!(
+            table.lookup(t3.as_bytes()).map(Principal::name),
+            Some("alice")
+        );
+        assert_eq!(table.lookup(b"tok-cccccccccccccccc"), None);
+    }
+
+    #[test]
+    fn rejects_bad_tables_without_echoing_tokens() {
+        let cases = [
+            ("[]", "must be a JSON object"),
+            ("{", "not valid JSON"),
+            (r#"{"a b":"tok-aaaaaaaaaaaaaaaa"}"#, "principal name"),
+            (r#"{"anonymous":"tok-aaaaaaaaaaaaaaaa"}"#, "reserved"),
+            (r#"{"a":"short"}"#, "at least 16"),
+            (r#"{"a":[]}"#, "non-empty list"),
+            (r#"{"a":[1]}"#, "must be a string"),
+            (
+                r#"{"a":"tok-aaaaaaaaaaaaaaaa","b":"tok-aaaaaaaaaaaaaaaa"}"#,
+                "listed twice",
+            ),
+            (r#"{"a":"tok aaaaaaaaaaaaaaaa"}"#, "visible ASCII"),
+        ];
+        for (text, expected) in cases {
+            let err = TokenTable::parse(text).expect_err(text);
+            assert!(err.contains(expected), "{text}: {err}");
+            assert!(!err.contains("aaaaaaaa"), "{text}: token leaked into {err}");
+        }
+    }
+
+    #[test]
+    fn debug_output_hides_tokens() {
+        let table = TokenTable::parse(&format!(r#"{{"ci":"{T1}"}}"#)).unwrap();
+        let shown = format!("{table:?}");
+        assert!(shown.contains("ci") && !shown.contains(T1), "{shown}");
+    }
+
+    #[test]
+    fn authenticates_bearer_headers() {
+        let table = TokenTable::parse(&format!(r#"{{"ci":"{T1}"}}"#)).unwrap();
+        let ok = authenticate(&table, Some(&format!("bearer {T1}")));
+        assert_eq!(ok, Ok(Principal::named("ci")));
+        assert_eq!(authenticate(&table, None), Err(AuthError::Missing));
+        assert_eq!(authenticate(&table, Some(T1)), Err(AuthError::Missing));
+        assert_eq!(
+            authenticate(&table, Some("Basic abc")),
+            Err(AuthError::Missing)
+        );
+        assert_eq!(
+            authenticate(&table, Some("Bearer ")),
+            Err(AuthError::Missing)
+        );
+        assert_eq!(
+            authenticate(&table, Some(&format!("Bearer {T2}"))),
+            Err(AuthError::Invalid)
+        );
+        assert_eq!(
+            authenticate(&TokenTable::default(), Some(&format!("Bearer {T1}"))),
+            Err(AuthError::NotConfigured)
+        );
+    }
+}

@@ -1,0 +1,293 @@
+//! The typed configuration, read once per isolate from the worker's settings (vars and secrets,
+//! looked up by name through a closure). Every error names the setting; numeric settings with a
+//! range are clamped into it; an unparsable value is an error, never a silent default.
+
+use crate::auth::TokenTable;
+use std::fmt;
+
+/// Bearer tokens per principal (a secret): JSON object, name -> token or list of tokens.
+pub const MCP_AUTH_TOKENS: &str = "MCP_AUTH_TOKENS";
+/// Comma-separated origins allowed to send an `Origin` header.
+pub const MCP_ALLOWED_ORIGINS: &str = "MCP_ALLOWED_ORIGINS";
+/// `true` admits requests without `Authorization` from a loopback host as the anonymous principal.
+pub const MCP_ALLOW_ANONYMOUS: &str = "MCP_ALLOW_ANONYMOUS";
+/// The largest text a tool result may carry, in UTF-16 code units.
+pub const MCP_TEXT_MAX_CHARS: &str = "MCP_TEXT_MAX_CHARS";
+/// How long cached upstream GET responses live.
+pub const HTTP_CACHE_TTL_SECONDS: &str = "HTTP_CACHE_TTL_SECONDS";
+/// How long one upstream request may take.
+pub const UPSTREAM_TIMEOUT_MS: &str = "UPSTREAM_TIMEOUT_MS";
+
+/// Every setting this module reads, for documentation checks and diagnostics.
+pub const SETTINGS: &[&str] = &[
+    MCP_AUTH_TOKENS,
+    MCP_ALLOWED_ORIGINS,
+    MCP_ALLOW_ANONYMOUS,
+    MCP_TEXT_MAX_CHARS,
+    HTTP_CACHE_TTL_SECONDS,
+    UPSTREAM_TIMEOUT_MS,
+];
+
+/// An integer setting's default and the range values are clamped into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Used when the setting is absent or empty.
+    pub default: u64,
+    /// The smallest value kept.
+    pub min: u64,
+    /// The largest value kept.
+    pub max: u64,
+}
+
+/// `MCP_TEXT_MAX_CHARS`: default 40 000, clamped to 1 000..=1 000 000.
+pub const TEXT_MAX_CHARS: Bounds = Bounds {
+    default: 40_000,
+    min: 1_000,
+    max: 1_000_000,
+};
+/// `HTTP_CACHE_TTL_SECONDS`: default 60 (Workers KV's minimum TTL), clamped to 60..=86 400.
+pub const CACHE_TTL_SECONDS: Bounds = Bounds {
+    default: 60,
+    min: 60,
+    max: 86_400,
+};
+/// `UPSTREAM_TIMEOUT_MS`: default 15 000, clamped to 1 000..=60 000.
+pub const TIMEOUT_MS: Bounds = Bounds {
+    default: 15_000,
+    min: 1_000,
+    max: 60_000,
+};
+
+/// The server's settings, typed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Principals and their bearer tokens; empty means every request is refused.
+    pub auth_tokens: TokenTable,
+    /// Origins (`scheme://host[:port]`, lower case, no trailing slash) allowed in `Origin`.
+    pub allowed_origins: Vec<String>,
+    /// Whether a loopback request without credentials runs as the anonymous principal.
+    pub allow_anonymous: bool,
+    /// Maximum text per tool result, in UTF-16 code units.
+    pub text_max_chars: usize,
+    /// TTL of cached upstream responses, in seconds.
+    pub http_cache_ttl_seconds: u64,
+    /// Timeout of one upstream request, in milliseconds.
+    pub upstream_timeout_ms: u64,
+    /// Settings that were out of range and clamped: (name, value given, value used).
+    pub clamped: Vec<(&'static str, String, u64)>,
+}
+
+impl Default for Config {
+    /// Every setting at its built-in default (no tokens, so nobody is admitted).
+    fn default() -> Config {
+        Config {
+            auth_tokens: TokenTable::default(),
+            allowed_origins: Vec::new(),
+            allow_anonymous: false,
+            text_max_chars: TEXT_MAX_CHARS.default as usize,
+            http_cache_ttl_seconds: CACHE_TTL_SECONDS.default,
+            upstream_timeout_ms: TIMEOUT_MS.default,
+            clamped: Vec::new(),
+        }
+    }
+}
+
+/// A setting whose value cannot be used. The message names the setting and never quotes a
+/// secret's value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The setting's name.
+    pub setting: &'static str,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "setting {} is invalid: {}", self.setting, self.reason)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Reads every setting through `settings` (which returns a var's or secret's text by name).
+    /// The first invalid setting, in [`SETTINGS`] order, is the error.
+    pub fn from_settings(settings: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        // Wrangler writes an unset var as "", so empty and blank mean "use the default".
+        let get = |name: &str| settings(name).filter(|v| !v.trim().is_empty());
+        let mut config = Config::default();
+        if let Some(text) = get(MCP_AUTH_TOKENS) {
+            config.auth_tokens = TokenTable::parse(&text).map_err(|reason| ConfigError {
+                setting: MCP_AUTH_TOKENS,
+                reason,
+            })?;
+        }
+        if let Some(text) = get(MCP_ALLOWED_ORIGINS) {
+            config.allowed_origins = parse_origins(&text).map_err(|reason| ConfigError {
+                setting: MCP_ALLOWED_ORIGINS,
+                reason,
+            })?;
+        }
+        if let Some(text) = get(MCP_ALLOW_ANONYMOUS) {
+            config.allow_anonymous = parse_bool(&text).ok_or_else(|| ConfigError {
+                setting: MCP_ALLOW_ANONYMOUS,
+                reason: format!("expected true or false, got {:?}", text.trim()),
+            })?;
+        }
+        let mut number = |name: &'static str, bounds: Bounds| -> Result<u64, ConfigError> {
+            let Some(text) = get(name) else {
+                return Ok(bounds.default);
+            };
+            let (value, clamped) = parse_clamped(&text, bounds).ok_or_else(|| ConfigError {
+                setting: name,
+                reason: format!("expected a whole number, got {:?}", text.trim()),
+            })?;
+            if clamped {
+                config.clamped.push((name, text.trim().to_owned(), value));
+            }
+            Ok(value)
+        };
+        let text_max_chars = number(MCP_TEXT_MAX_CHARS, TEXT_MAX_CHARS)?;
+        let ttl = number(HTTP_CACHE_TTL_SECONDS, CACHE_TTL_SECONDS)?;
+        let timeout = number(UPSTREAM_TIMEOUT_MS, TIMEOUT_MS)?;
+        config.text_max_chars = usize::try_from(text_max_chars).unwrap_or(usize::MAX);
+        config.http_cache_ttl_seconds = ttl;
+        config.upstream_timeout_ms = timeout;
+        Ok(config)
+    }
+
+    /// True when `origin` (an `Origin` header value) is in `MCP_ALLOWED_ORIGINS`.
+    pub fn origin_allowed(&self, origin: &str) -> bool {
+        let origin = normalize_origin(origin);
+        self.allowed_origins.iter().any(|o| *o == origin)
+    }
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Some(true),
+        "false" | "0" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// Parses a decimal integer (optionally signed) and clamps it; `None` when it is not a number.
+/// The flag says whether clamping changed the value.
+fn parse_clamped(text: &str, bounds: Bounds) -> Option<(u64, bool)> {
+    let text = text.trim();
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if text.starts_with('-') {
+        // Any negative number is below every range here; zero stays zero.
+        let zero = digits.bytes().all(|b| b == b'0');
+        let value = if zero { 0 } else { bounds.min };
+        let clamped = value.max(bounds.min);
+        return Some((clamped, !zero || clamped != 0));
+    }
+    // Too many digits for u64 is still a number: it clamps to the maximum.
+    let value = digits.parse::<u64>().unwrap_or(u64::MAX);
+    let clamped = value.clamp(bounds.min, bounds.max);
+    Some((clamped, clamped != value))
+}
+
+fn normalize_origin(origin: &str) -> String {
+    origin.trim().trim_end_matches('/').to_ascii_lowercase()
+}
+
+fn parse_origins(text: &str) -> Result<Vec<String>, String> {
+    let mut origins = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let origin = normalize_origin(item);
+        let valid = origin.split_once("://").is_some_and(|(scheme, host)| {
+            matches!(scheme, "http" | "https")
+                && !host.is_empty()
+                && !host.contains(['/', '?', '#', ' ', '*'])
+        });
+        if !valid {
+            return Err(format!(
+                "{item:?} is not an origin (expected scheme://host[:port], e.g. \
+                 https://claude.ai; no paths or wildcards)"
+            ));
+        }
+        origins.push(origin);
+    }
+    Ok(origins)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_settings(&move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn clamps_and_parses_integers() {
+        let b = Bounds {
+            default: 5,
+            min: 2,
+            max: 10,
+        };
+        let cases = [
+            ("7", Some((7, false))),
+            (" 7 ", Some((7, false))),
+            ("+7", Some((7, false))),
+            ("1", Some((2, true))),
+            ("11", Some((10, true))),
+            ("-3", Some((2, true))),
+            ("99999999999999999999999", Some((10, true))),
+            ("7.5", None),
+            ("1e3", None),
+            ("ten", None),
+            ("-", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_clamped(text, b), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn origins_are_normalized_and_validated() {
+        assert_eq!(
+            parse_origins("https://Claude.ai/, http://localhost:6274").unwrap(),
+            vec!["https://claude.ai", "http://localhost:6274"]
+        );
+        for bad in [
+            "claude.ai",
+            "https://",
+            "https://a/b",
+            "https://*.a.com",
+            "ftp://a",
+        ] {
+            assert!(parse_origins(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn empty_values_mean_default() {
+        let config = from(&[(MCP_TEXT_MAX_CHARS, ""), (MCP_ALLOW_ANONYMOUS, " ")]).unwrap();
+        assert_eq!(config, Config::default());
+    }
+
+    #[test]
+    fn errors_name_the_setting() {
+        let err = from(&[(UPSTREAM_TIMEOUT_MS, "soon")]).unwrap_err();
+        assert_eq!(err.setting, UPSTREAM_TIMEOUT_MS);
+        assert!(err.to_string().contains("UPSTREAM_TIMEOUT_MS"), "{err}");
+        let err = from(&[(MCP_ALLOW_ANONYMOUS, "maybe")]).unwrap_err();
+        assert_eq!(err.setting, MCP_ALLOW_ANONYMOUS);
+    }
+}

@@ -1,0 +1,346 @@
+//! JSON-RPC 2.0 framing: classifying incoming messages, request ids, error codes and the
+//! response objects the server writes back.
+//!
+//! Only the envelope lives here; what a method's `params` and `result` mean is `mcp`'s business.
+
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
+use std::fmt;
+
+/// A JSON-RPC error code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i32);
+
+impl ErrorCode {
+    /// The body is not valid JSON.
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// The JSON is not a valid request object (or the batch/transport rules forbid it).
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// The method does not exist in the negotiated protocol revision.
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// The params are missing, malformed, or name something that does not exist (e.g. a tool).
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// The server failed; the message is generic and the detail goes to the log.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// Implementation-defined server error: transport-level refusals (origin, authentication,
+    /// size, media type) carry it, as the reference TypeScript SDK does.
+    pub const SERVER_ERROR: ErrorCode = ErrorCode(-32000);
+    /// MCP 2026-07-28 `HeaderMismatch`: a required standard header (`MCP-Protocol-Version`,
+    /// `Mcp-Method`, `Mcp-Name`) is missing, malformed, or disagrees with the body.
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// MCP 2026-07-28 `UnsupportedProtocolVersion`: the requested revision is not spoken here;
+    /// `data.supported` lists the ones that are.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A request id: JSON-RPC allows strings and numbers; MCP forbids `null`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Id {
+    /// A numeric id, echoed back exactly as serde_json read it.
+    Number(serde_json::Number),
+    /// A string id.
+    String(String),
+}
+
+/// The error member of a response.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ErrorObject {
+    /// The code.
+    pub code: ErrorCode,
+    /// A short, client-safe description.
+    pub message: String,
+    /// Extra structured detail (never internal state).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Json>,
+}
+
+impl ErrorObject {
+    /// An error with `code` and `message` and no data.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ErrorObject {
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// -32700 for a body that is not JSON.
+    pub fn parse_error(detail: impl fmt::Display) -> ErrorObject {
+        ErrorObject::new(ErrorCode::PARSE_ERROR, format!("Parse error: {detail}"))
+    }
+
+    /// -32600 with a reason.
+    pub fn invalid_request(reason: impl fmt::Display) -> ErrorObject {
+        ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            format!("Invalid Request: {reason}"),
+        )
+    }
+
+    /// -32601 naming the method.
+    pub fn method_not_found(method: &str) -> ErrorObject {
+        ErrorObject::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
+    }
+
+    /// -32602 with a reason.
+    pub fn invalid_params(reason: impl fmt::Display) -> ErrorObject {
+        ErrorObject::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("Invalid params: {reason}"),
+        )
+    }
+
+    /// -32603 with the generic message; callers log the detail themselves.
+    pub fn internal() -> ErrorObject {
+        ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Internal error")
+    }
+
+    /// Adds structured data.
+    pub fn with_data(mut self, data: Json) -> ErrorObject {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// A response object: exactly one of `result` and `error` is set.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Response {
+    /// Always `"2.0"`.
+    pub jsonrpc: &'static str,
+    /// The request's id; `null` when it could not be read.
+    pub id: Option<Id>,
+    /// The result, on success.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Json>,
+    /// The error, on failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorObject>,
+}
+
+impl Response {
+    /// A success response.
+    pub fn success(id: Id, result: Json) -> Response {
+        Response {
+            jsonrpc: "2.0",
+            id: Some(id),
+            result: Some(result),
+            error: None,
+        }
+    }
+
+    /// An error response; `id` is `None` when the request's id could not be determined.
+    pub fn failure(id: Option<Id>, error: ErrorObject) -> Response {
+        Response {
+            jsonrpc: "2.0",
+            id,
+            result: None,
+            error: Some(error),
+        }
+    }
+}
+
+/// One well-formed incoming message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    /// A request: it has an id and expects a response.
+    Request(Request),
+    /// A notification: no id, no response.
+    Notification(Notification),
+    /// A response to a request the server sent (this server sends none, so it is acknowledged and
+    /// dropped).
+    Response,
+}
+
+/// A request with its id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// The id to echo.
+    pub id: Id,
+    /// The method name.
+    pub method: String,
+    /// The params object (absent params read as `None`).
+    pub params: Option<Map<String, Json>>,
+}
+
+/// A notification.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The params object.
+    pub params: Option<Map<String, Json>>,
+}
+
+/// Why a JSON value is not a valid message; carries the id when one could be read, so the error
+/// response can still name the request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InvalidMessage {
+    /// The id, if the object had a usable one.
+    pub id: Option<Id>,
+    /// What is wrong, client-safe.
+    pub reason: String,
+}
+
+impl InvalidMessage {
+    fn new(id: Option<Id>, reason: impl Into<String>) -> InvalidMessage {
+        InvalidMessage {
+            id,
+            reason: reason.into(),
+        }
+    }
+
+    /// The -32600 error object for this problem.
+    pub fn to_error(&self) -> ErrorObject {
+        ErrorObject::invalid_request(&self.reason)
+    }
+}
+
+/// Reads one JSON value (an element of a batch, or the whole body) as a message.
+pub fn classify(value: Json) -> Result<Message, InvalidMessage> {
+    let Json::Object(mut object) = value else {
+        return Err(InvalidMessage::new(None, "a message must be a JSON object"));
+    };
+    let id = match object.remove("id") {
+        None => None,
+        Some(Json::String(s)) => Some(Id::String(s)),
+        Some(Json::Number(n)) => Some(Id::Number(n)),
+        Some(Json::Null) => {
+            return Err(InvalidMessage::new(None, "the id must not be null"));
+        }
+        Some(_) => {
+            return Err(InvalidMessage::new(
+                None,
+                "the id must be a string or a number",
+            ))
+        }
+    };
+    if object.get("jsonrpc").and_then(Json::as_str) != Some("2.0") {
+        return Err(InvalidMessage::new(id, "\"jsonrpc\" must be \"2.0\""));
+    }
+    let method = match object.remove("method") {
+        Some(Json::String(m)) => m,
+        Some(_) => return Err(InvalidMessage::new(id, "\"method\" must be a string")),
+        None => {
+            return if id.is_some()
+                && (object.contains_key("result") || object.contains_key("error"))
+            {
+                Ok(Message::Response)
+            } else {
+                Err(InvalidMessage::new(id, "\"method\" is missing"))
+            };
+        }
+    };
+    let params = match object.remove("params") {
+        None => None,
+        Some(Json::Object(p)) => Some(p),
+        // JSON-RPC allows positional params, but no MCP method takes them.
+        Some(_) => return Err(InvalidMessage::new(id, "\"params\" must be an object")),
+    };
+    Ok(match id {
+        Some(id) => Message::Request(Request { id, method, params }),
+        None => Message::Notification(Notification { method, params }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn classifies_requests_notifications_and_responses() {
+        let request = classify(json!({"jsonrpc":"2.0","id":7,"method":"ping"})).unwrap();
+        assert_eq!(
+            request,
+            Message::Request(Request {
+                id: Id::Number(7.into()),
+                method: "ping".into(),
+                params: None
+            })
+        );
+        let note = classify(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        assert!(
+            matches!(note, Ok(Message::Notification(n)) if n.method == "notifications/initialized")
+        );
+        let response = classify(json!({"jsonrpc":"2.0","id":"a","result":{}}));
+        assert_eq!(response, Ok(Message::Response));
+    }
+
+    #[test]
+    fn rejects_malformed_messages_keeping_the_id() {
+        let cases = [
+            (json!([1]), None, "a message must be a JSON object"),
+            (
+                json!({"jsonrpc":"2.0","id":null,"method":"x"}),
+                None,
+                "the id must not be null",
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":true,"method":"x"}),
+                None,
+                "the id must be a string or a number",
+            ),
+            (
+                json!({"jsonrpc":"1.0","id":1,"method":"x"}),
+                Some(Id::Number(1.into())),
+                "\"jsonrpc\" must be \"2.0\"",
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":"k","method":3}),
+                Some(Id::String("k".into())),
+                "\"method\" must be a string",
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":1}),
+                Some(Id::Number(1.into())),
+                "\"method\" is missing",
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":1,"method":"x","params":[1]}),
+                Some(Id::Number(1.into())),
+                "\"params\" must be an object",
+            ),
+        ];
+        for (input, id, reason) in cases {
+            let err = classify(input.clone()).expect_err(&input.to_string());
+            assert_eq!(err.id, id, "{input}");
+            assert_eq!(err.reason, reason, "{input}");
+        }
+    }
+
+    #[test]
+    fn responses_serialize_with_null_id_and_one_member() {
+        let ok = Response::success(Id::String("x".into()), json!({}));
+        assert_eq!(
+            serde_json::to_string(&ok).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"x","result":{}}"#
+        );
+        let err = Response::failure(None, ErrorObject::parse_error("eof"));
+        assert_eq!(
+            serde_json::to_string(&err).unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: eof"}}"#
+        );
+    }
+
+    #[test]
+    fn large_and_fractional_numeric_ids_echo_exactly() {
+        let Message::Request(r) =
+            classify(json!({"jsonrpc":"2.0","id":18446744073709551615u64,"method":"m"})).unwrap()
+        else {
+            panic!("not a request")
+        };
+        let out = serde_json::to_string(&Response::success(r.id, json!(null))).unwrap();
+        assert!(out.contains("18446744073709551615"), "{out}");
+    }
+}

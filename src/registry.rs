@@ -1,0 +1,333 @@
+//! The tool registry: the [`Tool`] trait, its [`ToolSpec`] (name, title, description, input
+//! schema, annotations), the per-call context and outcome types, and the name -> tool map the
+//! server dispatches `tools/call` through.
+
+pub mod schema;
+
+use crate::auth::Principal;
+use crate::config::Config;
+use crate::mcp::{CallToolResult, ContentBlock, ProtocolVersion, ToolAnnotations, ToolDescriptor};
+use crate::ports::Ports;
+use crate::value::Value;
+use futures::future::LocalBoxFuture;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value as Json};
+use std::fmt;
+
+/// What a tool is, as listed to clients.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// Unique name: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
+    pub name: String,
+    /// Human-readable title.
+    pub title: Option<String>,
+    /// What the tool does and when to use it, for the model.
+    pub description: String,
+    /// JSON Schema (an object schema) the arguments are validated against before the handler
+    /// runs.
+    pub input_schema: Json,
+    /// JSON Schema of `structuredContent`, when the tool returns one.
+    pub output_schema: Option<Json>,
+    /// Behaviour hints.
+    pub annotations: ToolAnnotations,
+}
+
+impl ToolSpec {
+    /// The `tools/list` entry for this tool.
+    pub fn descriptor(&self) -> ToolDescriptor {
+        let annotations =
+            (self.annotations != ToolAnnotations::default()).then(|| self.annotations.clone());
+        ToolDescriptor {
+            name: self.name.clone(),
+            title: self.title.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+            output_schema: self.output_schema.clone(),
+            annotations,
+        }
+    }
+}
+
+/// Everything a handler gets for one call.
+pub struct ToolCall<'a> {
+    /// Who is calling; scope caches and artifacts by it.
+    pub principal: &'a Principal,
+    /// The arguments, already validated against the input schema.
+    pub arguments: Map<String, Json>,
+    /// The protocol revision the request was made under.
+    pub protocol_version: ProtocolVersion,
+    /// The request's `_meta`, if any (progress tokens, client metadata).
+    pub meta: Option<Map<String, Json>>,
+    /// The outside world.
+    pub ports: Ports<'a>,
+    /// The configuration.
+    pub config: &'a Config,
+}
+
+impl ToolCall<'_> {
+    /// The arguments decoded into a typed struct; a mismatch is an invalid-arguments error.
+    pub fn parse_arguments<T: DeserializeOwned>(&self) -> Result<T, ToolError> {
+        serde_json::from_value(Json::Object(self.arguments.clone()))
+            .map_err(|e| ToolError::InvalidArguments(e.to_string()))
+    }
+}
+
+/// A tool's successful outcome (which may still be an `isError` result the tool chose).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolResult {
+    /// Content blocks for the model.
+    pub content: Vec<ContentBlock>,
+    /// True when the tool ran and reports failure.
+    pub is_error: bool,
+    /// Machine-readable result, matching the output schema.
+    pub structured_content: Option<Value>,
+    /// Result `_meta`.
+    pub meta: Option<Map<String, Json>>,
+}
+
+impl ToolResult {
+    /// A result of one text block.
+    pub fn text(text: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: vec![ContentBlock::text(text)],
+            is_error: false,
+            structured_content: None,
+            meta: None,
+        }
+    }
+
+    /// Adds structured content.
+    pub fn with_structured(mut self, value: Value) -> ToolResult {
+        self.structured_content = Some(value);
+        self
+    }
+
+    /// The wire form.
+    pub fn into_wire(self) -> CallToolResult {
+        CallToolResult {
+            content: self.content,
+            structured_content: self.structured_content,
+            is_error: self.is_error,
+            meta: self.meta,
+        }
+    }
+}
+
+/// Why a tool call failed. The server turns every variant into an `isError` result except
+/// `InvalidArguments` under revisions before 2025-11-25, which answer -32602.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolError {
+    /// The arguments do not fit the tool; the text says how, for the model to correct.
+    InvalidArguments(String),
+    /// The tool ran and failed in a way the model should read (upstream 404, bad query...).
+    Failed(String),
+    /// A fault on our side; the text goes to the log and the model sees a generic message.
+    Internal(String),
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolError::InvalidArguments(m) => write!(f, "invalid arguments: {m}"),
+            ToolError::Failed(m) => f.write_str(m),
+            ToolError::Internal(m) => write!(f, "internal error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// A tool: metadata plus an async handler. `Send + Sync` so a [`Registry`] can live in a
+/// `static`; the futures themselves are local (Workers futures are `!Send`).
+pub trait Tool: Send + Sync {
+    /// The tool's metadata.
+    fn spec(&self) -> &ToolSpec;
+    /// Runs one call.
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>>;
+}
+
+/// Why a tool could not be registered (a programming error, caught by tests).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegistryError(pub String);
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+/// The tools a server offers, in registration order.
+#[derive(Default)]
+pub struct Registry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+/// The registry served in production. Empty until vendor tools land (a later issue); an empty
+/// `tools/list` is valid.
+pub fn production() -> Result<Registry, RegistryError> {
+    Ok(Registry::new())
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    /// Adds a tool after checking its name (valid, unique) and input schema (an object schema
+    /// using only enforceable keywords).
+    pub fn register(&mut self, tool: Box<dyn Tool>) -> Result<(), RegistryError> {
+        let spec = tool.spec();
+        let name = &spec.name;
+        let name_ok = (1..=128).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        if !name_ok {
+            return Err(RegistryError(format!(
+                "tool name {name:?} must be 1 to 128 characters of A-Z a-z 0-9 _ - ."
+            )));
+        }
+        if self.get(name).is_some() {
+            return Err(RegistryError(format!("tool {name:?} is registered twice")));
+        }
+        if spec.input_schema.get("type").and_then(Json::as_str) != Some("object") {
+            return Err(RegistryError(format!(
+                "tool {name:?}: the input schema must have \"type\": \"object\""
+            )));
+        }
+        let unsupported = schema::unsupported_keywords(&spec.input_schema);
+        if !unsupported.is_empty() {
+            return Err(RegistryError(format!(
+                "tool {name:?}: the input schema uses keywords the validator cannot enforce: {}",
+                unsupported.join(", ")
+            )));
+        }
+        self.tools.push(tool);
+        Ok(())
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools
+            .iter()
+            .find(|t| t.spec().name == name)
+            .map(|t| t.as_ref())
+    }
+
+    /// Tool names in registration order.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.spec().name.as_str()).collect()
+    }
+
+    /// The `tools/list` entries, in registration order.
+    pub fn descriptors(&self) -> Vec<ToolDescriptor> {
+        self.tools.iter().map(|t| t.spec().descriptor()).collect()
+    }
+
+    /// The number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// True when no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    struct Named(ToolSpec);
+
+    impl Tool for Named {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        fn call<'a>(
+            &'a self,
+            _call: ToolCall<'a>,
+        ) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+            Box::pin(async { Ok(ToolResult::text("ok")) })
+        }
+    }
+
+    fn spec(name: &str, input_schema: Json) -> Box<dyn Tool> {
+        Box::new(Named(ToolSpec {
+            name: name.into(),
+            title: None,
+            description: "d".into(),
+            input_schema,
+            output_schema: None,
+            annotations: ToolAnnotations::default(),
+        }))
+    }
+
+    #[test]
+    fn production_tool_names_are_unique_and_valid() {
+        let registry = production().expect("the production registry must build");
+        let mut names = registry.names();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(
+            names.len(),
+            count,
+            "duplicate tool names: {:?}",
+            registry.names()
+        );
+    }
+
+    #[test]
+    fn refuses_duplicates_bad_names_and_bad_schemas() {
+        let mut r = Registry::new();
+        r.register(spec("jira.search_issues", json!({"type": "object"})))
+            .unwrap();
+        let cases = [
+            (
+                spec("jira.search_issues", json!({"type": "object"})),
+                "registered twice",
+            ),
+            (spec("", json!({"type": "object"})), "must be 1 to 128"),
+            (
+                spec("has space", json!({"type": "object"})),
+                "must be 1 to 128",
+            ),
+            (spec("x", json!({"type": "string"})), "\"type\": \"object\""),
+            (
+                spec(
+                    "y",
+                    json!({"type": "object", "properties": {"a": {"pattern": "x"}}}),
+                ),
+                "#/properties/a/pattern",
+            ),
+        ];
+        for (tool, expected) in cases {
+            let err = r.register(tool).unwrap_err();
+            assert!(err.0.contains(expected), "{err}");
+        }
+        assert_eq!(r.names(), ["jira.search_issues"]);
+    }
+
+    #[test]
+    fn descriptors_omit_default_annotations() {
+        let mut r = Registry::new();
+        r.register(spec("a", json!({"type": "object"}))).unwrap();
+        let listed = serde_json::to_value(r.descriptors()).unwrap();
+        assert_eq!(
+            listed,
+            json!([{"name": "a", "description": "d", "inputSchema": {"type": "object"}}])
+        );
+    }
+}

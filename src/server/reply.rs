@@ -1,0 +1,64 @@
+//! Turning outcomes into HTTP replies: JSON bodies, the status each JSON-RPC error code earns,
+//! and structured log lines. The only place a reply body is serialized.
+
+use crate::http::HttpResponse;
+use crate::jsonrpc::{ErrorCode, ErrorObject, Id, Response};
+use crate::ports::Ports;
+use serde::Serialize;
+use serde_json::{json, Value as Json};
+use std::any::Any;
+
+const JSON: &str = "application/json";
+
+/// Serializes `body` as the JSON reply with `status`. Serialization of these types cannot fail
+/// in practice; if it ever did, the client still gets a well-formed -32603.
+pub fn json_reply(status: u16, body: &impl Serialize) -> HttpResponse {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => HttpResponse::new(status, JSON, bytes),
+        Err(_) => HttpResponse::new(
+            500,
+            JSON,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#,
+        ),
+    }
+}
+
+/// A reply holding one JSON-RPC error response.
+pub fn rpc_error_reply(status: u16, id: Option<Id>, error: ErrorObject) -> HttpResponse {
+    json_reply(status, &Response::failure(id, error))
+}
+
+/// The HTTP status for a single (non-batch) response carrying `error`: malformed or
+/// unroutable input is the client's fault (400), a server fault is 500, and errors about what
+/// a well-formed request asked for (unknown method or tool, bad params) ride on 200 like any
+/// JSON-RPC response.
+pub fn status_for(error: &ErrorObject) -> u16 {
+    match error.code {
+        ErrorCode::PARSE_ERROR
+        | ErrorCode::INVALID_REQUEST
+        | ErrorCode::HEADER_MISMATCH
+        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => 400,
+        ErrorCode::INTERNAL_ERROR => 500,
+        _ => 200,
+    }
+}
+
+/// Writes one single-line JSON log record: `{"level":..,"event":..,..fields}`.
+pub fn log_event(ports: Ports<'_>, level: &str, event: &str, fields: Json) {
+    let mut record = json!({ "level": level, "event": event });
+    if let (Some(record), Json::Object(fields)) = (record.as_object_mut(), fields) {
+        record.extend(fields);
+    }
+    ports.log.line(&record.to_string());
+}
+
+/// The text of a panic payload (`panic!` with a literal or a formatted message).
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_owned()
+    }
+}
