@@ -51,7 +51,7 @@ pub fn write_f64(v: f64, non_finite: &str, out: &mut String) {
         len: 0,
         point: 0,
     };
-    for &b in &text[..e_at] {
+    for &b in text.get(..e_at).unwrap_or_default() {
         if b.is_ascii_digit() && !digits.push(b) {
             let _ = write!(out, "{v}");
             return;
@@ -59,7 +59,83 @@ pub fn write_f64(v: f64, non_finite: &str, out: &mut String) {
     }
     let exp = parse_exponent(text.get(e_at + 1..).unwrap_or_default()).unwrap_or(0);
     digits.point = exp + 1;
+    prefer_even_on_tie(&mut digits, v.abs());
     digits.write(out);
+}
+
+/// ECMAScript breaks an exact tie between two equally close shortest digit strings by taking the
+/// even one; Rust's shortest formatting takes the upper one. A tie needs the odd last digit's
+/// even neighbour to read back to the same double and `v` to lie exactly on their midpoint, so
+/// the exact expansion is only computed when the cheap round-trip check passes.
+fn prefer_even_on_tie(digits: &mut Digits, v: f64) {
+    let Some(&last) = digits.buf.get(digits.len.wrapping_sub(1)) else {
+        return;
+    };
+    if (last - b'0') % 2 == 0 {
+        return;
+    }
+    for even in [last - 1, last + 1] {
+        if even > b'9' {
+            continue;
+        }
+        let mut alt = StackBuf::default();
+        if digits.write_scientific(&mut alt, Some(even)).is_err() {
+            return;
+        }
+        let reads_back = std::str::from_utf8(alt.as_bytes())
+            .ok()
+            .and_then(|t| t.parse::<f64>().ok())
+            == Some(v);
+        if !reads_back {
+            continue;
+        }
+        // The midpoint of the two candidates: the lower one followed by a 5.
+        let mut midpoint = StackBuf::default();
+        if digits
+            .write_scientific(&mut midpoint, Some(last.min(even)))
+            .is_err()
+        {
+            return;
+        }
+        let (mid_digits, mid_exp) = split_scientific(midpoint.as_bytes());
+        let mut mid: Vec<u8> = mid_digits.to_vec();
+        mid.push(b'5');
+        // 800 fractional digits hold any double's exact decimal expansion.
+        let exact = format!("{v:.800e}");
+        let (exact_digits, exact_exp) = split_scientific(exact.as_bytes());
+        let exact_digits = trim_trailing_zeros(exact_digits);
+        if exact_exp == mid_exp && exact_digits == mid.as_slice() {
+            if let Some(slot) = digits.buf.get_mut(digits.len - 1) {
+                *slot = even;
+            }
+            while digits.len > 1 && digits.buf.get(digits.len - 1) == Some(&b'0') {
+                digits.len -= 1;
+            }
+        }
+        return;
+    }
+}
+
+/// The significant digits (point removed) and exponent of `d.ddde±x` text.
+fn split_scientific(text: &[u8]) -> (Vec<u8>, i32) {
+    let e_at = text.iter().position(|&b| b == b'e').unwrap_or(text.len());
+    let digits = text
+        .get(..e_at)
+        .unwrap_or_default()
+        .iter()
+        .copied()
+        .filter(u8::is_ascii_digit)
+        .collect();
+    let exp = parse_exponent(text.get(e_at + 1..).unwrap_or_default()).unwrap_or(0);
+    (digits, exp)
+}
+
+fn trim_trailing_zeros(digits: Vec<u8>) -> Vec<u8> {
+    let mut digits = digits;
+    while digits.len() > 1 && digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    digits
 }
 
 /// A decimal `0.d1d2...dk × 10^point` with no leading or trailing zero digits, and its sign.
@@ -157,6 +233,28 @@ impl Digits {
         d.point = base.checked_add(exp)?;
         // Keep away from subnormals and overflow, where the 15-digit guarantee ends.
         (-290..=290).contains(&d.point).then_some(d)
+    }
+
+    /// Writes `d.ddde<exp>` (unsigned), optionally with another last digit.
+    fn write_scientific(&self, out: &mut StackBuf, last: Option<u8>) -> std::fmt::Result {
+        for (i, &d) in self
+            .buf
+            .get(..self.len)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            if i == 1 {
+                out.write_str(".")?;
+            }
+            let d = if i + 1 == self.len {
+                last.unwrap_or(d)
+            } else {
+                d
+            };
+            out.write_char(char::from(d))?;
+        }
+        write!(out, "e{}", self.point - 1)
     }
 
     /// Lays the digits out as ECMAScript Number::toString does.
@@ -320,6 +418,7 @@ mod tests {
             (5e-324, "5e-324"),
             (f64::MAX, "1.7976931348623157e+308"),
             (2f64.powi(53), "9007199254740992"),
+            (1355249111074954.25, "1355249111074954.2"),
             (f64::NAN, "null"),
             (f64::INFINITY, "null"),
         ];
