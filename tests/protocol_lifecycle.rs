@@ -195,13 +195,25 @@ fn unknown_method_and_unknown_tool() {
     );
     assert_eq!((status, error_code(&body)), (200, -32602));
     assert!(body["error"]["message"].as_str().unwrap().contains("nope"));
-    // server/discover belongs to the stateless revision only.
-    let (_, body) = rpc(
+    // ping was removed in 2026-07-28.
+    let (status, body) = rpc(
         &server,
-        request(7, "server/discover", json!({})),
-        &[("MCP-Protocol-Version", "2025-11-25")],
+        request(7, "ping", json!({"_meta": meta_2026()})),
+        &headers_2026("ping", None),
     );
-    assert_eq!(error_code(&body), -32601);
+    assert_eq!((status, error_code(&body)), (404, -32601));
+}
+
+#[test]
+fn server_discover_also_answers_legacy_probes() {
+    let (status, body) = rpc(&server(), request(8, "server/discover", json!({})), &[]);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["supportedVersions"],
+        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
+    );
+    // Only the stateless revision decorates results.
+    assert!(body["result"].get("resultType").is_none(), "{body}");
 }
 
 #[test]

@@ -93,7 +93,13 @@ fn unsupported_version(requested: &str) -> ErrorObject {
             supported.join(", ")
         ),
     )
-    .with_data(json!({ "supported": supported, "requested": requested }))
+    // Implementations read `supported` (the SDKs) or `supportedVersions` (the conformance
+    // suite's wording, matching server/discover); both carry the same list.
+    .with_data(json!({
+        "supported": supported,
+        "supportedVersions": supported,
+        "requested": requested
+    }))
 }
 
 async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> HttpResponse {
@@ -137,7 +143,17 @@ async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> 
                 Err(reply) => return reply,
             };
             let response = answer(cx, request, version).await;
-            let status = response.error.as_ref().map_or(200, status_for);
+            let status = match &response.error {
+                None => 200,
+                // 2026-07-28 over HTTP: an unknown method is also an HTTP 404.
+                Some(e)
+                    if e.code == ErrorCode::METHOD_NOT_FOUND
+                        && version.is_some_and(ProtocolVersion::is_stateless) =>
+                {
+                    404
+                }
+                Some(e) => status_for(e),
+            };
             json_reply(status, &response)
         }
     }
@@ -306,16 +322,18 @@ fn stateless_checks(
                 mcp::META_CLIENT_CAPABILITIES
             )));
         }
-        if let Some(info) = meta.get(mcp::META_CLIENT_INFO) {
-            if serde_json::from_value::<Implementation>(info.clone()).is_err() {
-                return Err(ErrorObject::invalid_params(format!(
-                    "{} must be an object with string name and version",
-                    mcp::META_CLIENT_INFO
-                )));
-            }
+        let info = meta.get(mcp::META_CLIENT_INFO).cloned();
+        if info.is_none_or(|info| serde_json::from_value::<Implementation>(info).is_err()) {
+            return Err(ErrorObject::invalid_params(format!(
+                "_meta must carry {} as an object with string name and version",
+                mcp::META_CLIENT_INFO
+            )));
         }
     }
     match decoded_header(http, METHOD_HEADER)? {
+        // Required on requests; the revision leaves notifications' headers undefined, so a
+        // notification is only held to a header it chose to send.
+        None if !is_request => {}
         None => return Err(header_mismatch("the Mcp-Method header is required")),
         Some(value) if value != method => {
             return Err(header_mismatch(
@@ -402,7 +420,9 @@ async fn run_method(
     let mut result = match (version.is_stateless(), method.as_str()) {
         (false, "initialize") => initialize(params)?,
         (false, "ping") => json!({}),
-        (true, "server/discover") => to_json(&DiscoverResult {
+        // Part of 2026-07-28, and answered under every revision so that a client can probe
+        // with it before choosing one.
+        (_, "server/discover") => to_json(&DiscoverResult {
             supported_versions: ProtocolVersion::ALL
                 .iter()
                 .rev()
@@ -428,6 +448,13 @@ async fn run_method(
     if version.is_stateless() {
         if let Json::Object(fields) = &mut result {
             fields.insert("resultType".into(), json!("complete"));
+            // 2026-07-28 has no initialize, so every result names the server in its _meta.
+            let meta = fields
+                .entry("_meta")
+                .or_insert_with(|| Json::Object(Map::new()));
+            if let Json::Object(meta) = meta {
+                meta.insert(mcp::META_SERVER_INFO.into(), to_json(&server_info())?);
+            }
             if matches!(method.as_str(), "tools/list" | "server/discover") {
                 if let Json::Object(hints) = to_json(&LIST_CACHE_HINTS)? {
                     fields.extend(hints);

@@ -1,0 +1,246 @@
+//! Host tests of the HTTP transport rules: body size, content type, Accept, Origin, malformed
+//! JSON and invalid JSON-RPC, the version header, batching per revision, and panic containment.
+
+mod protocol_common;
+
+use devtools_mcp_edge::server::MAX_BODY_BYTES;
+use protocol_common::*;
+use serde_json::json;
+
+fn ping() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string()
+}
+
+#[test]
+fn oversized_body_is_413_before_parsing() {
+    let server = server();
+    let mut request = post("{not json", &[]);
+    request.body_too_large = true;
+    let response = send(&server, request);
+    assert_eq!(response.status, 413);
+    assert_eq!(error_code(&body_json(&response)), -32000);
+    // A body over the limit that the adapter did not flag is refused the same way.
+    let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(MAX_BODY_BYTES));
+    assert_eq!(send(&server, post(&big, &[])).status, 413);
+}
+
+#[test]
+fn wrong_or_missing_content_type_is_415() {
+    let server = server();
+    for content_type in ["text/plain", "application/x-www-form-urlencoded", ""] {
+        let response = send(&server, post(&ping(), &[("Content-Type", content_type)]));
+        assert_eq!(response.status, 415, "{content_type:?}");
+        assert_eq!(response.header("Content-Type"), Some("application/json"));
+    }
+    let ok = send(
+        &server,
+        post(
+            &ping(),
+            &[("Content-Type", "application/json; charset=utf-8")],
+        ),
+    );
+    assert_eq!(ok.status, 200);
+}
+
+#[test]
+fn accept_without_json_is_406() {
+    let server = server();
+    assert_eq!(
+        send(&server, post(&ping(), &[("Accept", "text/event-stream")])).status,
+        406
+    );
+    assert_eq!(send(&server, post(&ping(), &[("Accept", "")])).status, 200);
+    assert_eq!(
+        send(&server, post(&ping(), &[("Accept", "*/*")])).status,
+        200
+    );
+}
+
+#[test]
+fn origin_outside_the_allow_list_is_403() {
+    let mut settings = base_settings();
+    settings.push((
+        "MCP_ALLOWED_ORIGINS".into(),
+        "https://claude.ai, http://localhost:6274".into(),
+    ));
+    let server = server_with(settings);
+    for (origin, status) in [
+        ("https://claude.ai", 200),
+        ("https://Claude.ai/", 200),
+        ("http://localhost:6274", 200),
+        ("https://evil.example", 403),
+        ("null", 403),
+    ] {
+        let response = send(&server, post(&ping(), &[("Origin", origin)]));
+        assert_eq!(response.status, status, "{origin}");
+    }
+    // Without MCP_ALLOWED_ORIGINS, any Origin is refused; no Origin is fine.
+    let strict = server_with(base_settings());
+    assert_eq!(
+        send(&strict, post(&ping(), &[("Origin", "https://claude.ai")])).status,
+        403
+    );
+    assert_eq!(send(&strict, post(&ping(), &[])).status, 200);
+}
+
+#[test]
+fn origin_is_checked_before_authentication() {
+    let response = send(
+        &server(),
+        post(
+            &ping(),
+            &[("Origin", "https://evil.example"), ("Authorization", "")],
+        ),
+    );
+    assert_eq!(response.status, 403);
+}
+
+#[test]
+fn malformed_json_is_parse_error_400() {
+    let server = server();
+    for body in ["{", "", "[1,", "{\"jsonrpc\":\"2.0\",}", "\u{feff}{}"] {
+        let response = send(&server, post(body, &[]));
+        assert_eq!(response.status, 400, "{body:?}");
+        let json = body_json(&response);
+        assert_eq!(error_code(&json), -32700, "{body:?}");
+        assert_eq!(json["id"], json!(null));
+    }
+}
+
+#[test]
+fn invalid_requests_are_400_with_the_id_when_readable() {
+    let server = server();
+    let cases = [
+        (json!({"jsonrpc": "2.0", "id": 3}), json!(3)),
+        (
+            json!({"jsonrpc": "1.0", "id": "x", "method": "ping"}),
+            json!("x"),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+            json!(null),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": [1]}),
+            json!(4),
+        ),
+        (json!("ping"), json!(null)),
+        (json!(42), json!(null)),
+    ];
+    for (body, id) in cases {
+        let (status, reply) = rpc(&server, body.clone(), &[]);
+        assert_eq!((status, error_code(&reply)), (400, -32600), "{body}");
+        assert_eq!(reply["id"], id, "{body}");
+    }
+}
+
+#[test]
+fn unsupported_version_header_is_400_with_the_supported_list() {
+    let (status, body) = rpc(
+        &server(),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        &[("MCP-Protocol-Version", "2024-11-05")],
+    );
+    assert_eq!(status, 400);
+    assert_eq!(error_code(&body), -32022);
+    assert_eq!(body["id"], 2);
+    assert_eq!(body["error"]["data"]["requested"], "2024-11-05");
+    assert_eq!(
+        body["error"]["data"]["supported"],
+        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
+    );
+    // Notifications are held to the same rule.
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let response = send(
+        &server(),
+        post(&note, &[("MCP-Protocol-Version", "garbage")]),
+    );
+    assert_eq!(response.status, 400);
+}
+
+#[test]
+fn batches_work_only_in_2025_03_26() {
+    let server = server();
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "b"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "nope"},
+        {"jsonrpc": "2.0", "id": 4}
+    ]);
+    for header in [None, Some("2025-03-26")] {
+        let extra: Vec<(&str, &str)> = header
+            .map(|h| ("MCP-Protocol-Version", h))
+            .into_iter()
+            .collect();
+        let (status, body) = rpc(&server, batch.clone(), &extra);
+        assert_eq!(status, 200, "{body}");
+        let replies = body.as_array().expect("batch reply");
+        let ids: Vec<_> = replies.iter().map(|r| r["id"].clone()).collect();
+        assert_eq!(ids, [json!(1), json!(2), json!(3), json!(4)]);
+        assert_eq!(replies[0]["result"], json!({}));
+        assert_eq!(
+            replies[1]["result"]["content"][0]["text"],
+            "b (principal ci, revision 2025-03-26)"
+        );
+        assert_eq!(replies[2]["error"]["code"], -32601);
+        assert_eq!(replies[3]["error"]["code"], -32600);
+    }
+    for header in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+        let (status, body) = rpc(&server, batch.clone(), &[("MCP-Protocol-Version", header)]);
+        assert_eq!((status, error_code(&body)), (400, -32600), "{header}");
+    }
+}
+
+#[test]
+fn batch_edge_cases() {
+    let server = server();
+    let (status, body) = rpc(&server, json!([]), &[]);
+    assert_eq!((status, error_code(&body)), (400, -32600));
+    // Only notifications: nothing to answer.
+    let response = send(
+        &server,
+        post(
+            &json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]).to_string(),
+            &[],
+        ),
+    );
+    assert_eq!((response.status, response.body.len()), (202, 0));
+    // initialize must not be batched.
+    let (_, body) = rpc(
+        &server,
+        json!([{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26"}}]),
+        &[],
+    );
+    assert_eq!(body[0]["error"]["code"], -32600);
+}
+
+#[test]
+fn a_panicking_tool_becomes_internal_error_with_details_only_in_the_log() {
+    let server = server();
+    let body = request(11, "tools/call", json!({"name": "panics", "arguments": {}})).to_string();
+    let (response, log) = send_logged(&server, post(&body, &[]));
+    assert_eq!(response.status, 500);
+    let reply = body_json(&response);
+    assert_eq!(reply["id"], 11);
+    assert_eq!(
+        reply["error"],
+        json!({"code": -32603, "message": "Internal error"})
+    );
+    assert!(!String::from_utf8_lossy(&response.body).contains("secret detail"));
+    let panic_line = log
+        .iter()
+        .find(|l| l.contains("\"panic\""))
+        .expect("a panic log line");
+    assert!(
+        panic_line.contains("secret detail: index 7 out of range"),
+        "{panic_line}"
+    );
+    assert!(panic_line.contains("\"tool\":\"panics\""), "{panic_line}");
+    // Every log line is one JSON object.
+    for line in &log {
+        serde_json::from_str::<serde_json::Value>(line).expect("log lines are JSON");
+    }
+    // The server keeps serving afterwards.
+    assert_eq!(send(&server, post(&ping(), &[])).status, 200);
+}
