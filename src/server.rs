@@ -98,13 +98,27 @@ impl Server {
                     json!({ "setting": setting, "given": given, "used": used }),
                 );
             }
+            if config.allow_anonymous && !config.auth_tokens.is_empty() {
+                log_event(
+                    ports,
+                    "warn",
+                    "anonymous_ignored",
+                    json!({ "detail": "MCP_ALLOW_ANONYMOUS is ignored because MCP_AUTH_TOKENS \
+                        holds tokens: every request must present one" }),
+                );
+            }
             if config.auth_tokens.is_empty() {
                 log_event(
                     ports,
                     "error",
                     "no_auth_tokens",
-                    json!({ "detail": "MCP_AUTH_TOKENS is empty or unset: every request to /mcp \
-                        will be refused with 401" }),
+                    json!({ "detail": if config.allow_anonymous {
+                        "MCP_AUTH_TOKENS is empty or unset: only credential-less loopback \
+                         requests (MCP_ALLOW_ANONYMOUS) will be served"
+                    } else {
+                        "MCP_AUTH_TOKENS is empty or unset: every request to /mcp will be \
+                         refused with 401"
+                    } }),
                 );
             }
         }
@@ -235,15 +249,19 @@ fn unauthorized(error: AuthError) -> HttpResponse {
     .with_header("WWW-Authenticate", error.challenge())
 }
 
-/// Authenticates by bearer token; a request without `Authorization` may run as the anonymous
-/// principal only when `MCP_ALLOW_ANONYMOUS` is on *and* it was addressed to a loopback host.
+/// Authenticates by bearer token. A request without `Authorization` runs as the anonymous
+/// principal only when all three hold: `MCP_ALLOW_ANONYMOUS` is on, no token is configured (a
+/// deployment with tokens never goes anonymous), and it was addressed to a loopback host.
 fn authenticate(
     config: &Config,
     request: &HttpRequest,
     ports: Ports<'_>,
 ) -> Result<Principal, AuthError> {
     let authorization = request.header("Authorization");
-    if authorization.is_none() && config.allow_anonymous && is_loopback_host(request.header("Host"))
+    if authorization.is_none()
+        && config.allow_anonymous
+        && config.auth_tokens.is_empty()
+        && is_loopback_host(request.header("Host"))
     {
         log_event(
             ports,
