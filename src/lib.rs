@@ -9,6 +9,7 @@
 pub mod value;
 pub mod http;
 pub mod ports;
+pub mod projection;
 pub mod upstream;
 pub mod render;
 pub mod auth;

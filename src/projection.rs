@@ -1,0 +1,2 @@
+//! Projection of upstream values by the `jq` argument.
+pub mod jmespath;

@@ -1,0 +1,441 @@
+//! The interpreter's values: borrowed parts of the input (never copied while evaluating), new
+//! JavaScript values built by the expression, and the two things JSON cannot hold that the
+//! reference can produce, `undefined` and expression references.
+
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use crate::value::{array_index_key, write_json_string, Map, Number, Value};
+
+use super::js;
+use super::parser::Node;
+
+/// A JavaScript value as the reference interpreter sees it.
+#[derive(Clone, Debug)]
+pub(crate) enum Val<'a> {
+    Undefined,
+    Null,
+    Bool(bool),
+    Num(f64),
+    Str(Rc<str>),
+    /// A key of an input object, used as a string.
+    Key(&'a str),
+    /// A value of the input document or of a literal, by reference.
+    Ref(&'a Value),
+    Arr(Rc<Vec<Val<'a>>>),
+    Obj(Rc<Obj<'a>>),
+    Expref(&'a Node),
+}
+
+/// Type tags, as the reference's `_getTypeName` and `Object.prototype.toString` tell them apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Undefined,
+    Null,
+    Boolean,
+    Number,
+    String,
+    Array,
+    Object,
+    Expref,
+}
+
+/// An object built by the expression, keeping JavaScript property order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Obj<'a> {
+    entries: Vec<(Rc<str>, Val<'a>)>,
+    index_keys: usize,
+}
+
+impl<'a> Obj<'a> {
+    /// Assigns `obj[key] = value` with JavaScript's ordering of new properties.
+    pub(crate) fn set(&mut self, key: Rc<str>, value: Val<'a>) {
+        if let Some(slot) = self.entries.iter_mut().find(|(k, _)| *k == key) {
+            slot.1 = value;
+            return;
+        }
+        match array_index_key(&key) {
+            Some(n) => {
+                let at = self.entries[..self.index_keys]
+                    .partition_point(|(k, _)| array_index_key(k).is_some_and(|m| m < n));
+                self.entries.insert(at, (key, value));
+                self.index_keys += 1;
+            }
+            None => self.entries.push((key, value)),
+        }
+    }
+}
+
+/// A view of either kind of array.
+pub(crate) enum ArrView<'b, 'a> {
+    Doc(&'a [Value]),
+    Own(&'b [Val<'a>]),
+}
+
+impl<'b, 'a> ArrView<'b, 'a> {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            ArrView::Doc(items) => items.len(),
+            ArrView::Own(items) => items.len(),
+        }
+    }
+
+    pub(crate) fn get(&self, i: usize) -> Option<Val<'a>> {
+        match self {
+            ArrView::Doc(items) => items.get(i).map(Val::Ref),
+            ArrView::Own(items) => items.get(i).cloned(),
+        }
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Val<'a>> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+}
+
+/// A view of either kind of object.
+pub(crate) enum ObjView<'b, 'a> {
+    Doc(&'a Map),
+    Own(&'b Obj<'a>),
+}
+
+impl<'b, 'a> ObjView<'b, 'a> {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            ObjView::Doc(m) => m.len(),
+            ObjView::Own(o) => o.entries.len(),
+        }
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<Val<'a>> {
+        match self {
+            ObjView::Doc(m) => m.get(key).map(Val::Ref),
+            ObjView::Own(o) => o
+                .entries
+                .iter()
+                .find(|(k, _)| &**k == key)
+                .map(|(_, v)| v.clone()),
+        }
+    }
+
+    /// Entries in `Object.keys` order.
+    pub(crate) fn entries(&self) -> Vec<(Val<'a>, Val<'a>)> {
+        match self {
+            ObjView::Doc(m) => m.iter().map(|(k, v)| (Val::Key(k), Val::Ref(v))).collect(),
+            ObjView::Own(o) => o
+                .entries
+                .iter()
+                .map(|(k, v)| (Val::Str(k.clone()), v.clone()))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn values(&self) -> Vec<Val<'a>> {
+        match self {
+            ObjView::Doc(m) => m.values().map(Val::Ref).collect(),
+            ObjView::Own(o) => o.entries.iter().map(|(_, v)| v.clone()).collect(),
+        }
+    }
+}
+
+impl<'a> Val<'a> {
+    pub(crate) fn str(s: &str) -> Val<'a> {
+        Val::Str(Rc::from(s))
+    }
+
+    pub(crate) fn arr(items: Vec<Val<'a>>) -> Val<'a> {
+        Val::Arr(Rc::new(items))
+    }
+
+    pub(crate) fn obj(obj: Obj<'a>) -> Val<'a> {
+        Val::Obj(Rc::new(obj))
+    }
+
+    pub(crate) fn kind(&self) -> Kind {
+        match self {
+            Val::Undefined => Kind::Undefined,
+            Val::Null | Val::Ref(Value::Null) => Kind::Null,
+            Val::Bool(_) | Val::Ref(Value::Bool(_)) => Kind::Boolean,
+            Val::Num(_) | Val::Ref(Value::Number(_)) => Kind::Number,
+            Val::Str(_) | Val::Key(_) | Val::Ref(Value::String(_)) => Kind::String,
+            Val::Arr(_) | Val::Ref(Value::Array(_)) => Kind::Array,
+            Val::Obj(_) | Val::Ref(Value::Object(_)) => Kind::Object,
+            Val::Expref(_) => Kind::Expref,
+        }
+    }
+
+    pub(crate) fn as_num(&self) -> Option<f64> {
+        match self {
+            Val::Num(n) => Some(*n),
+            Val::Ref(Value::Number(n)) => Some(n.as_f64()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Val::Str(s) => Some(s),
+            Val::Key(s) => Some(s),
+            Val::Ref(Value::String(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_bool(&self) -> Option<bool> {
+        match self {
+            Val::Bool(b) | Val::Ref(Value::Bool(b)) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_arr(&self) -> Option<ArrView<'_, 'a>> {
+        match self {
+            Val::Ref(Value::Array(items)) => Some(ArrView::Doc(items)),
+            Val::Arr(items) => Some(ArrView::Own(items)),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_obj(&self) -> Option<ObjView<'_, 'a>> {
+        match self {
+            Val::Ref(Value::Object(m)) => Some(ObjView::Doc(m)),
+            Val::Obj(o) => Some(ObjView::Own(o)),
+            _ => None,
+        }
+    }
+
+    /// The reference's `isFalse`: `""`, `false`, `null`, `[]` and `{}` (numbers never are).
+    pub(crate) fn is_false(&self) -> bool {
+        match self.kind() {
+            Kind::Null => true,
+            Kind::Boolean => self.as_bool() == Some(false),
+            Kind::String => self.as_str() == Some(""),
+            Kind::Array => self.as_arr().is_some_and(|a| a.len() == 0),
+            Kind::Object => self.as_obj().is_some_and(|o| o.len() == 0),
+            _ => false,
+        }
+    }
+
+    /// JavaScript's `===`: by value for primitives, by identity for arrays and objects.
+    pub(crate) fn strict_eq(&self, other: &Val<'a>) -> bool {
+        match (self.kind(), other.kind()) {
+            (Kind::Undefined, Kind::Undefined) | (Kind::Null, Kind::Null) => true,
+            (Kind::Boolean, Kind::Boolean) => self.as_bool() == other.as_bool(),
+            (Kind::Number, Kind::Number) => self.as_num() == other.as_num(),
+            (Kind::String, Kind::String) => self.as_str() == other.as_str(),
+            (Kind::Array, Kind::Array) | (Kind::Object, Kind::Object) => match (self, other) {
+                (Val::Ref(a), Val::Ref(b)) => std::ptr::eq(*a, *b),
+                (Val::Arr(a), Val::Arr(b)) => Rc::ptr_eq(a, b),
+                (Val::Obj(a), Val::Obj(b)) => Rc::ptr_eq(a, b),
+                _ => false,
+            },
+            (Kind::Expref, Kind::Expref) => match (self, other) {
+                (Val::Expref(a), Val::Expref(b)) => std::ptr::eq(*a, *b),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// The reference's `strictDeepEqual`.
+    pub(crate) fn deep_eq(&self, other: &Val<'a>) -> bool {
+        if self.strict_eq(other) {
+            return true;
+        }
+        if self.kind() != other.kind() {
+            return false;
+        }
+        if let (Some(a), Some(b)) = (self.as_arr(), other.as_arr()) {
+            return a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.deep_eq(&y));
+        }
+        if let (Some(a), Some(b)) = (self.as_obj(), other.as_obj()) {
+            // Keys holding `undefined` still count as present in `first`, but read as
+            // `undefined` from `second` when absent, exactly as the reference's loops do.
+            let mut seen = 0;
+            for (k, v) in a.entries() {
+                let key = k.as_str().unwrap_or_default();
+                let w = b.get(key).unwrap_or(Val::Undefined);
+                if !v.deep_eq(&w) {
+                    return false;
+                }
+                if b.get(key).is_some() {
+                    seen += 1;
+                }
+            }
+            return seen == b.len();
+        }
+        false
+    }
+
+    /// ToString, as string concatenation and `String(v)` apply it.
+    pub(crate) fn to_js_string(&self) -> String {
+        match self.kind() {
+            Kind::Undefined => "undefined".into(),
+            Kind::Null => "null".into(),
+            Kind::Boolean => self.as_bool().unwrap_or(false).to_string(),
+            Kind::Number => js::number_to_string(self.as_num().unwrap_or(f64::NAN)),
+            Kind::String => self.as_str().unwrap_or_default().to_owned(),
+            Kind::Array => {
+                let mut out = String::new();
+                if let Some(items) = self.as_arr() {
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        if !matches!(item.kind(), Kind::Undefined | Kind::Null) {
+                            out.push_str(&item.to_js_string());
+                        }
+                    }
+                }
+                out
+            }
+            Kind::Object | Kind::Expref => "[object Object]".into(),
+        }
+    }
+
+    /// ToNumber of a primitive (arrays and objects go through [`Self::to_js_string`] first).
+    fn to_js_number(&self) -> f64 {
+        match self.kind() {
+            Kind::Undefined => f64::NAN,
+            Kind::Null => 0.0,
+            Kind::Boolean => f64::from(u8::from(self.as_bool().unwrap_or(false))),
+            Kind::Number => self.as_num().unwrap_or(f64::NAN),
+            _ => js::string_to_number(self.as_str().unwrap_or_default()),
+        }
+    }
+
+    /// JavaScript's abstract relational comparison `self < other`: `None` is its `undefined`
+    /// (a NaN was involved), which makes every relational operator false.
+    pub(crate) fn js_less(&self, other: &Val<'a>) -> Option<bool> {
+        let prim = |v: &Val<'a>| -> Val<'a> {
+            match v.kind() {
+                Kind::Array | Kind::Object | Kind::Expref => Val::Str(Rc::from(v.to_js_string())),
+                _ => v.clone(),
+            }
+        };
+        let (a, b) = (prim(self), prim(other));
+        if let (Some(x), Some(y)) = (a.as_str(), b.as_str()) {
+            return Some(js::cmp_utf16(x, y) == Ordering::Less);
+        }
+        let (x, y) = (a.to_js_number(), b.to_js_number());
+        x.partial_cmp(&y).map(|o| o == Ordering::Less)
+    }
+
+    /// `JSON.stringify(v)`; `None` where it returns `undefined`.
+    pub(crate) fn to_json(&self) -> Option<String> {
+        let mut out = String::new();
+        self.write_json(&mut out).then_some(out)
+    }
+
+    fn write_json(&self, out: &mut String) -> bool {
+        match self {
+            Val::Undefined | Val::Expref(_) => return false,
+            Val::Ref(v) => write_value_json(v, out),
+            _ => match self.kind() {
+                Kind::Null => out.push_str("null"),
+                Kind::Boolean => out.push_str(&self.to_js_string()),
+                Kind::Number => match self.as_num() {
+                    Some(n) if n.is_finite() => out.push_str(&js::number_to_string(n)),
+                    _ => out.push_str("null"),
+                },
+                Kind::String => write_json_string(self.as_str().unwrap_or_default(), out),
+                Kind::Array => {
+                    out.push('[');
+                    for (i, item) in self.as_arr().iter().flat_map(|a| a.iter()).enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        if !item.write_json(out) {
+                            out.push_str("null");
+                        }
+                    }
+                    out.push(']');
+                }
+                _ => {
+                    out.push('{');
+                    let mut first = true;
+                    for (k, v) in self.as_obj().iter().flat_map(|o| o.entries()) {
+                        let mut member = String::new();
+                        if v.write_json(&mut member) {
+                            if !first {
+                                out.push(',');
+                            }
+                            first = false;
+                            write_json_string(k.as_str().unwrap_or_default(), out);
+                            out.push(':');
+                            out.push_str(&member);
+                        }
+                    }
+                    out.push('}');
+                }
+            },
+        }
+        true
+    }
+
+    /// The result as a document value: parts of the input are cloned here and only here.
+    /// `undefined`, NaN and infinities become `null`, as the TOON encoder normalizes them.
+    pub(crate) fn into_value(self) -> Result<Value, Unrepresentable> {
+        Ok(match self {
+            Val::Undefined | Val::Null => Value::Null,
+            Val::Bool(b) => Value::Bool(b),
+            Val::Num(n) => Number::from_f64(n).map_or(Value::Null, Value::Number),
+            Val::Str(s) => Value::String(s.to_string()),
+            Val::Key(s) => Value::String(s.to_owned()),
+            Val::Ref(v) => v.clone(),
+            Val::Arr(items) => Value::Array(
+                Rc::unwrap_or_clone(items)
+                    .into_iter()
+                    .map(Val::into_value)
+                    .collect::<Result<_, _>>()?,
+            ),
+            Val::Obj(obj) => {
+                let obj = Rc::unwrap_or_clone(obj);
+                let mut map = Map::new();
+                for (k, v) in obj.entries {
+                    map.insert(k.to_string(), v.into_value()?);
+                }
+                Value::Object(map)
+            }
+            Val::Expref(_) => return Err(Unrepresentable),
+        })
+    }
+}
+
+/// An expression reference reached the result, where the reference would print its syntax tree.
+#[derive(Debug)]
+pub(crate) struct Unrepresentable;
+
+/// `JSON.stringify` of a document value: numbers print as JavaScript prints their doubles.
+pub(crate) fn write_value_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) if n.as_f64().is_finite() => {
+            out.push_str(&js::number_to_string(n.as_f64()))
+        }
+        Value::Number(_) => out.push_str("null"),
+        Value::String(s) => write_json_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_string(k, out);
+                out.push(':');
+                write_value_json(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
