@@ -31,7 +31,7 @@ dev: build ## run the worker on http://127.0.0.1:8787 (PORT=... to change) with 
 	@[ -f .dev.vars ] || { cp .dev.vars.example .dev.vars; echo "created .dev.vars from .dev.vars.example"; }
 	npx wrangler dev --ip 127.0.0.1 --port $(PORT)
 
-test: tools test-host test-oracle test-e2e ## everything: host tests, oracle tests, end-to-end tests
+test: tools test-host test-oracle test-e2e conformance ## everything: host, oracle, end-to-end and conformance tests
 
 test-host: ## cargo test (the core, on the host)
 	cargo test
@@ -50,7 +50,7 @@ deploy: tools ## wrangler deploy with a release build (LTO, wasm-opt)
 	BUILD_PROFILE=release npx wrangler deploy
 
 size: build ## the gzipped upload size, as wrangler deploy --dry-run reports it
-	@npx wrangler deploy --dry-run --outdir target/dry-run 2>&1 | grep -E 'Total Upload'
+	@node bench/size.mjs
 
 bench: build ## run every bench/*.mjs (upload size, endpoint latency against a trivial worker, ...)
 	@for b in $(BENCHES); do echo "== $$b"; node $$b; done

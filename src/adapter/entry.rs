@@ -12,7 +12,7 @@ use crate::server::{Server, MAX_BODY_BYTES};
 use futures::StreamExt;
 use std::cell::OnceCell;
 use std::rc::Rc;
-use worker::{event, Context, Env, Headers, Request, Response, ResponseBuilder};
+use worker::{event, ByteStream, Context, Env, Headers, Request, Response, ResponseBuilder};
 
 thread_local! {
     /// The server, built on the first request: settings are only reachable through that
@@ -70,29 +70,49 @@ async fn read_request(mut req: Request) -> HttpRequest {
     }
 }
 
+/// How many bytes past the limit are read and thrown away before a 413 goes out. Closing a
+/// connection with unread request bytes makes the kernel reset it, and a client connected
+/// directly (wrangler dev, tests) then loses the 413 itself; bigger uploads are cut off anyway.
+const DRAIN_MAX_BYTES: usize = 4 * MAX_BODY_BYTES;
+
 /// Reads the body up to the limit; returns the bytes and whether the body was longer.
 async fn read_body(req: &mut Request, headers: &[(String, String)]) -> (Vec<u8>, bool) {
     let declared =
         crate::ports::header(headers, "Content-Length").and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|len| len > MAX_BODY_BYTES as u64) {
-        return (Vec::new(), true);
-    }
     if req.inner().body().is_none() {
         return (Vec::new(), false);
     }
     let Ok(mut stream) = req.stream() else {
         return (Vec::new(), false);
     };
+    if let Some(len) = declared.filter(|&len| len > MAX_BODY_BYTES as u64) {
+        if len <= (MAX_BODY_BYTES + DRAIN_MAX_BYTES) as u64 {
+            drain(&mut stream, MAX_BODY_BYTES + DRAIN_MAX_BYTES).await;
+        }
+        return (Vec::new(), true);
+    }
     let mut body = Vec::with_capacity(declared.map_or(0, |len| len as usize));
     while let Some(chunk) = stream.next().await {
         // A client that drops mid-body gets no answer anyway; the core sees what arrived.
         let Ok(chunk) = chunk else { break };
         if body.len() + chunk.len() > MAX_BODY_BYTES {
-            return (body, true);
+            drain(&mut stream, DRAIN_MAX_BYTES).await;
+            return (Vec::new(), true);
         }
         body.extend_from_slice(&chunk);
     }
     (body, false)
+}
+
+/// Reads and discards up to about `budget` bytes of what is left of the body.
+async fn drain(stream: &mut ByteStream, budget: usize) {
+    let mut seen = 0usize;
+    while seen <= budget {
+        match stream.next().await {
+            Some(Ok(chunk)) => seen += chunk.len(),
+            _ => return,
+        }
+    }
 }
 
 /// The Workers response for `response`.
