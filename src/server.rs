@@ -4,6 +4,7 @@
 
 mod dispatch;
 mod reply;
+mod version;
 
 use crate::auth::{self, AuthError, Principal};
 use crate::config::{Config, ConfigError};

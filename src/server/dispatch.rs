@@ -4,29 +4,22 @@
 //! methods themselves.
 
 use super::reply::{json_reply, log_event, panic_message, rpc_error_reply, status_for};
+use super::version::{effective_version, header_version, PROTOCOL_VERSION_HEADER};
 use crate::auth::Principal;
 use crate::config::Config;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::jsonrpc::{self, ErrorCode, ErrorObject, Id, Message, Request, Response};
+use crate::jsonrpc::{self, ErrorCode, ErrorObject, Message, Request, Response};
 use crate::mcp::{
     self, CacheHints, CacheScope, CallToolParams, DiscoverResult, Implementation, InitializeParams,
     InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
 };
 use crate::ports::Ports;
 use crate::registry::{schema, Registry, ToolCall, ToolError, ToolResult};
-use base64::Engine;
 use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 use std::panic::AssertUnwindSafe;
-
-/// The header naming the request's protocol revision.
-pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
-/// 2026-07-28: the header mirroring the body's `method`.
-pub const METHOD_HEADER: &str = "Mcp-Method";
-/// 2026-07-28: the header mirroring `params.name` of `tools/call`.
-pub const NAME_HEADER: &str = "Mcp-Name";
 
 /// How long a 2026-07-28 client may reuse `tools/list` and `server/discover` results. The tool
 /// set only changes with a deployment, so a few minutes of staleness is harmless.
@@ -64,42 +57,6 @@ pub async fn handle_body(cx: &Context<'_>) -> HttpResponse {
         Json::Array(items) => batch(cx, items, header).await,
         single => single_message(cx, single, header).await,
     }
-}
-
-/// The `MCP-Protocol-Version` header as a revision: `Ok(None)` when absent, `Err` (the reply)
-/// when it names a revision this server does not speak.
-fn header_version(
-    header: Option<&str>,
-    id: Option<Id>,
-) -> Result<Option<ProtocolVersion>, HttpResponse> {
-    match header {
-        None => Ok(None),
-        Some(text) => ProtocolVersion::parse(text)
-            .map(Some)
-            .ok_or_else(|| rpc_error_reply(400, id, unsupported_version(text))),
-    }
-}
-
-fn unsupported_version(requested: &str) -> ErrorObject {
-    let supported: Vec<&str> = ProtocolVersion::ALL
-        .iter()
-        .rev()
-        .map(|v| v.as_str())
-        .collect();
-    ErrorObject::new(
-        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-        format!(
-            "Unsupported protocol version (supported versions: {})",
-            supported.join(", ")
-        ),
-    )
-    // Implementations read `supported` (the SDKs) or `supportedVersions` (the conformance
-    // suite's wording, matching server/discover); both carry the same list.
-    .with_data(json!({
-        "supported": supported,
-        "supportedVersions": supported,
-        "requested": requested
-    }))
 }
 
 async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> HttpResponse {
@@ -231,156 +188,6 @@ async fn answer(cx: &Context<'_>, request: Request, header: Option<ProtocolVersi
             Response::failure(Some(id), ErrorObject::internal())
         }
     }
-}
-
-/// The revision a message is served under, after checking that the header and the body agree.
-fn effective_version(
-    http: &HttpRequest,
-    method: &str,
-    params: Option<&Map<String, Json>>,
-    header: Option<ProtocolVersion>,
-    is_request: bool,
-) -> Result<ProtocolVersion, ErrorObject> {
-    let meta = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(Json::as_object);
-    let meta_version = meta.and_then(|m| m.get(mcp::META_PROTOCOL_VERSION));
-    if let Some(Json::String(text)) = meta_version {
-        if ProtocolVersion::parse(text).is_none() {
-            return Err(unsupported_version(text));
-        }
-    }
-    match header {
-        Some(version) if version.is_stateless() => {
-            stateless_checks(http, method, params, meta, version, is_request)?;
-            Ok(version)
-        }
-        _ => {
-            let version = header.unwrap_or(ProtocolVersion::DEFAULT_WITHOUT_HEADER);
-            match meta_version {
-                Some(Json::String(text)) if text != version.as_str() => {
-                    Err(header_mismatch(if header.is_none() {
-                        "the MCP-Protocol-Version header is required when _meta names a protocol \
-                         version"
-                    } else {
-                        "the MCP-Protocol-Version header does not match \
-                         io.modelcontextprotocol/protocolVersion in _meta"
-                    }))
-                }
-                _ => Ok(version),
-            }
-        }
-    }
-}
-
-fn header_mismatch(reason: &str) -> ErrorObject {
-    ErrorObject::new(
-        ErrorCode::HEADER_MISMATCH,
-        format!("Header mismatch: {reason}"),
-    )
-}
-
-/// 2026-07-28: the per-request `_meta` and the standard headers, which must mirror the body.
-fn stateless_checks(
-    http: &HttpRequest,
-    method: &str,
-    params: Option<&Map<String, Json>>,
-    meta: Option<&Map<String, Json>>,
-    version: ProtocolVersion,
-    is_request: bool,
-) -> Result<(), ErrorObject> {
-    if is_request {
-        let meta = meta.ok_or_else(|| {
-            ErrorObject::invalid_params(format!(
-                "params._meta is required in protocol revision {} and must carry {} and {}",
-                version.as_str(),
-                mcp::META_PROTOCOL_VERSION,
-                mcp::META_CLIENT_CAPABILITIES
-            ))
-        })?;
-        match meta.get(mcp::META_PROTOCOL_VERSION) {
-            Some(Json::String(text)) if text == version.as_str() => {}
-            Some(Json::String(_)) => {
-                return Err(header_mismatch(
-                    "the MCP-Protocol-Version header does not match \
-                     io.modelcontextprotocol/protocolVersion in _meta",
-                ))
-            }
-            _ => {
-                return Err(ErrorObject::invalid_params(format!(
-                    "_meta must carry {} as a string",
-                    mcp::META_PROTOCOL_VERSION
-                )))
-            }
-        }
-        if !meta
-            .get(mcp::META_CLIENT_CAPABILITIES)
-            .is_some_and(Json::is_object)
-        {
-            return Err(ErrorObject::invalid_params(format!(
-                "_meta must carry {} as an object (empty when the client has none)",
-                mcp::META_CLIENT_CAPABILITIES
-            )));
-        }
-        let info = meta.get(mcp::META_CLIENT_INFO).cloned();
-        if info.is_none_or(|info| serde_json::from_value::<Implementation>(info).is_err()) {
-            return Err(ErrorObject::invalid_params(format!(
-                "_meta must carry {} as an object with string name and version",
-                mcp::META_CLIENT_INFO
-            )));
-        }
-    }
-    match decoded_header(http, METHOD_HEADER)? {
-        // Required on requests; the revision leaves notifications' headers undefined, so a
-        // notification is only held to a header it chose to send.
-        None if !is_request => {}
-        None => return Err(header_mismatch("the Mcp-Method header is required")),
-        Some(value) if value != method => {
-            return Err(header_mismatch(
-                "the Mcp-Method header does not match the method in the body",
-            ))
-        }
-        Some(_) => {}
-    }
-    if method == "tools/call" {
-        if let Some(Json::String(name)) = params.and_then(|p| p.get("name")) {
-            match decoded_header(http, NAME_HEADER)? {
-                None => {
-                    return Err(header_mismatch(
-                        "the Mcp-Name header is required for tools/call",
-                    ))
-                }
-                Some(value) if value != *name => {
-                    return Err(header_mismatch(
-                        "the Mcp-Name header does not match params.name",
-                    ))
-                }
-                Some(_) => {}
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A standard header's value, decoding the `=?base64?...?=` form clients use for values that
-/// are not plain header text.
-fn decoded_header(http: &HttpRequest, name: &str) -> Result<Option<String>, ErrorObject> {
-    let Some(raw) = http.header(name) else {
-        return Ok(None);
-    };
-    let raw = raw.trim();
-    let Some(encoded) = raw
-        .strip_prefix("=?base64?")
-        .and_then(|r| r.strip_suffix("?="))
-    else {
-        return Ok(Some(raw.to_owned()));
-    };
-    base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .map(Some)
-        .ok_or_else(|| header_mismatch(&format!("the {name} header is not valid base64 UTF-8")))
 }
 
 fn parse_params<T: DeserializeOwned + Default>(
