@@ -1,14 +1,15 @@
 // Runs one reference package's MCP tools in-process against scripted upstream responses.
 //
 // Started by record.mjs as `node child.mjs <spec.json>` with HOME, TMPDIR and the working directory pointing at a
-// throwaway sandbox. Everything nondeterministic or external the reference code touches is replaced here before the
-// package is loaded: `fetch` (serves the scripted response, records the request), the wall clock (frozen), the 4 random
-// bytes of the raw-response file name (derived from the case name), and writes under /tmp/mcp (redirected into the
-// sandbox; any other write outside the sandbox aborts the run). Results go to a JSON file, never stdout, because the
-// reference logger prints to the console.
+// throwaway sandbox. Everything nondeterministic or external the reference code touches is replaced before the
+// package loads: `fetch` (serves the scripted response, records the request), the wall clock (frozen), the 4 random
+// bytes of the raw-response file name (derived from the case name), writes under /tmp/mcp (redirected into the
+// sandbox; any other write outside it aborts the run) and sockets (any connect attempt throws). Results go to a JSON
+// file, never stdout, because the reference logger prints to the console.
 
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import process from 'node:process';
@@ -26,6 +27,7 @@ freezeClock();
 let currentCase = null;
 seedRandomBytes();
 guardFilesystem();
+refuseSockets();
 installFakeFetch();
 
 const results = [];
@@ -106,6 +108,13 @@ function guardFilesystem() {
       return real.call(fs, redirect(p), ...rest);
     };
   }
+}
+
+function refuseSockets() {
+  // The scripted fetch replaces the only network path the tools use; this makes any other attempt fail loudly.
+  net.Socket.prototype.connect = function refusedConnect() {
+    throw new Error('parity sandbox: network access refused');
+  };
 }
 
 function installFakeFetch() {
