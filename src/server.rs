@@ -1,12 +1,15 @@
-//! The HTTP face of the server: routing, the checks every `POST /mcp` passes before its body is
-//! read (configuration, origin, authentication, size, content type), panic containment, and
-//! the one place where errors become HTTP replies. JSON-RPC dispatch lives in [`dispatch`].
+//! The HTTP face of the server: routing, the order of the checks every `POST /mcp` passes
+//! (configuration, origin, authentication, size, content type, `Accept`), CORS for allowed
+//! origins, panic containment, and the replies for requests refused before dispatch. The header
+//! checks live in `checks`, JSON-RPC dispatch in `dispatch`, revision selection in
+//! `version`, reply serialization in `reply`.
 
+mod checks;
 mod dispatch;
 mod reply;
 mod version;
 
-use crate::auth::{self, AuthError, Principal};
+use crate::auth::AuthError;
 use crate::config::{Config, ConfigError};
 use crate::http::{HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
@@ -137,30 +140,49 @@ impl Server {
             }
             (_, "/") => method_not_allowed("GET, HEAD"),
             ("POST", MCP_PATH) => self.post_mcp(request, ports).await,
+            ("OPTIONS", MCP_PATH) => self.options_mcp(&request, ports),
             // No server-initiated SSE stream (GET) and no sessions to end (DELETE).
             (_, MCP_PATH) => method_not_allowed("POST"),
             _ => HttpResponse::new(404, "text/plain; charset=utf-8", "Not found\n"),
         }
     }
 
+    /// `POST /mcp`: the configuration and origin checks, then everything else; a response to an
+    /// allowed browser origin carries CORS headers, errors included.
     async fn post_mcp(&self, request: HttpRequest, ports: Ports<'_>) -> HttpResponse {
         let config = match &self.config {
             Ok(config) => config,
-            Err(error) => {
-                log_event(
-                    ports,
-                    "error",
-                    "config_invalid",
-                    json!({ "setting": error.setting, "reason": error.reason }),
-                );
-                let message = format!("Internal error: server misconfigured: {error}");
-                return rpc_error_reply(
-                    500,
-                    None,
-                    ErrorObject::new(ErrorCode::INTERNAL_ERROR, message),
-                );
-            }
+            Err(error) => return config_error(error, ports),
         };
+        let Some(origin) = request.header("Origin").map(str::to_owned) else {
+            return self.checked_post(config, request, ports).await;
+        };
+        if !config.origin_allowed(&origin) {
+            return forbidden_origin(&origin, ports);
+        }
+        checks::with_cors(self.checked_post(config, request, ports).await, &origin)
+    }
+
+    /// `OPTIONS /mcp`: a CORS preflight from an allowed origin gets 204; without `Origin` it is
+    /// not a preflight, and `/mcp` only serves POST.
+    fn options_mcp(&self, request: &HttpRequest, ports: Ports<'_>) -> HttpResponse {
+        let config = match &self.config {
+            Ok(config) => config,
+            Err(error) => return config_error(error, ports),
+        };
+        match request.header("Origin") {
+            Some(origin) if config.origin_allowed(origin) => checks::preflight(origin),
+            Some(origin) => forbidden_origin(origin, ports),
+            None => method_not_allowed("POST"),
+        }
+    }
+
+    async fn checked_post(
+        &self,
+        config: &Config,
+        request: HttpRequest,
+        ports: Ports<'_>,
+    ) -> HttpResponse {
         let registry = match &self.registry {
             Ok(registry) => registry,
             Err(error) => {
@@ -173,17 +195,7 @@ impl Server {
                 return rpc_error_reply(500, None, ErrorObject::internal());
             }
         };
-        if let Some(origin) = request.header("Origin") {
-            if !config.origin_allowed(origin) {
-                log_event(ports, "warn", "origin_refused", json!({ "origin": origin }));
-                return rpc_error_reply(
-                    403,
-                    None,
-                    ErrorObject::new(ErrorCode::SERVER_ERROR, "Forbidden: origin not allowed"),
-                );
-            }
-        }
-        let principal = match authenticate(config, &request, ports) {
+        let principal = match checks::authenticate(config, &request, ports) {
             Ok(principal) => principal,
             Err(error) => return unauthorized(error),
         };
@@ -197,7 +209,7 @@ impl Server {
                 ),
             );
         }
-        if !is_json_content_type(request.header("Content-Type")) {
+        if !checks::is_json_content_type(request.header("Content-Type")) {
             return rpc_error_reply(
                 415,
                 None,
@@ -207,7 +219,7 @@ impl Server {
                 ),
             );
         }
-        if !accepts_json(request.header("Accept")) {
+        if !checks::accepts_json(request.header("Accept")) {
             return rpc_error_reply(
                 406,
                 None,
@@ -226,6 +238,32 @@ impl Server {
         };
         dispatch::handle_body(&context).await
     }
+}
+
+fn config_error(error: &ConfigError, ports: Ports<'_>) -> HttpResponse {
+    log_event(
+        ports,
+        "error",
+        "config_invalid",
+        json!({ "setting": error.setting, "reason": error.reason }),
+    );
+    let message = format!("Internal error: server misconfigured: {error}");
+    rpc_error_reply(
+        500,
+        None,
+        ErrorObject::new(ErrorCode::INTERNAL_ERROR, message),
+    )
+}
+
+fn forbidden_origin(origin: &str, ports: Ports<'_>) -> HttpResponse {
+    // Bounded: the value is client-controlled and only there to diagnose a missing allow entry.
+    let shown: String = origin.chars().take(200).collect();
+    log_event(ports, "warn", "origin_refused", json!({ "origin": shown }));
+    rpc_error_reply(
+        403,
+        None,
+        ErrorObject::new(ErrorCode::SERVER_ERROR, "Forbidden: origin not allowed"),
+    )
 }
 
 fn method_not_allowed(allow: &str) -> HttpResponse {
@@ -248,143 +286,4 @@ fn unauthorized(error: AuthError) -> HttpResponse {
         ErrorObject::new(ErrorCode::SERVER_ERROR, message),
     )
     .with_header("WWW-Authenticate", error.challenge())
-}
-
-/// Authenticates by bearer token. A request without `Authorization` runs as the anonymous
-/// principal only when all three hold: `MCP_ALLOW_ANONYMOUS` is on, no token is configured (a
-/// deployment with tokens never goes anonymous), and it was addressed to a loopback host.
-fn authenticate(
-    config: &Config,
-    request: &HttpRequest,
-    ports: Ports<'_>,
-) -> Result<Principal, AuthError> {
-    let authorization = request.header("Authorization");
-    if authorization.is_none()
-        && config.allow_anonymous
-        && config.auth_tokens.is_empty()
-        && is_loopback_host(request.header("Host"))
-    {
-        log_event(
-            ports,
-            "warn",
-            "anonymous_request",
-            json!({ "detail": "MCP_ALLOW_ANONYMOUS is on: serving a loopback request without \
-                credentials as the anonymous principal" }),
-        );
-        return Ok(Principal::anonymous());
-    }
-    let result = auth::authenticate(&config.auth_tokens, authorization);
-    match result {
-        Err(AuthError::NotConfigured) => log_event(
-            ports,
-            "error",
-            "auth_not_configured",
-            json!({ "detail": "refused: MCP_AUTH_TOKENS holds no tokens, so no request can be \
-                authenticated" }),
-        ),
-        Err(AuthError::Invalid) => log_event(ports, "warn", "auth_invalid_token", json!({})),
-        _ => {}
-    }
-    result
-}
-
-/// True for `localhost`, `*.localhost`, `127.0.0.0/8` and `[::1]`, with or without a port.
-fn is_loopback_host(host: Option<&str>) -> bool {
-    let Some(host) = host.map(|h| h.trim().to_ascii_lowercase()) else {
-        return false;
-    };
-    let name = if host.starts_with('[') {
-        host.split_once(']')
-            .map_or(host.as_str(), |(h, _)| h)
-            .trim_start_matches('[')
-            .to_owned()
-    } else {
-        host.split(':').next().unwrap_or_default().to_owned()
-    };
-    name == "localhost"
-        || name.ends_with(".localhost")
-        || name == "::1"
-        || name.strip_prefix("127.").is_some_and(|rest| {
-            rest.split('.').count() == 3 && rest.split('.').all(|p| p.parse::<u8>().is_ok())
-        })
-}
-
-/// `application/json`, any case, with optional parameters (`; charset=utf-8`).
-fn is_json_content_type(value: Option<&str>) -> bool {
-    value.is_some_and(|v| {
-        v.split(';')
-            .next()
-            .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
-    })
-}
-
-/// True unless `Accept` is present and admits neither `application/json` nor a wildcard that
-/// covers it. The spec asks clients to list both JSON and SSE; we only ever answer JSON, so only
-/// JSON's acceptability matters.
-fn accepts_json(value: Option<&str>) -> bool {
-    let Some(value) = value else { return true };
-    value.split(',').any(|range| {
-        let mut parts = range.split(';');
-        let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
-        let refused = parts.any(|p| {
-            p.trim()
-                .strip_prefix("q=")
-                .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0))
-        });
-        !refused && matches!(media.as_str(), "application/json" | "application/*" | "*/*")
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loopback_hosts() {
-        for host in [
-            "localhost",
-            "localhost:8787",
-            "127.0.0.1:8787",
-            "[::1]:8787",
-            "a.localhost",
-        ] {
-            assert!(is_loopback_host(Some(host)), "{host}");
-        }
-        for host in [
-            "example.com",
-            "127.0.0.1.evil.com",
-            "localhost.evil.com",
-            "[::2]",
-            "",
-        ] {
-            assert!(!is_loopback_host(Some(host)), "{host}");
-        }
-        assert!(!is_loopback_host(None));
-    }
-
-    #[test]
-    fn content_types() {
-        assert!(is_json_content_type(Some("application/json")));
-        assert!(is_json_content_type(Some(
-            "Application/JSON; charset=utf-8"
-        )));
-        assert!(!is_json_content_type(Some("text/plain")));
-        assert!(!is_json_content_type(Some("application/jsonx")));
-        assert!(!is_json_content_type(None));
-    }
-
-    #[test]
-    fn accept_headers() {
-        for ok in [
-            None,
-            Some("application/json, text/event-stream"),
-            Some("*/*"),
-            Some("text/event-stream, application/*;q=0.5"),
-        ] {
-            assert!(accepts_json(ok), "{ok:?}");
-        }
-        for bad in ["text/event-stream", "text/html", "application/json;q=0"] {
-            assert!(!accepts_json(Some(bad)), "{bad}");
-        }
-    }
 }

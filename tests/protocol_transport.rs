@@ -244,3 +244,83 @@ fn a_panicking_tool_becomes_internal_error_with_details_only_in_the_log() {
     // The server keeps serving afterwards.
     assert_eq!(send(&server, post(&ping(), &[])).status, 200);
 }
+
+#[test]
+fn allowed_browser_origins_get_cors_headers_and_preflights() {
+    let mut settings = base_settings();
+    settings.push(("MCP_ALLOWED_ORIGINS".into(), "http://localhost:6274".into()));
+    let server = server_with(settings);
+    let options = |origin: Option<&str>| {
+        let mut headers = vec![(
+            "Access-Control-Request-Method".to_owned(),
+            "POST".to_owned(),
+        )];
+        if let Some(origin) = origin {
+            headers.push(("Origin".to_owned(), origin.to_owned()));
+        }
+        send(
+            &server,
+            devtools_mcp_edge::http::HttpRequest {
+                method: "OPTIONS".into(),
+                path: "/mcp".into(),
+                headers,
+                ..Default::default()
+            },
+        )
+    };
+    let preflight = options(Some("http://localhost:6274"));
+    assert_eq!(preflight.status, 204);
+    assert_eq!(
+        preflight.header("Access-Control-Allow-Origin"),
+        Some("http://localhost:6274")
+    );
+    assert_eq!(
+        preflight.header("Access-Control-Allow-Methods"),
+        Some("POST")
+    );
+    let allowed = preflight.header("Access-Control-Allow-Headers").unwrap();
+    for name in [
+        "Authorization",
+        "Content-Type",
+        "MCP-Protocol-Version",
+        "Mcp-Method",
+        "Mcp-Name",
+    ] {
+        assert!(allowed.contains(name), "{name} not in {allowed}");
+    }
+    assert_eq!(options(Some("https://evil.example")).status, 403);
+    assert_eq!(options(None).status, 405);
+
+    // Responses to an allowed origin, errors included, can be read by the page.
+    let ok = send(
+        &server,
+        post(&ping(), &[("Origin", "http://localhost:6274")]),
+    );
+    assert_eq!(ok.status, 200);
+    assert_eq!(
+        ok.header("Access-Control-Allow-Origin"),
+        Some("http://localhost:6274")
+    );
+    assert_eq!(ok.header("Vary"), Some("Origin"));
+    let denied = send(
+        &server,
+        post(
+            &ping(),
+            &[("Origin", "http://localhost:6274"), ("Authorization", "")],
+        ),
+    );
+    assert_eq!(denied.status, 401);
+    assert_eq!(
+        denied.header("Access-Control-Allow-Origin"),
+        Some("http://localhost:6274")
+    );
+    assert_eq!(
+        denied.header("Access-Control-Expose-Headers"),
+        Some("WWW-Authenticate")
+    );
+    // No Origin, no CORS headers.
+    assert_eq!(
+        send(&server, post(&ping(), &[])).header("Access-Control-Allow-Origin"),
+        None
+    );
+}
