@@ -321,6 +321,34 @@ pub struct CallToolResult {
     pub meta: Option<Map<String, Json>>,
 }
 
+impl CallToolResult {
+    /// The result as a client of `version` can parse it. 2025-03-26 predates `structuredContent`
+    /// and `resource_link` blocks: the structured copy is dropped (tools also return it as text,
+    /// as 2025-06-18 asks) and a link becomes a text block naming it.
+    pub fn for_revision(mut self, version: ProtocolVersion) -> CallToolResult {
+        if version >= ProtocolVersion::V2025_06_18 {
+            return self;
+        }
+        self.structured_content = None;
+        for block in &mut self.content {
+            if let ContentBlock::ResourceLink {
+                uri,
+                name,
+                description,
+                ..
+            } = block
+            {
+                let text = match description {
+                    Some(d) => format!("{name}: {uri} ({d})"),
+                    None => format!("{name}: {uri}"),
+                };
+                *block = ContentBlock::text(text);
+            }
+        }
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,6 +404,36 @@ mod tests {
             serde_json::to_value(&ok).unwrap(),
             json!({"content":[{"type":"text","text":"x"}]})
         );
+    }
+
+    #[test]
+    fn results_for_2025_03_26_drop_what_it_cannot_parse() {
+        let result = CallToolResult {
+            content: vec![
+                ContentBlock::text("t"),
+                ContentBlock::ResourceLink {
+                    uri: "r://a".into(),
+                    name: "a".into(),
+                    description: Some("log".into()),
+                    mime_type: None,
+                },
+            ],
+            structured_content: Some(crate::value::Value::from("s")),
+            is_error: false,
+            meta: None,
+        };
+        let old = result.clone().for_revision(ProtocolVersion::V2025_03_26);
+        assert_eq!(old.structured_content, None);
+        assert_eq!(
+            old.content,
+            vec![
+                ContentBlock::text("t"),
+                ContentBlock::text("a: r://a (log)")
+            ]
+        );
+        for v in [ProtocolVersion::V2025_06_18, ProtocolVersion::V2026_07_28] {
+            assert_eq!(result.clone().for_revision(v), result);
+        }
     }
 
     #[test]

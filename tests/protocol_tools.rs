@@ -132,3 +132,17 @@ fn malformed_call_params_are_invalid_params() {
         assert_eq!(reply["id"], 1);
     }
 }
+
+#[test]
+fn structured_content_is_left_out_for_2025_03_26_clients() {
+    let server = server();
+    let (_, old) = rpc(&server, call("echo", json!({"text": "s"})), &[]);
+    assert!(old["result"].get("structuredContent").is_none(), "{old}");
+    assert_eq!(old["result"]["content"][0]["type"], "text");
+    let (_, new) = rpc(
+        &server,
+        call("echo", json!({"text": "s"})),
+        &version("2025-06-18"),
+    );
+    assert_eq!(new["result"]["structuredContent"], "s");
+}

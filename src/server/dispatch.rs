@@ -356,7 +356,7 @@ async fn call_tool(
             ))
         }
     };
-    to_json(&result.into_wire())
+    to_json(&result.into_wire().for_revision(version))
 }
 
 fn error_result(text: String) -> ToolResult {

@@ -202,3 +202,48 @@ fn decoded_header(http: &HttpRequest, name: &str) -> Result<Option<String>, Erro
         .map(Some)
         .ok_or_else(|| header_mismatch(&format!("the {name} header is not valid base64 UTF-8")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_header(name: &str, value: &str) -> HttpRequest {
+        HttpRequest {
+            headers: vec![(name.to_owned(), value.to_owned())],
+            ..HttpRequest::default()
+        }
+    }
+
+    #[test]
+    fn decodes_plain_and_base64_header_values() {
+        let cases = [
+            ("tools/call", Some("tools/call")),
+            (" echo ", Some("echo")),
+            ("=?base64?dMO2w7ZsX3VuaWNvZGU=?=", Some("tööl_unicode")),
+            ("=?base64?ZWNobw==?=", Some("echo")),
+        ];
+        for (raw, expected) in cases {
+            let decoded = decoded_header(&with_header(NAME_HEADER, raw), NAME_HEADER);
+            assert_eq!(decoded, Ok(expected.map(str::to_owned)), "{raw}");
+        }
+        assert_eq!(
+            decoded_header(&HttpRequest::default(), NAME_HEADER),
+            Ok(None)
+        );
+        for bad in ["=?base64?***?=", "=?base64?/w==?="] {
+            let err = decoded_header(&with_header(NAME_HEADER, bad), NAME_HEADER).unwrap_err();
+            assert_eq!(err.code, ErrorCode::HEADER_MISMATCH, "{bad}");
+        }
+    }
+
+    #[test]
+    fn header_versions() {
+        assert_eq!(header_version(None, None).ok(), Some(None));
+        assert_eq!(
+            header_version(Some("2025-06-18"), None).ok(),
+            Some(Some(ProtocolVersion::V2025_06_18))
+        );
+        let refused = header_version(Some("2024-11-05"), None).unwrap_err();
+        assert_eq!(refused.status, 400);
+    }
+}
