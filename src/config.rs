@@ -181,11 +181,10 @@ fn parse_clamped(text: &str, bounds: Bounds) -> Option<(u64, bool)> {
         return None;
     }
     if text.starts_with('-') {
-        // Any negative number is below every range here; zero stays zero.
+        // Ranges here never go below zero, so a negative number clamps to the minimum ("-0" is
+        // zero, a change only when the minimum is above zero).
         let zero = digits.bytes().all(|b| b == b'0');
-        let value = if zero { 0 } else { bounds.min };
-        let clamped = value.max(bounds.min);
-        return Some((clamped, !zero || clamped != 0));
+        return Some((bounds.min, !(zero && bounds.min == 0)));
     }
     // Too many digits for u64 is still a number: it clamps to the maximum.
     let value = digits.parse::<u64>().unwrap_or(u64::MAX);
@@ -248,6 +247,7 @@ mod tests {
             ("1", Some((2, true))),
             ("11", Some((10, true))),
             ("-3", Some((2, true))),
+            ("-0", Some((2, true))),
             ("99999999999999999999999", Some((10, true))),
             ("7.5", None),
             ("1e3", None),

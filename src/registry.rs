@@ -204,6 +204,13 @@ impl Registry {
                 "tool {name:?}: the input schema must have \"type\": \"object\""
             )));
         }
+        if let Some(output) = &spec.output_schema {
+            if output.get("type").and_then(Json::as_str) != Some("object") {
+                return Err(RegistryError(format!(
+                    "tool {name:?}: the output schema must have \"type\": \"object\""
+                )));
+            }
+        }
         let unsupported = schema::unsupported_keywords(&spec.input_schema);
         if !unsupported.is_empty() {
             return Err(RegistryError(format!(
@@ -249,6 +256,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[derive(Clone)]
     struct Named(ToolSpec);
 
     impl Tool for Named {
@@ -318,6 +326,31 @@ mod tests {
             assert!(err.0.contains(expected), "{err}");
         }
         assert_eq!(r.names(), ["jira.search_issues"]);
+    }
+
+    #[test]
+    fn output_schemas_must_describe_objects() {
+        let mut tool = Named(ToolSpec {
+            name: "o".into(),
+            title: None,
+            description: "d".into(),
+            input_schema: json!({"type": "object"}),
+            output_schema: Some(json!({"type": "array"})),
+            annotations: ToolAnnotations::default(),
+        });
+        let err = Registry::new()
+            .register(Box::new(tool.clone()))
+            .unwrap_err();
+        assert!(err.0.contains("output schema"), "{err}");
+        tool.0.output_schema = Some(json!({"type": "object"}));
+        assert!(Registry::new().register(Box::new(tool)).is_ok());
+    }
+
+    #[test]
+    fn a_registry_can_live_in_a_static() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Registry>();
+        shareable::<crate::server::Server>();
     }
 
     #[test]
