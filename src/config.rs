@@ -160,7 +160,7 @@ impl Config {
     /// True when `origin` (an `Origin` header value) is in `MCP_ALLOWED_ORIGINS`.
     pub fn origin_allowed(&self, origin: &str) -> bool {
         let origin = normalize_origin(origin);
-        self.allowed_origins.iter().any(|o| *o == origin)
+        self.allowed_origins.contains(&origin)
     }
 }
 

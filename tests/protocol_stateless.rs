@@ -115,7 +115,8 @@ fn mcp_name_accepts_the_base64_form() {
 #[test]
 fn header_and_body_disagreements_are_header_mismatch_400() {
     let server = server();
-    let cases: Vec<(&str, Value, Vec<(&str, &str)>)> = vec![
+    type Case<'a> = (&'a str, Value, Vec<(&'a str, &'a str)>);
+    let cases: Vec<Case> = vec![
         (
             "Mcp-Method missing",
             call_echo("x"),
