@@ -190,15 +190,17 @@ pub fn authenticate(
         .ok_or(AuthError::Invalid)
 }
 
-/// Compares two byte strings in time that depends only on their lengths, never on where they
-/// first differ.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = (a.len() ^ b.len()) as u64;
-    let len = a.len().max(b.len());
-    for i in 0..len {
-        let x = a.get(i).copied().unwrap_or(0);
-        let y = b.get(i).copied().unwrap_or(0);
-        diff |= u64::from(x ^ y);
+/// Compares a configured `secret` with a `presented` value in time that depends only on the
+/// presented value's length: neither where they first differ nor the secret's length shows.
+pub fn constant_time_eq(secret: &[u8], presented: &[u8]) -> bool {
+    if secret.is_empty() {
+        return presented.is_empty();
+    }
+    let mut diff = u64::from(secret.len() != presented.len());
+    for (i, p) in presented.iter().enumerate() {
+        // Wrapping the index keeps every read in bounds without a length-dependent branch.
+        let s = secret.get(i % secret.len()).copied().unwrap_or(0);
+        diff |= u64::from(s ^ p);
     }
     // black_box keeps the optimiser from turning the loop into an early-exit comparison.
     std::hint::black_box(diff) == 0
@@ -220,8 +222,10 @@ mod tests {
 
     #[test]
     fn constant_time_eq_matches_plain_equality() {
-        let cases: [(&[u8], &[u8]); 6] = [
+        let cases: [(&[u8], &[u8]); 8] = [
             (b"", b""),
+            (b"", b"a"),
+            (b"abcabc", b"abc"),
             (b"a", b"a"),
             (b"a", b"b"),
             (b"abc", b"ab"),
