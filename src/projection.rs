@@ -1,2 +1,189 @@
-//! Projection of upstream values by the `jq` argument.
+//! Projection of upstream values by the `jq` argument: JMESPath with the reference servers'
+//! semantics, jq (through jaq) for what JMESPath cannot say, and the reference's
+//! `_jqError`/`_originalData` value when an expression fails.
+//!
+//! The selection rule (docs/projection.md): an expression that compiles as JMESPath is
+//! JMESPath; any other expression is run as a jq program.
+
 pub mod jmespath;
+pub mod jq;
+
+use std::fmt;
+
+use crate::value::{Map, Value};
+
+use jmespath::Expression;
+use jq::{JqError, JqProgram, Limits};
+
+/// The text tools put in the `jq` argument's description, so every tool states the same rule.
+pub const TOOL_DESCRIPTION: &str = "Optional filter applied to the JSON response before it is \
+rendered. JMESPath (the dialect of npm jmespath 0.16.0) is used whenever the expression is valid \
+JMESPath, e.g. `items[*].{id: id, name: name}`, `issues[?fields.status.name == 'Done'].key`, \
+`length(values)`; anything else runs as a jq program, e.g. `.items | map({id, name})` or \
+`[.values[] | select(.state == \"OPEN\")] | length` (start with `.` to make sure an expression \
+is read as jq). jq programs may not define recursive functions and stop with an error after a \
+fixed amount of work. Several jq outputs are returned as an array. An expression that fails \
+does not fail the call: the result is {\"_jqError\": \"<reason>\", \"_originalData\": <the \
+unfiltered response>}.";
+
+/// Which language a projection was read as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Language {
+    /// A valid JMESPath expression.
+    JmesPath,
+    /// Not JMESPath, but a jq program that compiles.
+    Jq,
+}
+
+/// Why a projection produced no value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProjectionError {
+    /// Neither a JMESPath expression nor a jq program.
+    Invalid,
+    /// A JMESPath expression that failed while evaluating (the reference throws too).
+    JmesPath(jmespath::RuntimeError),
+    /// A jq program that failed, was refused, or ran out of budget.
+    Jq(JqError),
+}
+
+/// Broad classes of [`ProjectionError`], for callers that branch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The expression is not valid in either language.
+    Invalid,
+    /// The expression raised an error while running.
+    Runtime,
+    /// A jq program hit its work or output budget.
+    Budget,
+    /// A jq program was refused before running (recursive definitions, too large).
+    Refused,
+}
+
+impl ProjectionError {
+    /// The class of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ProjectionError::Invalid => ErrorKind::Invalid,
+            ProjectionError::JmesPath(_) => ErrorKind::Runtime,
+            ProjectionError::Jq(JqError::Syntax(_)) => ErrorKind::Invalid,
+            ProjectionError::Jq(JqError::Runtime(_)) => ErrorKind::Runtime,
+            ProjectionError::Jq(JqError::Budget(_)) => ErrorKind::Budget,
+            ProjectionError::Jq(JqError::Recursive(_) | JqError::TooLarge) => ErrorKind::Refused,
+        }
+    }
+}
+
+impl fmt::Display for ProjectionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProjectionError::Invalid => f.write_str("not a JMESPath expression nor a jq program"),
+            ProjectionError::JmesPath(e) => write!(f, "JMESPath error: {e}"),
+            ProjectionError::Jq(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ProjectionError {}
+
+/// A compiled `jq` argument: compile once per call, apply to the response.
+#[derive(Debug)]
+pub struct Projection {
+    source: String,
+    compiled: Compiled,
+}
+
+#[derive(Debug)]
+enum Compiled {
+    /// Empty or blank: the reference returns the data unchanged.
+    Identity,
+    JmesPath(Expression),
+    Jq(JqProgram),
+    Failed(ProjectionError),
+}
+
+impl Projection {
+    /// Compiles `source` by the selection rule. Never fails: a bad expression is remembered and
+    /// reported when applied, as the reference reports it in the result.
+    pub fn compile(source: &str) -> Projection {
+        let compiled = if source.trim().is_empty() {
+            Compiled::Identity
+        } else if let Ok(expr) = Expression::compile(source) {
+            Compiled::JmesPath(expr)
+        } else {
+            match JqProgram::compile(source) {
+                Ok(program) => Compiled::Jq(program),
+                Err(JqError::Syntax(_)) => Compiled::Failed(ProjectionError::Invalid),
+                Err(e) => Compiled::Failed(ProjectionError::Jq(e)),
+            }
+        };
+        Projection {
+            source: source.to_owned(),
+            compiled,
+        }
+    }
+
+    /// The language the expression was read as; `None` when blank or invalid.
+    pub fn language(&self) -> Option<Language> {
+        match self.compiled {
+            Compiled::JmesPath(_) => Some(Language::JmesPath),
+            Compiled::Jq(_) => Some(Language::Jq),
+            Compiled::Identity | Compiled::Failed(_) => None,
+        }
+    }
+
+    /// The projected value, or why there is none. A blank expression returns a copy of `data`
+    /// (use [`Projection::apply_or_error_value`] to avoid the copy).
+    pub fn apply(&self, data: &Value) -> Result<Value, ProjectionError> {
+        self.apply_with(data, &Limits::default())
+    }
+
+    /// [`Projection::apply`] with explicit jq limits.
+    pub fn apply_with(&self, data: &Value, limits: &Limits) -> Result<Value, ProjectionError> {
+        match &self.compiled {
+            Compiled::Identity => Ok(data.clone()),
+            Compiled::JmesPath(expr) => expr.search(data).map_err(ProjectionError::JmesPath),
+            Compiled::Jq(program) => program.run(data, limits).map_err(ProjectionError::Jq),
+            Compiled::Failed(e) => Err(e.clone()),
+        }
+    }
+
+    /// What the reference's `applyJqFilter` returns: the projected value, `data` itself for a
+    /// blank expression, or `{"_jqError": <message>, "_originalData": data}` on failure.
+    pub fn apply_or_error_value(&self, data: Value) -> Value {
+        if matches!(self.compiled, Compiled::Identity) {
+            return data;
+        }
+        match self.apply(&data) {
+            Ok(v) => v,
+            Err(e) => error_value(self.error_message(&e), data),
+        }
+    }
+
+    /// The `_jqError` text for `error`. Whatever the reference would also reject keeps its
+    /// exact wording, `Invalid JMESPath expression: <expr>`; jq failures say what went wrong.
+    pub fn error_message(&self, error: &ProjectionError) -> String {
+        match error {
+            ProjectionError::Invalid | ProjectionError::JmesPath(_) => {
+                format!("Invalid JMESPath expression: {}", self.source)
+            }
+            ProjectionError::Jq(e) => format!("{e} (jq program: {})", self.source),
+        }
+    }
+}
+
+/// The reference's failure value.
+fn error_value(message: String, data: Value) -> Value {
+    let mut map = Map::new();
+    map.insert("_jqError".into(), Value::String(message));
+    map.insert("_originalData".into(), data);
+    Value::Object(map)
+}
+
+/// Compiles and applies `expression` to `data` in one step (see [`Projection`]); `None` or a
+/// blank expression returns `data` unchanged.
+pub fn project(data: Value, expression: Option<&str>) -> Value {
+    match expression {
+        None => data,
+        Some(src) => Projection::compile(src).apply_or_error_value(data),
+    }
+}

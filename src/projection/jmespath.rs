@@ -13,7 +13,6 @@ use std::fmt;
 
 use crate::value::Value;
 
-pub(crate) use js::number_to_string;
 use parser::Node;
 use val::Val;
 

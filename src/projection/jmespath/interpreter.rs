@@ -3,7 +3,6 @@
 use super::functions::call;
 use super::parser::{Cmp, Node};
 use super::val::{Kind, Obj, Val};
-use std::rc::Rc;
 
 /// A runtime failure (the reference throws; the projection turns it into `_jqError`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,7 +113,7 @@ pub(crate) fn visit<'a>(node: &'a Node, value: &Val<'a>) -> Eval<'a> {
             }
             let mut obj = Obj::default();
             for (key, n) in pairs {
-                obj.set(Rc::from(key.as_str()), visit(n, value)?);
+                obj.set(key.clone(), visit(n, value)?);
             }
             Ok(Val::obj(obj))
         }

@@ -1,6 +1,8 @@
 //! Pratt parser for JMESPath with the grammar and quirks of npm `jmespath` 0.16.0: which
 //! expressions compile decides whether an argument is JMESPath at all, so acceptance must match.
 
+use std::rc::Rc;
+
 use crate::value::Value;
 
 use super::lexer::{tokenize, Tok};
@@ -42,7 +44,8 @@ pub(crate) enum Node {
     Identity,
     Current,
     MultiSelectList(Vec<Node>),
-    MultiSelectHash(Vec<(String, Node)>),
+    /// Keys are shared so that building each object does not allocate them again.
+    MultiSelectHash(Vec<(Rc<str>, Node)>),
     Or(Box<Node>, Box<Node>),
     And(Box<Node>, Box<Node>),
     Not(Box<Node>),
@@ -368,7 +371,7 @@ impl Parser {
                 _ => return Err(SyntaxError("expected an identifier")),
             };
             self.expect(&Tok::Colon)?;
-            pairs.push((key, self.expression(0)?));
+            pairs.push((Rc::from(key), self.expression(0)?));
             match self.peek(0) {
                 Tok::Comma => self.index += 1,
                 Tok::RBrace => {

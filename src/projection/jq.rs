@@ -1,0 +1,364 @@
+//! jq programs through jaq (jaq-core, jaq-std, jaq-json), inside a work budget.
+//!
+//! jaq has no fuel hook of its own, so the budget is built from three parts (docs/projection.md):
+//! - every term evaluation passes through [`HasLut::lut`], which charges one unit of fuel;
+//! - every unbounded generator (`range/3`, `repeat`, `recurse`, `while`, `until`) is a native
+//!   here that charges per step and stops with an error once the fuel is gone, and programs
+//!   that define recursive functions are rejected, so no loop runs outside those natives;
+//! - the caller pulls at most [`Limits::max_outputs`] results totalling at most
+//!   [`Limits::max_output_bytes`] of JSON.
+
+mod budget;
+mod convert;
+
+use std::fmt;
+
+use jaq_core::data::HasLut;
+use jaq_core::load::{parse::Def, Arena, File, Loader};
+use jaq_core::{Compiler, Ctx, DataT, Lut, Vars};
+use jaq_json::Val;
+
+use crate::value::Value;
+
+pub use budget::Limits;
+use budget::{recursive_defs, Budget};
+
+/// Programs longer than this are refused before parsing.
+pub const MAX_PROGRAM_BYTES: usize = 4096;
+/// Bracket nesting deeper than this is refused before parsing (it bounds the parser's stack).
+pub const MAX_PROGRAM_NESTING: usize = 64;
+
+/// A compiled jq program.
+pub struct JqProgram {
+    filter: jaq_core::Filter<Budgeted>,
+}
+
+impl fmt::Debug for JqProgram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("JqProgram")
+    }
+}
+
+/// Why a jq program failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JqError {
+    /// The program does not parse or compile.
+    Syntax(String),
+    /// The program is too long or nested too deeply.
+    TooLarge,
+    /// The program defines a function that calls itself, which the budget cannot bound.
+    Recursive(String),
+    /// The program raised an error while running.
+    Runtime(String),
+    /// The program used up its budget: the text says which limit.
+    Budget(String),
+}
+
+impl fmt::Display for JqError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JqError::Syntax(m) => write!(f, "jq syntax error: {m}"),
+            JqError::TooLarge => write!(
+                f,
+                "jq program too large (at most {MAX_PROGRAM_BYTES} bytes and {MAX_PROGRAM_NESTING} levels of nesting)"
+            ),
+            JqError::Recursive(name) => write!(
+                f,
+                "jq program defines the recursive function `{name}`, which is not allowed; use repeat, recurse, while, until or range"
+            ),
+            JqError::Runtime(m) => write!(f, "jq error: {m}"),
+            JqError::Budget(m) => write!(f, "jq program stopped: {m}"),
+        }
+    }
+}
+
+/// jaq's data kind for this module: jaq-json values, and a context that meters evaluation.
+pub(crate) struct Budgeted;
+
+impl DataT for Budgeted {
+    type V<'a> = Val;
+    type Data<'a> = Env<'a>;
+}
+
+/// Per-run context handed to every term evaluation and native.
+#[derive(Clone)]
+pub(crate) struct Env<'a> {
+    lut: &'a Lut<Budgeted>,
+    budget: &'a Budget,
+}
+
+impl<'a> HasLut<'a, Budgeted> for Env<'a> {
+    fn lut(&self) -> &'a Lut<Budgeted> {
+        // Called once per term evaluation: the meter for work done outside natives.
+        self.budget.charge(1);
+        self.lut
+    }
+}
+
+impl<'a> Env<'a> {
+    pub(crate) fn budget(&self) -> &'a Budget {
+        self.budget
+    }
+}
+
+/// Natives that touch the host (clock, environment, local time zone) are not offered.
+const HOST_NATIVES: [&str; 4] = ["env", "now", "localtime", "strflocaltime"];
+
+fn definitions() -> impl Iterator<Item = Def<&'static str>> {
+    jaq_core::defs()
+        .chain(jaq_std::defs())
+        .chain(jaq_json::defs())
+        .filter(|d| !budget::is_replaced(d.name, d.args.len()))
+}
+
+impl JqProgram {
+    /// Parses and compiles `src`, refusing programs the budget could not bound.
+    pub fn compile(src: &str) -> Result<JqProgram, JqError> {
+        if src.len() > MAX_PROGRAM_BYTES || nesting(src) > MAX_PROGRAM_NESTING {
+            return Err(JqError::TooLarge);
+        }
+        let user_defs = user_definitions(src).ok_or_else(|| JqError::Syntax(src.to_owned()))?;
+        if let Some(name) = recursive_defs(&user_defs).into_iter().next() {
+            return Err(JqError::Recursive(name.to_owned()));
+        }
+        let arena = Arena::default();
+        let loader = Loader::new(definitions());
+        let modules = loader
+            .load(
+                &arena,
+                File {
+                    code: src,
+                    path: (),
+                },
+            )
+            .map_err(|errs| JqError::Syntax(format!("{} error(s) in program", errs.len())))?;
+        let funs = jaq_core::funs::<Budgeted>()
+            .chain(jaq_std::funs())
+            .chain(jaq_json::funs())
+            .filter(|(name, args, _)| {
+                !HOST_NATIVES.contains(name) && !budget::is_replaced(name, args.len())
+            })
+            .chain(budget::natives());
+        let filter = Compiler::default()
+            .with_funs(funs)
+            .compile(modules)
+            .map_err(|errs| {
+                JqError::Syntax(format!("{} undefined name(s) in program", errs.len()))
+            })?;
+        Ok(JqProgram { filter })
+    }
+
+    /// Runs the program on `input`: one output is returned as is, several as an array, none as
+    /// `null`.
+    pub fn run(&self, input: &Value, limits: &Limits) -> Result<Value, JqError> {
+        let budget = Budget::new(limits.fuel);
+        let env = Env {
+            lut: &self.filter.lut,
+            budget: &budget,
+        };
+        let ctx = Ctx::<Budgeted>::new(env, Vars::new([]));
+        let mut outputs = Vec::new();
+        let mut bytes = 0usize;
+        for item in self.filter.id.run((ctx, convert::to_jaq(input))) {
+            if budget.exhausted() {
+                break;
+            }
+            let val = match item {
+                Ok(v) => v,
+                Err(exn) => {
+                    return Err(match exn.get_err() {
+                        Ok(_) if budget.exhausted() => JqError::Budget(budget.reason()),
+                        Ok(e) => JqError::Runtime(e.to_string()),
+                        Err(_) => JqError::Runtime("halt is not supported".into()),
+                    })
+                }
+            };
+            if outputs.len() == limits.max_outputs {
+                return Err(JqError::Budget(format!(
+                    "more than {} outputs",
+                    limits.max_outputs
+                )));
+            }
+            let value = convert::from_jaq(&val);
+            bytes += value.to_compact_json().len();
+            if bytes > limits.max_output_bytes {
+                return Err(JqError::Budget(format!(
+                    "output larger than {} bytes",
+                    limits.max_output_bytes
+                )));
+            }
+            outputs.push(value);
+            budget.charge(1);
+        }
+        // A budget error caught inside the program (`try`, `?`) still ends the run.
+        if budget.exhausted() {
+            return Err(JqError::Budget(budget.reason()));
+        }
+        Ok(match outputs.len() {
+            0 => Value::Null,
+            1 => outputs.swap_remove(0),
+            _ => Value::Array(outputs),
+        })
+    }
+}
+
+/// The deepest bracket nesting in `src`, ignoring quoting (an over-estimate is harmless).
+fn nesting(src: &str) -> usize {
+    let mut depth = 0usize;
+    let mut max = 0;
+    for b in src.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// The definitions a program makes, at any depth, or `None` when it does not parse.
+fn user_definitions(src: &str) -> Option<jaq_core::load::parse::Term<&str>> {
+    jaq_core::load::parse(src, |p| p.term())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::parse;
+    use std::time::{Duration, Instant};
+
+    fn run(program: &str, input: &str) -> Result<String, JqError> {
+        let p = JqProgram::compile(program)?;
+        p.run(&parse(input).unwrap(), &Limits::default())
+            .map(|v| v.to_compact_json())
+    }
+
+    #[test]
+    fn runs_jq_programs() {
+        let doc = r#"{"items":[{"id":1,"name":"a","x":true},{"id":2,"name":"b"}]}"#;
+        assert_eq!(run(".items[0].id", doc).unwrap(), "1");
+        assert_eq!(
+            run("[.items[] | {id, name}]", doc).unwrap(),
+            r#"[{"id":1,"name":"a"},{"id":2,"name":"b"}]"#
+        );
+        assert_eq!(run(".items[] | .id", doc).unwrap(), "[1,2]");
+        assert_eq!(run("empty", doc).unwrap(), "null");
+        assert_eq!(run("[.items[] | select(.x)] | length", doc).unwrap(), "1");
+        assert_eq!(run("[limit(3; repeat(1))]", doc).unwrap(), "[1,1,1]");
+        assert_eq!(run("[range(0; 10; 3)]", doc).unwrap(), "[0,3,6,9]");
+        assert_eq!(
+            run("[1 | recurse(if . < 4 then . + 1 else empty end)]", doc).unwrap(),
+            "[1,2,3,4]"
+        );
+        assert_eq!(run("[0 | while(. < 3; . + 1)]", doc).unwrap(), "[0,1,2]");
+        assert_eq!(run("0 | until(. > 4; . + 2)", doc).unwrap(), "6");
+        assert_eq!(run("[.. | numbers]", doc).unwrap(), "[1,2]");
+        assert_eq!(
+            run("def inc: . + 1; [.items[].id | inc]", doc).unwrap(),
+            "[2,3]"
+        );
+        assert_eq!(
+            run("[.items[].name] | join(\",\")", doc).unwrap(),
+            "\"a,b\""
+        );
+    }
+
+    #[test]
+    fn numbers_and_key_order_survive() {
+        assert_eq!(
+            run(
+                ".",
+                r#"{"b":1.50,"10":2,"a":123456789012345678901234567890}"#
+            )
+            .unwrap(),
+            r#"{"10":2,"b":1.50,"a":123456789012345678901234567890}"#
+        );
+        assert_eq!(
+            run("{b: 1, \"2\": 2, a: 3}", "null").unwrap(),
+            r#"{"2":2,"b":1,"a":3}"#
+        );
+    }
+
+    #[test]
+    fn errors_are_reported() {
+        assert!(matches!(run(".a.b", "[1]"), Err(JqError::Runtime(_))));
+        assert!(
+            matches!(run("error(\"boom\")", "null"), Err(JqError::Runtime(m)) if m.contains("boom"))
+        );
+        assert!(matches!(run(".[", "null"), Err(JqError::Syntax(_))));
+        assert!(matches!(run("nosuchfn", "null"), Err(JqError::Syntax(_))));
+        assert!(matches!(run("now", "null"), Err(JqError::Syntax(_))));
+        assert!(matches!(
+            run(&"[".repeat(100), "null"),
+            Err(JqError::TooLarge)
+        ));
+    }
+
+    #[test]
+    fn recursive_definitions_are_refused() {
+        for p in [
+            "def f: f; f",
+            "def f: [f]; f",
+            "def f(x): f(x); f(.)",
+            "def f: def g: f; g; f",
+            "def f: 1, f; [limit(3; f)]",
+        ] {
+            assert!(
+                matches!(JqProgram::compile(p), Err(JqError::Recursive(_))),
+                "{p}"
+            );
+        }
+        // Shadowing by arity is not recursion.
+        assert!(JqProgram::compile("def f: 1; def f(x): f; f(.)").is_ok());
+    }
+
+    #[test]
+    fn standard_definitions_have_no_recursion_left() {
+        // Every loop in the prelude must go through a budgeted native.
+        // `flatten($d)` recurses only into nested arrays of the input, so its depth is bounded
+        // by the input's nesting (at most MAX_DEPTH).
+        let body = definitions().collect::<Vec<_>>();
+        let term =
+            jaq_core::load::parse::Term::Def(body, Box::new(jaq_core::load::parse::Term::Id));
+        assert_eq!(recursive_defs(&term), vec!["flatten"]);
+    }
+
+    #[test]
+    fn runaway_programs_stop_quickly() {
+        for p in [
+            "range(1e9)",
+            "repeat(1)",
+            "[range(1e9)]",
+            "[repeat(1)]",
+            "[limit(1e8; repeat(\"x\"))] | join(\"\")",
+            "last(range(1e9))",
+            "until(false; .)",
+            "[0 | while(true; .)]",
+            "[1 | recurse(. + 1)] | length",
+            "[repeat(empty)]",
+            "[repeat(1)?] | length",
+            "reduce range(1e9) as $x (0; . + 1)",
+            "[1 | recurse(. + 1; . > 0)]",
+            "[range(0; infinite)]",
+        ] {
+            let start = Instant::now();
+            // A smaller budget than the default keeps this debug-build test fast; the
+            // default's cost is measured by examples/bench_projection.rs.
+            let limits = Limits {
+                fuel: 2_000_000,
+                ..Limits::default()
+            };
+            let result = JqProgram::compile(p)
+                .and_then(|prog| prog.run(&parse("[1,[2]]").unwrap(), &limits));
+            assert!(matches!(result, Err(JqError::Budget(_))), "{p}: {result:?}");
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{p} took {:?}",
+                start.elapsed()
+            );
+        }
+    }
+}

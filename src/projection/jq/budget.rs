@@ -1,0 +1,390 @@
+//! The jq work budget: a fuel meter, budgeted replacements for jq's unbounded generators, and
+//! the check that refuses self-recursive definitions.
+
+use std::cell::{Cell, RefCell};
+
+use jaq_core::box_iter::BoxIter;
+use jaq_core::load::lex::StrPart;
+use jaq_core::load::parse::{BinaryOp, Def, Pattern, Term};
+use jaq_core::native::{v, Fun};
+use jaq_core::path::Part;
+use jaq_core::{Bind, Ctx, Error, Exn, Native, ValT, ValX, ValXs};
+use jaq_json::Val;
+
+use super::Budgeted;
+
+/// Limits for one run of a jq program.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Units of work: one per term evaluation, generator step and output.
+    pub fuel: u64,
+    /// Most outputs a program may produce.
+    pub max_outputs: usize,
+    /// Most bytes of compact JSON the outputs may total.
+    pub max_output_bytes: usize,
+}
+
+impl Default for Limits {
+    /// About half a second of host CPU at most, above what `map`/`select` over a 16 MB
+    /// response needs (examples/bench_projection.rs measures both).
+    fn default() -> Limits {
+        Limits {
+            fuel: 10_000_000,
+            max_outputs: 100_000,
+            max_output_bytes: 32 << 20,
+        }
+    }
+}
+
+/// The fuel left for one run; once it hits zero every budgeted native fails.
+pub(crate) struct Budget {
+    fuel: Cell<u64>,
+    exhausted: Cell<bool>,
+    reason: RefCell<String>,
+}
+
+impl Budget {
+    pub(crate) fn new(fuel: u64) -> Budget {
+        Budget {
+            fuel: Cell::new(fuel),
+            exhausted: Cell::new(false),
+            reason: RefCell::new(String::new()),
+        }
+    }
+
+    /// Spends `n` units; false once the budget is gone.
+    pub(crate) fn charge(&self, n: u64) -> bool {
+        let left = self.fuel.get();
+        if left < n {
+            if !self.exhausted.replace(true) {
+                *self.reason.borrow_mut() = "evaluation budget exhausted (runaway program?)".into();
+            }
+            return false;
+        }
+        self.fuel.set(left - n);
+        !self.exhausted.get()
+    }
+
+    pub(crate) fn exhausted(&self) -> bool {
+        self.exhausted.get()
+    }
+
+    pub(crate) fn reason(&self) -> String {
+        self.reason.borrow().clone()
+    }
+}
+
+/// Whether the standard definition or native `name/arity` is replaced by a budgeted native.
+pub(crate) fn is_replaced(name: &str, arity: usize) -> bool {
+    matches!(
+        (name, arity),
+        ("range", 3) | ("repeat", 1) | ("recurse", 1) | ("while", 2) | ("until", 2)
+    )
+}
+
+type V = Val;
+
+fn exhausted<'a>() -> ValX<'a, V> {
+    Err(Exn::from(Error::str("evaluation budget exhausted")))
+}
+
+/// One step of a generator: an output, or a value to continue the recursion from.
+enum Step<'a> {
+    Out(ValX<'a, V>),
+    Rec(V),
+}
+
+/// Expands `body` recursively without using the Rust stack: a `Rec(v)` item stands for the
+/// whole stream `body(v)`. A `Rec` that ends its stream replaces it (a tail call), so `repeat`
+/// runs in constant space.
+fn unfold<'a, F>(ctx: Ctx<'a, Budgeted>, start: V, body: F) -> ValXs<'a, V>
+where
+    F: Fn(&Ctx<'a, Budgeted>, V) -> BoxIter<'a, Step<'a>> + 'a,
+{
+    let budget = ctx.data().budget();
+    let mut stack: Vec<std::iter::Peekable<BoxIter<'a, Step<'a>>>> =
+        vec![body(&ctx, start).peekable()];
+    let mut failed = false;
+    Box::new(std::iter::from_fn(move || loop {
+        if failed {
+            return None;
+        }
+        if !budget.charge(1) {
+            failed = true;
+            return Some(exhausted());
+        }
+        let top = stack.last_mut()?;
+        match top.next() {
+            None => {
+                stack.pop();
+            }
+            Some(Step::Out(y)) => return Some(y),
+            Some(Step::Rec(v)) => {
+                if top.peek().is_none() {
+                    stack.pop();
+                }
+                stack.push(body(&ctx, v).peekable());
+            }
+        }
+    }))
+}
+
+fn outs<'a>(ys: ValXs<'a, V>) -> BoxIter<'a, Step<'a>> {
+    Box::new(ys.map(Step::Out))
+}
+
+fn recs<'a>(ys: ValXs<'a, V>) -> BoxIter<'a, Step<'a>> {
+    Box::new(ys.map(|y| match y {
+        Ok(v) => Step::Rec(v),
+        Err(e) => Step::Out(Err(e)),
+    }))
+}
+
+/// Runs `cond` on `v` and continues with `then` for each truthy output, `otherwise` else.
+fn branch<'a>(
+    cond: BoxIter<'a, ValX<'a, V>>,
+    then: impl Fn() -> BoxIter<'a, Step<'a>> + 'a,
+    otherwise: impl Fn() -> BoxIter<'a, Step<'a>> + 'a,
+) -> BoxIter<'a, Step<'a>> {
+    Box::new(cond.flat_map(move |c| -> BoxIter<'a, Step<'a>> {
+        match c {
+            Ok(c) if c.as_bool() => then(),
+            Ok(_) => otherwise(),
+            Err(e) => Box::new(std::iter::once(Step::Out(Err(e)))),
+        }
+    }))
+}
+
+/// The budgeted generators, with the semantics of the jaq definitions they replace.
+pub(crate) fn natives() -> impl Iterator<Item = Fun<Budgeted>> {
+    let f = || -> Box<[Bind]> { [Bind::Fun(())].into() };
+    let ff = || -> Box<[Bind]> { [Bind::Fun(()), Bind::Fun(())].into() };
+    let list: [Fun<Budgeted>; 5] = [
+        // def repeat(f): def rec: f, rec; rec;
+        (
+            "repeat",
+            f(),
+            Native::new(|mut cv| {
+                let (f, fc) = cv.0.pop_fun();
+                unfold(cv.0, cv.1, move |_, v| {
+                    Box::new(
+                        outs(f.run((fc.clone(), v.clone()))).chain(std::iter::once(Step::Rec(v))),
+                    )
+                })
+            }),
+        ),
+        // def recurse(f): def rec: ., (f | rec); rec;
+        (
+            "recurse",
+            f(),
+            Native::new(|mut cv| {
+                let (f, fc) = cv.0.pop_fun();
+                unfold(cv.0, cv.1, move |_, v| {
+                    let next = recs(f.run((fc.clone(), v.clone())));
+                    Box::new(std::iter::once(Step::Out(Ok(v))).chain(next))
+                })
+            }),
+        ),
+        // def while(cond; update): def rec: if cond then ., (update | rec) else empty end; rec;
+        (
+            "while",
+            ff(),
+            Native::new(|mut cv| {
+                let (update, uc) = cv.0.pop_fun();
+                let (cond, cc) = cv.0.pop_fun();
+                unfold(cv.0, cv.1, move |_, v| {
+                    let (uc, v2) = (uc.clone(), v.clone());
+                    branch(
+                        cond.run((cc.clone(), v.clone())),
+                        move || {
+                            let next = recs(update.run((uc.clone(), v2.clone())));
+                            Box::new(std::iter::once(Step::Out(Ok(v2.clone()))).chain(next))
+                        },
+                        || Box::new(std::iter::empty()),
+                    )
+                })
+            }),
+        ),
+        // def until(cond; update): def rec: if cond then . else update | rec end; rec;
+        (
+            "until",
+            ff(),
+            Native::new(|mut cv| {
+                let (update, uc) = cv.0.pop_fun();
+                let (cond, cc) = cv.0.pop_fun();
+                unfold(cv.0, cv.1, move |_, v| {
+                    let (uc, v2, v3) = (uc.clone(), v.clone(), v.clone());
+                    branch(
+                        cond.run((cc.clone(), v.clone())),
+                        move || Box::new(std::iter::once(Step::Out(Ok(v2.clone())))),
+                        move || recs(update.run((uc.clone(), v3.clone()))),
+                    )
+                })
+            }),
+        ),
+        // range($from; $to; $by), as jaq's native: from, from+by, ... while short of `to`.
+        (
+            "range",
+            v(3),
+            Native::new(|mut cv| {
+                let by = cv.0.pop_var();
+                let to = cv.0.pop_var();
+                let from = cv.0.pop_var();
+                let budget = cv.0.data().budget();
+                let zero = Val::from(0isize);
+                let dir = by.partial_cmp(&zero);
+                let mut next: Option<V> = Some(from);
+                Box::new(std::iter::from_fn(move || {
+                    let x = next.take()?;
+                    let more = match dir {
+                        Some(std::cmp::Ordering::Greater) => x < to,
+                        Some(std::cmp::Ordering::Less) => x > to,
+                        _ => x != to,
+                    };
+                    if !more {
+                        return None;
+                    }
+                    if !budget.charge(1) {
+                        return Some(exhausted());
+                    }
+                    match x.clone() + by.clone() {
+                        Ok(n) => next = Some(n),
+                        Err(e) => return Some(Err(Exn::from(e))),
+                    }
+                    Some(Ok(x))
+                }))
+            }),
+        ),
+    ];
+    list.into_iter()
+}
+
+/// Names of definitions in `term` that call themselves (directly, or from a nested definition
+/// calling an enclosing one): recursion the budget could only stop by overflowing the stack.
+pub(crate) fn recursive_defs<'s>(term: &Term<&'s str>) -> Vec<&'s str> {
+    let mut found = Vec::new();
+    let mut enclosing = Vec::new();
+    walk_term(term, &mut enclosing, &mut found);
+    found
+}
+
+fn walk_def<'s>(
+    def: &Def<&'s str>,
+    enclosing: &mut Vec<(&'s str, usize)>,
+    found: &mut Vec<&'s str>,
+) {
+    enclosing.push((def.name, def.args.len()));
+    walk_term(&def.body, enclosing, found);
+    enclosing.pop();
+}
+
+fn walk_term<'s>(
+    t: &Term<&'s str>,
+    enclosing: &mut Vec<(&'s str, usize)>,
+    found: &mut Vec<&'s str>,
+) {
+    let mut go = |t: &Term<&'s str>, found: &mut Vec<&'s str>| walk_term(t, enclosing, found);
+    match t {
+        Term::Id | Term::Recurse | Term::Num(_) | Term::Var(_) | Term::Break(_) => {}
+        Term::Str(_, parts) => {
+            for part in parts {
+                if let StrPart::Term(t) = part {
+                    go(t, found);
+                }
+            }
+        }
+        Term::Arr(inner) => {
+            if let Some(t) = inner {
+                go(t, found);
+            }
+        }
+        Term::Obj(entries) => {
+            for (k, v) in entries {
+                go(k, found);
+                if let Some(v) = v {
+                    go(v, found);
+                }
+            }
+        }
+        Term::Neg(t) | Term::Label(_, t) => go(t, found),
+        Term::BinOp(l, op, r) => {
+            go(l, found);
+            if let BinaryOp::Pipe(Some(p)) = op {
+                walk_pattern(p, enclosing, found);
+            }
+            walk_term(r, enclosing, found);
+        }
+        Term::Fold(_, xs, pat, args) => {
+            go(xs, found);
+            walk_pattern(pat, enclosing, found);
+            for a in args {
+                walk_term(a, enclosing, found);
+            }
+        }
+        Term::TryCatch(t, c) => {
+            go(t, found);
+            if let Some(c) = c {
+                go(c, found);
+            }
+        }
+        Term::IfThenElse(branches, otherwise) => {
+            for (c, b) in branches {
+                go(c, found);
+                go(b, found);
+            }
+            if let Some(o) = otherwise {
+                go(o, found);
+            }
+        }
+        Term::Def(defs, body) => {
+            for d in defs {
+                walk_def(d, enclosing, found);
+            }
+            walk_term(body, enclosing, found);
+        }
+        Term::Call(name, args) => {
+            // jq scoping: inside `def f`, a call to f with f's arity can only mean f itself
+            // (or an inner redefinition, which this over-approximation also refuses).
+            if enclosing.contains(&(*name, args.len())) && !found.contains(name) {
+                found.push(name);
+            }
+            for a in args {
+                walk_term(a, enclosing, found);
+            }
+        }
+        Term::Path(t, path) => {
+            go(t, found);
+            for (part, _) in &path.0 {
+                match part {
+                    Part::Index(i) => walk_term(i, enclosing, found),
+                    Part::Range(a, b) => {
+                        for x in [a, b].into_iter().flatten() {
+                            walk_term(x, enclosing, found);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn walk_pattern<'s>(
+    p: &Pattern<&'s str>,
+    enclosing: &mut Vec<(&'s str, usize)>,
+    found: &mut Vec<&'s str>,
+) {
+    match p {
+        Pattern::Var(_) => {}
+        Pattern::Arr(ps) => {
+            for p in ps {
+                walk_pattern(p, enclosing, found);
+            }
+        }
+        Pattern::Obj(entries) => {
+            for (k, p) in entries {
+                walk_term(k, enclosing, found);
+                walk_pattern(p, enclosing, found);
+            }
+        }
+    }
+}

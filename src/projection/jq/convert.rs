@@ -1,0 +1,57 @@
+//! Conversion between the crate's [`Value`] and jaq-json's `Val`.
+//!
+//! Numbers go in through jaq-json's own number reader, so integers (however large) and decimal
+//! literals keep their exact text, as when jaq reads JSON; they come back by their printed form.
+//! Objects go in in JavaScript key order and jaq keeps insertion order; objects coming back are
+//! rebuilt with [`Map::insert`], so integer-like keys move first as `JSON.parse` would put them.
+
+use std::rc::Rc;
+
+use jaq_json::{Map as JMap, Val};
+
+use crate::value::{Map, Number, Value};
+
+/// Our value as a jaq value.
+pub(crate) fn to_jaq(v: &Value) -> Val {
+    match v {
+        Value::Null => Val::Null,
+        Value::Bool(b) => Val::Bool(*b),
+        Value::Number(n) => jaq_json::read::parse_single_num(n.literal().as_bytes())
+            .map(Val::Num)
+            .unwrap_or_else(|| Val::from(n.as_f64())),
+        Value::String(s) => Val::utf8_str(s.clone().into_bytes()),
+        Value::Array(items) => Val::Arr(Rc::new(items.iter().map(to_jaq).collect())),
+        Value::Object(map) => {
+            let mut out = JMap::default();
+            for (k, v) in map.iter() {
+                out.insert(Val::utf8_str(k.clone().into_bytes()), to_jaq(v));
+            }
+            Val::obj(out)
+        }
+    }
+}
+
+/// A jaq value as ours. Byte strings and invalid UTF-8 become text with U+FFFD; NaN and the
+/// infinities, which JSON cannot hold, become null.
+pub(crate) fn from_jaq(v: &Val) -> Value {
+    match v {
+        Val::Null => Value::Null,
+        Val::Bool(b) => Value::Bool(*b),
+        Val::Num(n) => Number::from_literal(&n.to_string())
+            .or_else(|| n.to_string().parse::<f64>().ok().and_then(Number::from_f64))
+            .map_or(Value::Null, Value::Number),
+        Val::TStr(b) | Val::BStr(b) => Value::String(String::from_utf8_lossy(b).into_owned()),
+        Val::Arr(items) => Value::Array(items.iter().map(from_jaq).collect()),
+        Val::Obj(map) => {
+            let mut out = Map::new();
+            for (k, v) in map.iter() {
+                let key = match k {
+                    Val::TStr(b) | Val::BStr(b) => String::from_utf8_lossy(b).into_owned(),
+                    other => other.to_string(),
+                };
+                out.insert(key, from_jaq(v));
+            }
+            Value::Object(out)
+        }
+    }
+}
