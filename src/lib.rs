@@ -11,6 +11,7 @@ pub mod http;
 pub mod ports;
 pub mod projection;
 pub mod upstream;
+pub mod cache;
 pub mod render;
 pub mod auth;
 pub mod config;

@@ -1,0 +1,398 @@
+//! The HTTP response cache over the [`CacheStore`] port (KV `HTTP_CACHE` in production): keys
+//! partitioned by principal and upstream identity, entries holding the raw body with when it was
+//! read, and a store failure that degrades to "no cache" instead of failing the call.
+//!
+//! Keys are SHA-256 digests, so neither a principal's name, a credential nor a URL is ever
+//! readable in the store, and every key fits KV's 512-byte limit whatever the URL's length.
+
+use crate::ports::{CacheEntry, CacheStore, Clock, Log, Ports};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::cell::Cell;
+
+/// Workers KV refuses values larger than 25 MiB; such bodies are served but not cached.
+pub const MAX_CACHED_BODY: usize = 25 * 1024 * 1024;
+/// Content types longer than this are not kept in the metadata (KV allows 1024 bytes of it).
+const MAX_CONTENT_TYPE: usize = 200;
+/// Bumped when the key derivation or the metadata layout changes, so old entries are ignored.
+const KEY_VERSION: &str = "v1";
+
+/// Who the upstream sees: the vendor and a fingerprint of the credential used, so two
+/// credentials for one vendor never share entries and rotating a token starts a fresh cache.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamIdentity {
+    vendor: String,
+    fingerprint: String,
+}
+
+impl UpstreamIdentity {
+    /// The identity of `vendor` called with `credential` (any secret text; only a digest of it
+    /// is kept).
+    pub fn new(vendor: &str, credential: &str) -> UpstreamIdentity {
+        let mut hasher = Sha256::new();
+        hasher.update(b"devtools-mcp-edge upstream credential\0");
+        hasher.update(credential.as_bytes());
+        let digest = hasher.finalize();
+        UpstreamIdentity {
+            vendor: vendor.to_owned(),
+            // 128 bits tell credentials apart; the full digest would only lengthen keys.
+            fingerprint: hex(&digest[..16]),
+        }
+    }
+
+    /// The vendor name.
+    pub fn vendor(&self) -> &str {
+        &self.vendor
+    }
+
+    /// The credential's fingerprint (hex); it does not reveal the credential.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+}
+
+/// The store key for `url` fetched by `principal` as `identity`:
+/// `http:v1:<principal digest, 16 hex>:<digest of everything, 64 hex>`. The principal part is a
+/// prefix so one principal's entries can be listed or purged together.
+pub fn cache_key(principal: &str, identity: &UpstreamIdentity, url: &str) -> String {
+    let mut all = Sha256::new();
+    // Length prefixes keep ("ab", "c") and ("a", "bc") apart.
+    for part in [
+        principal,
+        identity.vendor.as_str(),
+        identity.fingerprint.as_str(),
+        url,
+    ] {
+        all.update((part.len() as u64).to_be_bytes());
+        all.update(part.as_bytes());
+    }
+    let principal_digest = Sha256::digest(principal.as_bytes());
+    format!(
+        "http:{KEY_VERSION}:{}:{}",
+        hex(&principal_digest[..8]),
+        hex(&all.finalize())
+    )
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(DIGITS[(b >> 4) as usize] as char);
+        out.push(DIGITS[(b & 15) as usize] as char);
+    }
+    out
+}
+
+/// A response as cached: the raw body (projection runs after the cache) and what is needed to
+/// serve it again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CachedResponse {
+    /// HTTP status (always 2xx: nothing else is stored).
+    pub status: u16,
+    /// The upstream `Content-Type`, if any.
+    pub content_type: Option<String>,
+    /// The body bytes as read from upstream.
+    pub body: Vec<u8>,
+    /// When the body was read, in milliseconds since the Unix epoch (UTC).
+    pub fetched_at_ms: u64,
+}
+
+/// The metadata stored beside the body, as JSON text.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Metadata {
+    fetched_at: u64,
+    status: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    content_type: Option<String>,
+}
+
+/// The cache as one call sees it. A store failure is logged once per call and then treated as
+/// a miss (reads) or skipped (writes): the cache may make a call faster, never make it fail.
+pub struct HttpCache<'a> {
+    store: &'a dyn CacheStore,
+    clock: &'a dyn Clock,
+    log: &'a dyn Log,
+    ttl_seconds: u64,
+    logged_failure: Cell<bool>,
+}
+
+impl<'a> HttpCache<'a> {
+    /// A cache over the ports' store whose entries live `ttl_seconds`.
+    pub fn new(ports: &Ports<'a>, ttl_seconds: u64) -> HttpCache<'a> {
+        HttpCache {
+            store: ports.cache,
+            clock: ports.clock,
+            log: ports.log,
+            ttl_seconds,
+            logged_failure: Cell::new(false),
+        }
+    }
+
+    /// The entry at `key` when present, readable and younger than the TTL (KV expiry is
+    /// approximate, so age is checked here too); `None` otherwise.
+    pub async fn lookup(&self, key: &str) -> Option<CachedResponse> {
+        let entry = match self.store.get(key).await {
+            Ok(entry) => entry?,
+            Err(e) => {
+                self.log_failure("get", &e.0);
+                return None;
+            }
+        };
+        let meta: Metadata = serde_json::from_str(&entry.metadata).ok()?;
+        let age = self.clock.now_ms().saturating_sub(meta.fetched_at);
+        if age >= self.ttl_seconds.saturating_mul(1000) || !(200..300).contains(&meta.status) {
+            return None;
+        }
+        Some(CachedResponse {
+            status: meta.status,
+            content_type: meta.content_type,
+            body: entry.value,
+            fetched_at_ms: meta.fetched_at,
+        })
+    }
+
+    /// Stores `response` at `key`, replacing any entry there. Non-2xx responses and bodies over
+    /// [`MAX_CACHED_BODY`] are not stored.
+    pub async fn store(&self, key: &str, response: &CachedResponse) {
+        if !(200..300).contains(&response.status) || response.body.len() > MAX_CACHED_BODY {
+            return;
+        }
+        let content_type = response
+            .content_type
+            .as_ref()
+            .filter(|ct| ct.len() <= MAX_CONTENT_TYPE)
+            .cloned();
+        let meta = Metadata {
+            fetched_at: response.fetched_at_ms,
+            status: response.status,
+            content_type,
+        };
+        let Ok(metadata) = serde_json::to_string(&meta) else {
+            return;
+        };
+        let entry = CacheEntry {
+            value: response.body.clone(),
+            metadata,
+        };
+        if let Err(e) = self.store.put(key, entry, self.ttl_seconds).await {
+            self.log_failure("put", &e.0);
+        }
+    }
+
+    fn log_failure(&self, op: &str, detail: &str) {
+        if self.logged_failure.replace(true) {
+            return;
+        }
+        let mut line = String::from("{\"event\":\"http_cache_unavailable\",\"op\":");
+        crate::value::write_json_string(op, &mut line);
+        line.push_str(",\"error\":");
+        crate::value::write_json_string(detail, &mut line);
+        line.push('}');
+        self.log.line(&line);
+    }
+}
+
+/// `epoch_ms` as ISO 8601 UTC with milliseconds, e.g. `2026-01-01T00:00:00.000Z` (the form of
+/// JavaScript's `Date.prototype.toISOString` for years 0 to 9999).
+pub fn iso8601_utc_ms(epoch_ms: u64) -> String {
+    let ms = epoch_ms % 1000;
+    let secs = epoch_ms / 1000;
+    let (days, day_secs) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        day_secs / 3600,
+        day_secs / 60 % 60,
+        day_secs % 60
+    )
+}
+
+/// Proleptic Gregorian date of `days` since 1970-01-01 (H. Hinnant's `civil_from_days`, for
+/// non-negative day counts).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::fake::FakeEnv;
+    use futures::executor::block_on;
+
+    #[test]
+    fn formats_iso_dates_like_javascript() {
+        for (ms, want) in [
+            (0, "1970-01-01T00:00:00.000Z"),
+            (1_767_225_600_000, "2026-01-01T00:00:00.000Z"),
+            (1_767_225_599_999, "2025-12-31T23:59:59.999Z"),
+            // Leap days: an ordinary leap year, a century leap year, and the day after Feb 28
+            // in a century that is not a leap year.
+            (951_782_400_000, "2000-02-29T00:00:00.000Z"),
+            (1_709_164_800_123, "2024-02-29T00:00:00.123Z"),
+            (4_107_542_400_000, "2100-03-01T00:00:00.000Z"),
+            (4_107_542_399_000, "2100-02-28T23:59:59.000Z"),
+            (1_735_603_200_000, "2024-12-31T00:00:00.000Z"),
+            (68_169_600_000, "1972-02-29T00:00:00.000Z"),
+            (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+            (1_767_268_245_678, "2026-01-01T11:50:45.678Z"),
+        ] {
+            assert_eq!(iso8601_utc_ms(ms), want, "{ms}");
+        }
+    }
+
+    #[test]
+    fn every_day_of_a_leap_cycle_round_trips() {
+        // Walk 400 years day by day and check the calendar never skips or repeats a day.
+        let (mut y, mut m, mut d) = (1970, 1, 1);
+        for days in 0..146_097 {
+            assert_eq!(civil_from_days(days), (y, m, d), "day {days}");
+            let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+            let len = match m {
+                2 if leap => 29,
+                2 => 28,
+                4 | 6 | 9 | 11 => 30,
+                _ => 31,
+            };
+            d += 1;
+            if d > len {
+                d = 1;
+                m += 1;
+                if m > 12 {
+                    m = 1;
+                    y += 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn keys_hide_secrets_fit_kv_and_separate_everyone() {
+        let github = UpstreamIdentity::new("circleci", "secret-token-abc");
+        let other = UpstreamIdentity::new("circleci", "secret-token-abd");
+        let url = format!("https://circleci.com/api/v2/me?q={}", "x".repeat(10_000));
+        let key = cache_key("alice", &github, &url);
+        assert!(key.len() < 512 && key.starts_with("http:v1:"), "{key}");
+        assert!(!key.contains("alice") && !key.contains("secret") && !key.contains("circleci"));
+        assert!(!github.fingerprint().contains("secret"));
+        assert_eq!(github.fingerprint().len(), 32);
+        let same = cache_key(
+            "alice",
+            &UpstreamIdentity::new("circleci", "secret-token-abc"),
+            &url,
+        );
+        assert_eq!(key, same);
+        let variants = [
+            cache_key("bob", &github, &url),
+            cache_key("alice", &other, &url),
+            cache_key(
+                "alice",
+                &UpstreamIdentity::new("github", "secret-token-abc"),
+                &url,
+            ),
+            cache_key("alice", &github, "https://circleci.com/api/v2/me"),
+        ];
+        for v in &variants {
+            assert_ne!(&key, v);
+        }
+        // The principal prefix is shared by one principal's keys only.
+        let prefix = |k: &str| k.rsplit_once(':').map(|(p, _)| p.to_owned());
+        assert_eq!(prefix(&key), prefix(&variants[1]));
+        assert_ne!(prefix(&key), prefix(&variants[0]));
+        // Length prefixes: moving a byte between parts changes the key.
+        assert_ne!(cache_key("ab", &github, "c"), cache_key("a", &github, "bc"));
+    }
+
+    fn response(at: u64) -> CachedResponse {
+        CachedResponse {
+            status: 200,
+            content_type: Some("application/json".into()),
+            body: b"{\"a\":1}".to_vec(),
+            fetched_at_ms: at,
+        }
+    }
+
+    #[test]
+    fn stores_and_expires_by_ttl() {
+        let env = FakeEnv::new();
+        let ports = env.ports();
+        let cache = HttpCache::new(&ports, 60);
+        let now = env.clock.now_ms();
+        block_on(cache.store("k", &response(now)));
+        assert_eq!(block_on(cache.lookup("k")), Some(response(now)));
+        env.clock.advance(59_999);
+        assert!(block_on(cache.lookup("k")).is_some());
+        env.clock.advance(1);
+        assert_eq!(block_on(cache.lookup("k")), None);
+        assert!(env.log.lines().is_empty());
+    }
+
+    #[test]
+    fn an_entry_older_than_the_ttl_is_a_miss_even_if_the_store_kept_it() {
+        let env = FakeEnv::new();
+        let ports = env.ports();
+        // Stored with a long store-side TTL, read by a cache whose TTL is shorter.
+        block_on(HttpCache::new(&ports, 3600).store("k", &response(env.clock.now_ms())));
+        env.clock.advance(61_000);
+        assert_eq!(block_on(HttpCache::new(&ports, 60).lookup("k")), None);
+        assert!(block_on(HttpCache::new(&ports, 3600).lookup("k")).is_some());
+    }
+
+    #[test]
+    fn only_successful_bodies_are_stored() {
+        let env = FakeEnv::new();
+        let ports = env.ports();
+        let cache = HttpCache::new(&ports, 60);
+        for status in [204, 299] {
+            let mut r = response(env.clock.now_ms());
+            r.status = status;
+            block_on(cache.store(&format!("ok{status}"), &r));
+        }
+        for status in [199, 301, 304, 404, 429, 500] {
+            let mut r = response(env.clock.now_ms());
+            r.status = status;
+            block_on(cache.store(&format!("no{status}"), &r));
+        }
+        let mut keys = env.cache.keys();
+        keys.sort();
+        assert_eq!(keys, ["ok204", "ok299"]);
+    }
+
+    #[test]
+    fn unreadable_metadata_is_a_miss() {
+        let env = FakeEnv::new();
+        let entry = CacheEntry {
+            value: b"x".to_vec(),
+            metadata: "not json".into(),
+        };
+        block_on(env.cache.put("k", entry, 60)).unwrap();
+        let ports = env.ports();
+        assert_eq!(block_on(HttpCache::new(&ports, 60).lookup("k")), None);
+    }
+
+    #[test]
+    fn a_failing_store_is_a_miss_logged_once() {
+        let env = FakeEnv::new();
+        env.cache.failing.set(true);
+        let ports = env.ports();
+        let cache = HttpCache::new(&ports, 60);
+        assert_eq!(block_on(cache.lookup("k")), None);
+        block_on(cache.store("k", &response(0)));
+        assert_eq!(block_on(cache.lookup("k")), None);
+        let lines = env.log.lines();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let line: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+        assert_eq!(line["event"], "http_cache_unavailable");
+        assert_eq!(line["op"], "get");
+    }
+}
