@@ -19,9 +19,10 @@ function compatibilityDate() {
 
 /**
  * Starts the worker with `vars` as its settings (strings, like wrangler vars and secrets).
+ * `onLog(line)`, when given, receives each line the worker logs (instead of the console).
  * Returns { url, mcpUrl, mf, close }. Throws when the build is missing.
  */
-export async function startWorker({ vars = {}, port = 0 } = {}) {
+export async function startWorker({ vars = {}, port = 0, onLog } = {}) {
   if (!existsSync(path.join(BUILD, "index.js"))) {
     throw new Error("build/index.js is missing: run `make build` first");
   }
@@ -36,6 +37,7 @@ export async function startWorker({ vars = {}, port = 0 } = {}) {
     bindings: vars,
     host: "127.0.0.1",
     port,
+    ...(onLog ? { handleStructuredLogs: ({ message }) => { onLog(message); } } : {}),
   });
   const url = (await mf.ready).toString().replace(/\/$/, "");
   return { url, mcpUrl: `${url}/mcp`, mf, close: () => mf.dispose() };
