@@ -14,6 +14,7 @@ use std::fmt;
 use crate::value::Value;
 
 use parser::Node;
+pub use parser::MAX_NESTING;
 use val::Val;
 
 /// A compiled JMESPath expression.
@@ -44,7 +45,7 @@ impl fmt::Display for RuntimeError {
 
 impl Expression {
     /// Compiles `src`, accepting exactly what the reference's `jmespath.compile` accepts (up to
-    /// [`parser::MAX_NESTING`] levels of nesting).
+    /// [`MAX_NESTING`] levels of nesting).
     pub fn compile(src: &str) -> Result<Expression, CompileError> {
         parser::parse(src)
             .map(|ast| Expression { ast })

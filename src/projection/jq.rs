@@ -27,6 +27,9 @@ use budget::{recursive_defs, Budget};
 pub const MAX_PROGRAM_BYTES: usize = 4096;
 /// Bracket nesting deeper than this is refused before parsing (it bounds the parser's stack).
 pub const MAX_PROGRAM_NESTING: usize = 64;
+/// Inputs nested deeper than this are refused: jaq's serializer and path walkers recurse once
+/// per level (tests/projection_stack.rs checks this depth on a wasm-sized stack).
+pub const MAX_INPUT_DEPTH: usize = 256;
 
 /// A compiled jq program.
 pub struct JqProgram {
@@ -157,9 +160,12 @@ impl JqProgram {
             budget: &budget,
         };
         let ctx = Ctx::<Budgeted>::new(env, Vars::new([]));
+        let input = convert::to_jaq(input, MAX_INPUT_DEPTH + 1).ok_or_else(|| {
+            JqError::Budget(format!("input nested deeper than {MAX_INPUT_DEPTH} levels"))
+        })?;
         let mut outputs = Vec::new();
         let mut bytes = 0usize;
-        for item in self.filter.id.run((ctx, convert::to_jaq(input))) {
+        for item in self.filter.id.run((ctx, input)) {
             if budget.exhausted() {
                 break;
             }
@@ -179,7 +185,12 @@ impl JqProgram {
                     limits.max_outputs
                 )));
             }
-            let value = convert::from_jaq(&val);
+            let value = convert::from_jaq(&val, crate::value::MAX_DEPTH).ok_or_else(|| {
+                JqError::Budget(format!(
+                    "output nested deeper than {} levels",
+                    crate::value::MAX_DEPTH
+                ))
+            })?;
             bytes += value.to_compact_json().len();
             if bytes > limits.max_output_bytes {
                 return Err(JqError::Budget(format!(

@@ -7,8 +7,9 @@ use crate::value::Value;
 
 use super::lexer::{tokenize, Tok};
 
-/// Deeper nesting is rejected so evaluation cannot exhaust the (small, wasm) stack.
-pub(crate) const MAX_NESTING: usize = 256;
+/// Deeper nesting is rejected so parsing and evaluation cannot exhaust the (1 MiB, wasm)
+/// stack; tests/projection_stack.rs runs the deepest accepted expressions on such a stack.
+pub const MAX_NESTING: usize = 128;
 
 /// A comparison operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

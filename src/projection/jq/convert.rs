@@ -11,37 +11,52 @@ use jaq_json::{Map as JMap, Val};
 
 use crate::value::{Map, Number, Value};
 
-/// Our value as a jaq value.
-pub(crate) fn to_jaq(v: &Value) -> Val {
-    match v {
+/// Our value as a jaq value, or `None` when it is nested deeper than `max_depth`.
+pub(crate) fn to_jaq(v: &Value, max_depth: usize) -> Option<Val> {
+    let Some(depth) = max_depth.checked_sub(1) else {
+        return None;
+    };
+    Some(match v {
         Value::Null => Val::Null,
         Value::Bool(b) => Val::Bool(*b),
         Value::Number(n) => jaq_json::read::parse_single_num(n.literal().as_bytes())
             .map(Val::Num)
             .unwrap_or_else(|| Val::from(n.as_f64())),
         Value::String(s) => Val::utf8_str(s.clone().into_bytes()),
-        Value::Array(items) => Val::Arr(Rc::new(items.iter().map(to_jaq).collect())),
+        Value::Array(items) => Val::Arr(Rc::new(
+            items
+                .iter()
+                .map(|v| to_jaq(v, depth))
+                .collect::<Option<_>>()?,
+        )),
         Value::Object(map) => {
             let mut out = JMap::default();
             for (k, v) in map.iter() {
-                out.insert(Val::utf8_str(k.clone().into_bytes()), to_jaq(v));
+                out.insert(Val::utf8_str(k.clone().into_bytes()), to_jaq(v, depth)?);
             }
             Val::obj(out)
         }
-    }
+    })
 }
 
-/// A jaq value as ours. Byte strings and invalid UTF-8 become text with U+FFFD; NaN and the
-/// infinities, which JSON cannot hold, become null.
-pub(crate) fn from_jaq(v: &Val) -> Value {
-    match v {
+/// A jaq value as ours, or `None` when it is nested deeper than `max_depth`. Byte strings and
+/// invalid UTF-8 become text with U+FFFD; NaN and the infinities, which JSON cannot hold,
+/// become null.
+pub(crate) fn from_jaq(v: &Val, max_depth: usize) -> Option<Value> {
+    let depth = max_depth.checked_sub(1)?;
+    Some(match v {
         Val::Null => Value::Null,
         Val::Bool(b) => Value::Bool(*b),
         Val::Num(n) => Number::from_literal(&n.to_string())
             .or_else(|| n.to_string().parse::<f64>().ok().and_then(Number::from_f64))
             .map_or(Value::Null, Value::Number),
         Val::TStr(b) | Val::BStr(b) => Value::String(String::from_utf8_lossy(b).into_owned()),
-        Val::Arr(items) => Value::Array(items.iter().map(from_jaq).collect()),
+        Val::Arr(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| from_jaq(v, depth))
+                .collect::<Option<_>>()?,
+        ),
         Val::Obj(map) => {
             let mut out = Map::new();
             for (k, v) in map.iter() {
@@ -49,9 +64,9 @@ pub(crate) fn from_jaq(v: &Val) -> Value {
                     Val::TStr(b) | Val::BStr(b) => String::from_utf8_lossy(b).into_owned(),
                     other => other.to_string(),
                 };
-                out.insert(key, from_jaq(v));
+                out.insert(key, from_jaq(v, depth)?);
             }
             Value::Object(out)
         }
-    }
+    })
 }
