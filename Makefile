@@ -53,7 +53,8 @@ size: build ## the gzipped upload size, as wrangler deploy --dry-run reports it
 	@node bench/size.mjs
 
 bench: build ## run every bench/*.mjs (upload size, endpoint latency against a trivial worker, ...)
-	@for b in $(BENCHES); do echo "== $$b"; node $$b; done
+	@failed=""; for b in $(BENCHES); do echo "== $$b"; node $$b || failed="$$failed $$b"; done; \
+	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 
 conformance: build ## the official MCP conformance suite (server scenarios) against the built worker
 	node tests/e2e/conformance.mjs
