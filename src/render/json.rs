@@ -84,11 +84,10 @@ pub fn write_string(s: &str, out: &mut String) {
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if !NEEDS_ESCAPE[b as usize] {
-            continue;
-        }
+    loop {
+        let i = next_escape(bytes, start);
         out.push_str(s.get(start..i).unwrap_or_default());
+        let Some(&b) = bytes.get(i) else { break };
         match b {
             b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
@@ -106,8 +105,55 @@ pub fn write_string(s: &str, out: &mut String) {
         }
         start = i + 1;
     }
-    out.push_str(s.get(start..).unwrap_or_default());
     out.push('"');
+}
+
+/// The index of the first byte at or after `from` that needs an escape, or `bytes.len()`.
+///
+/// Eight bytes at a time: most strings (keys, URLs, names, dates) need no escape at all.
+fn next_escape(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        if word_needs_escape(u64::from_le_bytes(word)) {
+            break;
+        }
+        i += 8;
+    }
+    // The tail (or the word with a hit): short keys and values end here, so check a padded word
+    // before looking byte by byte.
+    if let Some(tail) = bytes.get(i..).filter(|t| t.len() < 8) {
+        let mut word = [b'a'; 8];
+        if let Some(dst) = word.get_mut(..tail.len()) {
+            dst.copy_from_slice(tail);
+        }
+        if !word_needs_escape(u64::from_le_bytes(word)) {
+            return bytes.len();
+        }
+    }
+    while let Some(&b) = bytes.get(i) {
+        if NEEDS_ESCAPE[usize::from(b)] {
+            return i;
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// Whether any of the eight bytes is a control character, `"` or `\\` (SWAR: each term has a
+/// high bit set exactly when some byte is below 0x20, or zero after the xor).
+#[inline(always)]
+fn word_needs_escape(x: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let quote = x ^ (ONES * u64::from(b'"'));
+    let backslash = x ^ (ONES * u64::from(b'\\'));
+    let hits = (x.wrapping_sub(ONES * 0x20) & !x)
+        | (quote.wrapping_sub(ONES) & !quote)
+        | (backslash.wrapping_sub(ONES) & !backslash);
+    hits & HIGHS != 0
 }
 
 #[cfg(test)]
@@ -143,6 +189,27 @@ mod tests {
         for (src, want) in cases {
             assert_eq!(render(src), want, "input {src}");
         }
+    }
+
+    #[test]
+    fn escape_scan_finds_every_position() {
+        for len in 0..20 {
+            for at in 0..len {
+                for special in [b'"', b'\\', 0u8, 0x1f, b'\n'] {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = special;
+                    assert_eq!(
+                        next_escape(&bytes, 0),
+                        at,
+                        "len {len} at {at} byte {special}"
+                    );
+                    assert_eq!(next_escape(&bytes, at + 1), len);
+                }
+            }
+        }
+        // Bytes just above the escaped ranges and non-ASCII bytes need no escape.
+        let clean = "!#[]~\u{7f}é😀 !#[]~\u{7f}é😀";
+        assert_eq!(next_escape(clean.as_bytes(), 0), clean.len());
     }
 
     #[test]

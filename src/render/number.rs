@@ -64,9 +64,9 @@ pub fn write_f64(v: f64, non_finite: &str, out: &mut String) {
 }
 
 /// ECMAScript breaks an exact tie between two equally close shortest digit strings by taking the
-/// even one; Rust's shortest formatting takes the upper one. A tie needs the odd last digit's
-/// even neighbour to read back to the same double and `v` to lie exactly on their midpoint, so
-/// the exact expansion is only computed when the cheap round-trip check passes.
+/// even one; Rust's shortest formatting takes the upper one. A tie means `v` lies exactly on the
+/// midpoint of the odd last digit and an even neighbour (checked in integers), and the neighbour
+/// reads back to `v` too.
 fn prefer_even_on_tie(digits: &mut Digits, v: f64) {
     let Some(&last) = digits.buf.get(digits.len.wrapping_sub(1)) else {
         return;
@@ -74,8 +74,22 @@ fn prefer_even_on_tie(digits: &mut Digits, v: f64) {
     if (last - b'0') % 2 == 0 {
         return;
     }
+    // The significant digits without the last one, as an integer.
+    let head = digits
+        .buf
+        .get(..digits.len - 1)
+        .unwrap_or_default()
+        .iter()
+        .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
+    // The midpoint of `last` and `last ± 1` has one more digit, a 5: `t × 10^f`.
+    let f = digits.point - digits.len as i32 - 1;
     for even in [last - 1, last + 1] {
         if even > b'9' {
+            continue;
+        }
+        let low = u64::from(last.min(even) - b'0');
+        let t = (head * 10 + low) * 10 + 5;
+        if !equals_decimal(v, t, f) {
             continue;
         }
         let mut alt = StackBuf::default();
@@ -86,25 +100,7 @@ fn prefer_even_on_tie(digits: &mut Digits, v: f64) {
             .ok()
             .and_then(|t| t.parse::<f64>().ok())
             == Some(v);
-        if !reads_back {
-            continue;
-        }
-        // The midpoint of the two candidates: the lower one followed by a 5.
-        let mut midpoint = StackBuf::default();
-        if digits
-            .write_scientific(&mut midpoint, Some(last.min(even)))
-            .is_err()
-        {
-            return;
-        }
-        let (mid_digits, mid_exp) = split_scientific(midpoint.as_bytes());
-        let mut mid: Vec<u8> = mid_digits.to_vec();
-        mid.push(b'5');
-        // 800 fractional digits hold any double's exact decimal expansion.
-        let exact = format!("{v:.800e}");
-        let (exact_digits, exact_exp) = split_scientific(exact.as_bytes());
-        let exact_digits = trim_trailing_zeros(exact_digits);
-        if exact_exp == mid_exp && exact_digits == mid.as_slice() {
+        if reads_back {
             if let Some(slot) = digits.buf.get_mut(digits.len - 1) {
                 *slot = even;
             }
@@ -116,26 +112,33 @@ fn prefer_even_on_tie(digits: &mut Digits, v: f64) {
     }
 }
 
-/// The significant digits (point removed) and exponent of `d.ddde±x` text.
-fn split_scientific(text: &[u8]) -> (Vec<u8>, i32) {
-    let e_at = text.iter().position(|&b| b == b'e').unwrap_or(text.len());
-    let digits = text
-        .get(..e_at)
-        .unwrap_or_default()
-        .iter()
-        .copied()
-        .filter(u8::is_ascii_digit)
-        .collect();
-    let exp = parse_exponent(text.get(e_at + 1..).unwrap_or_default()).unwrap_or(0);
-    (digits, exp)
-}
-
-fn trim_trailing_zeros(digits: Vec<u8>) -> Vec<u8> {
-    let mut digits = digits;
-    while digits.len() > 1 && digits.last() == Some(&b'0') {
-        digits.pop();
+/// Whether the positive finite double `v` equals `t × 10^f` exactly.
+///
+/// Both sides are written as an odd integer times a power of two (`10^f = 5^f × 2^f`); they are
+/// equal when both parts are.
+fn equals_decimal(v: f64, t: u64, f: i32) -> bool {
+    let bits = v.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1u64 << 52) - 1);
+    let (m, q) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1u64 << 52), biased - 1075)
+    };
+    if m == 0 || t == 0 {
+        return m == t;
     }
-    digits
+    let (m_twos, t_twos) = (m.trailing_zeros() as i32, t.trailing_zeros() as i32);
+    let (m_odd, t_odd) = (u128::from(m >> m_twos), u128::from(t >> t_twos));
+    if t_twos + f != m_twos + q {
+        return false;
+    }
+    let power_of_five = |n: i32| 5u128.checked_pow(n.unsigned_abs());
+    if f >= 0 {
+        power_of_five(f).and_then(|p| t_odd.checked_mul(p)) == Some(m_odd)
+    } else {
+        power_of_five(f).and_then(|p| m_odd.checked_mul(p)) == Some(t_odd)
+    }
 }
 
 /// A decimal `0.d1d2...dk × 10^point` with no leading or trailing zero digits, and its sign.
@@ -419,12 +422,26 @@ mod tests {
             (f64::MAX, "1.7976931348623157e+308"),
             (2f64.powi(53), "9007199254740992"),
             (1355249111074954.25, "1355249111074954.2"),
+            (0.5, "0.5"),
+            (2f64.powi(60), "1152921504606847000"),
             (f64::NAN, "null"),
             (f64::INFINITY, "null"),
         ];
         for (v, want) in cases {
             assert_eq!(from_f64(v), want, "double {v:e}");
         }
+    }
+
+    #[test]
+    fn exact_decimal_comparison() {
+        assert!(equals_decimal(1355249111074954.25, 135524911107495425, -2));
+        assert!(!equals_decimal(1355249111074954.25, 135524911107495435, -2));
+        assert!(equals_decimal(0.5, 5, -1));
+        assert!(!equals_decimal(0.1, 1, -1));
+        assert!(equals_decimal(1e22, 1, 22));
+        assert!(equals_decimal(1536.0, 15360, -1));
+        assert!(!equals_decimal(1e23, 1, 23));
+        assert!(equals_decimal(5e-324, 0, 0) == false);
     }
 
     #[test]
