@@ -32,7 +32,6 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
             .clone()
     });
     let request = read_request(req).await;
-    let ctx = Rc::new(ctx);
     let cache = KvCache::new(env.kv(CACHE_BINDING).map_err(missing(CACHE_BINDING)), ctx);
     let artifacts = R2Artifacts::new(
         env.bucket(ARTIFACTS_BINDING)
@@ -54,7 +53,7 @@ fn missing(binding: &'static str) -> impl Fn(worker::Error) -> String {
     move |_| format!("binding {binding} is not configured in wrangler.toml")
 }
 
-/// The plain request, with at most `MAX_BODY_BYTES + 1` bytes of body read.
+/// The plain request; a body over `MAX_BODY_BYTES` is flagged, not kept.
 async fn read_request(mut req: Request) -> HttpRequest {
     // `Request::method` maps unknown methods to GET; the raw string keeps e.g. PROPFIND distinct.
     let method = req.inner().method().to_ascii_uppercase();

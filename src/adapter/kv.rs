@@ -3,7 +3,6 @@
 
 use crate::ports::{CacheEntry, CacheStore, StoreError};
 use futures::future::LocalBoxFuture;
-use std::rc::Rc;
 use worker::{Context, KvStore};
 
 /// KV refuses expirations shorter than this many seconds.
@@ -16,12 +15,12 @@ const MAX_METADATA_BYTES: usize = 1024;
 /// A [`CacheStore`] over the `HTTP_CACHE` namespace; without the binding every call fails.
 pub struct KvCache {
     store: Result<KvStore, String>,
-    ctx: Rc<Context>,
+    ctx: Context,
 }
 
 impl KvCache {
     /// A cache over `store` (or the reason it is missing), scheduling writes on `ctx`.
-    pub fn new(store: Result<KvStore, String>, ctx: Rc<Context>) -> KvCache {
+    pub fn new(store: Result<KvStore, String>, ctx: Context) -> KvCache {
         KvCache { store, ctx }
     }
 
