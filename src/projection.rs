@@ -105,7 +105,7 @@ impl Projection {
     /// Compiles `source` by the selection rule. Never fails: a bad expression is remembered and
     /// reported when applied, as the reference reports it in the result.
     pub fn compile(source: &str) -> Projection {
-        let compiled = if source.trim().is_empty() {
+        let compiled = if jmespath::is_blank(source) {
             Compiled::Identity
         } else if let Ok(expr) = Expression::compile(source) {
             Compiled::JmesPath(expr)
@@ -122,11 +122,12 @@ impl Projection {
         }
     }
 
-    /// The language the expression was read as; `None` when blank or invalid.
+    /// The language the expression was read as (a jq program refused before running still
+    /// counts as jq); `None` when blank or valid in neither language.
     pub fn language(&self) -> Option<Language> {
         match self.compiled {
             Compiled::JmesPath(_) => Some(Language::JmesPath),
-            Compiled::Jq(_) => Some(Language::Jq),
+            Compiled::Jq(_) | Compiled::Failed(ProjectionError::Jq(_)) => Some(Language::Jq),
             Compiled::Identity | Compiled::Failed(_) => None,
         }
     }

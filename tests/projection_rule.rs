@@ -163,8 +163,10 @@ fn several_jq_outputs_become_an_array_and_none_null() {
 }
 
 #[test]
-fn the_tool_description_states_the_rule() {
-    assert!(TOOL_DESCRIPTION.contains("JMESPath"));
-    assert!(TOOL_DESCRIPTION.contains("jq"));
-    assert!(TOOL_DESCRIPTION.contains("_jqError"));
+fn the_tool_description_is_the_documented_one() {
+    let doc = include_str!("../docs/projection.md");
+    let start =
+        doc.find("<!-- tool-description -->\n").unwrap() + "<!-- tool-description -->\n".len();
+    let end = doc.find("\n<!-- /tool-description -->").unwrap();
+    assert_eq!(&doc[start..end], TOOL_DESCRIPTION);
 }

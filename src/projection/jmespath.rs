@@ -78,6 +78,11 @@ impl Expression {
     }
 }
 
+/// Whether `s` is empty after JavaScript's `trim()`, the reference's test for "no filter".
+pub(crate) fn is_blank(s: &str) -> bool {
+    s.chars().all(js::is_js_space)
+}
+
 /// `JSON.stringify(value)` with JavaScript number formatting.
 pub fn to_js_json(value: &Value) -> String {
     let mut out = String::new();

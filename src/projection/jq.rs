@@ -1,27 +1,31 @@
 //! jq programs through jaq (jaq-core, jaq-std, jaq-json), inside a work budget.
 //!
-//! jaq has no fuel hook of its own, so the budget is built from three parts (docs/projection.md):
+//! jaq has no fuel hook of its own, so the budget is built from these parts (docs/projection.md):
 //! - every term evaluation passes through [`HasLut::lut`], which charges one unit of fuel;
 //! - every unbounded generator (`range/3`, `repeat`, `recurse`, `while`, `until`) is a native
 //!   here that charges per step and stops with an error once the fuel is gone, and programs
 //!   that define recursive functions are rejected, so no loop runs outside those natives;
+//! - values are a metered type: iteration, indexing, arithmetic and construction fail once the
+//!   fuel is gone, and refuse oversized or too deeply nested results before building them;
 //! - the caller pulls at most [`Limits::max_outputs`] results totalling at most
 //!   [`Limits::max_output_bytes`] of JSON.
 
 mod budget;
 mod convert;
+mod json_funs;
+mod metered;
 
 use std::fmt;
 
 use jaq_core::data::HasLut;
 use jaq_core::load::{parse::Def, Arena, File, Loader};
 use jaq_core::{Compiler, Ctx, DataT, Lut, Vars};
-use jaq_json::Val;
 
 use crate::value::Value;
 
 pub use budget::Limits;
-use budget::{recursive_defs, Budget};
+use budget::{meter, recursive_defs};
+use metered::M;
 
 /// Programs longer than this are refused before parsing.
 pub const MAX_PROGRAM_BYTES: usize = 4096;
@@ -75,11 +79,12 @@ impl fmt::Display for JqError {
     }
 }
 
-/// jaq's data kind for this module: jaq-json values, and a context that meters evaluation.
+/// jaq's data kind for this module: metered jaq-json values, and a context that meters
+/// evaluation.
 pub(crate) struct Budgeted;
 
 impl DataT for Budgeted {
-    type V<'a> = Val;
+    type V<'a> = M;
     type Data<'a> = Env<'a>;
 }
 
@@ -87,20 +92,13 @@ impl DataT for Budgeted {
 #[derive(Clone)]
 pub(crate) struct Env<'a> {
     lut: &'a Lut<Budgeted>,
-    budget: &'a Budget,
 }
 
 impl<'a> HasLut<'a, Budgeted> for Env<'a> {
     fn lut(&self) -> &'a Lut<Budgeted> {
         // Called once per term evaluation: the meter for work done outside natives.
-        self.budget.charge(1);
+        meter::charge(1);
         self.lut
-    }
-}
-
-impl<'a> Env<'a> {
-    pub(crate) fn budget(&self) -> &'a Budget {
-        self.budget
     }
 }
 
@@ -137,10 +135,10 @@ impl JqProgram {
             .map_err(|errs| JqError::Syntax(format!("{} error(s) in program", errs.len())))?;
         let funs = jaq_core::funs::<Budgeted>()
             .chain(jaq_std::funs())
-            .chain(jaq_json::funs())
             .filter(|(name, args, _)| {
                 !HOST_NATIVES.contains(name) && !budget::is_replaced(name, args.len())
             })
+            .chain(json_funs::natives())
             .chain(budget::natives());
         let filter = Compiler::default()
             .with_funs(funs)
@@ -154,27 +152,26 @@ impl JqProgram {
     /// Runs the program on `input`: one output is returned as is, several as an array, none as
     /// `null`.
     pub fn run(&self, input: &Value, limits: &Limits) -> Result<Value, JqError> {
-        let budget = Budget::new(limits.fuel);
-        let env = Env {
-            lut: &self.filter.lut,
-            budget: &budget,
-        };
-        let ctx = Ctx::<Budgeted>::new(env, Vars::new([]));
-        let input = convert::to_jaq(input, MAX_INPUT_DEPTH + 1).ok_or_else(|| {
+        let input = convert::to_metered(input, MAX_INPUT_DEPTH + 1).ok_or_else(|| {
             JqError::Budget(format!("input nested deeper than {MAX_INPUT_DEPTH} levels"))
         })?;
+        let _run = meter::start(limits.fuel);
+        let env = Env {
+            lut: &self.filter.lut,
+        };
+        let ctx = Ctx::<Budgeted>::new(env, Vars::new([]));
         let mut outputs = Vec::new();
         let mut bytes = 0usize;
         for item in self.filter.id.run((ctx, input)) {
-            if budget.exhausted() {
+            if meter::exhausted() {
                 break;
             }
             let val = match item {
                 Ok(v) => v,
                 Err(exn) => {
                     return Err(match exn.get_err() {
-                        Ok(_) if budget.exhausted() => JqError::Budget(budget.reason()),
-                        Ok(e) => JqError::Runtime(e.to_string()),
+                        Ok(_) if meter::exhausted() => JqError::Budget(meter::reason()),
+                        Ok(e) => JqError::Runtime(error_text(e)),
                         Err(_) => JqError::Runtime("halt is not supported".into()),
                     })
                 }
@@ -185,7 +182,7 @@ impl JqProgram {
                     limits.max_outputs
                 )));
             }
-            let value = convert::from_jaq(&val, crate::value::MAX_DEPTH).ok_or_else(|| {
+            let value = convert::from_jaq(&val.v, crate::value::MAX_DEPTH).ok_or_else(|| {
                 JqError::Budget(format!(
                     "output nested deeper than {} levels",
                     crate::value::MAX_DEPTH
@@ -199,17 +196,26 @@ impl JqProgram {
                 )));
             }
             outputs.push(value);
-            budget.charge(1);
+            meter::charge(1);
         }
         // A budget error caught inside the program (`try`, `?`) still ends the run.
-        if budget.exhausted() {
-            return Err(JqError::Budget(budget.reason()));
+        if meter::exhausted() {
+            return Err(JqError::Budget(meter::reason()));
         }
         Ok(match outputs.len() {
             0 => Value::Null,
             1 => outputs.swap_remove(0),
             _ => Value::Array(outputs),
         })
+    }
+}
+
+/// An error's message: its text when the error value is a string, else its JSON.
+fn error_text(e: jaq_core::Error<M>) -> String {
+    let v = e.into_val();
+    match jaq_std::ValT::as_utf8_bytes(&v) {
+        Some(b) => String::from_utf8_lossy(b).into_owned(),
+        None => v.to_string(),
     }
 }
 
@@ -354,6 +360,15 @@ mod tests {
             "reduce range(1e9) as $x (0; . + 1)",
             "[1 | recurse(. + 1; . > 0)]",
             "[range(0; infinite)]",
+            // Loop-free, but cubic in the input: the metered values stop it.
+            "[.[] as $a | .[] as $b | .[] as $c | .[] as $d | 1] | length",
+            // Memory multipliers are refused before allocating.
+            "\"x\" * 1e10",
+            "reduce range(60) as $i (\"x\"; . + .)",
+            "reduce range(60) as $i ([1]; . + .) | length",
+            // Deep values a program builds.
+            "reduce range(100000) as $i (1; [.]) | tojson",
+            "reduce range(100000) as $i (1; {a: .})",
         ] {
             let start = Instant::now();
             // A smaller budget than the default keeps this debug-build test fast; the
@@ -362,8 +377,8 @@ mod tests {
                 fuel: 2_000_000,
                 ..Limits::default()
             };
-            let result = JqProgram::compile(p)
-                .and_then(|prog| prog.run(&parse("[1,[2]]").unwrap(), &limits));
+            let input = parse(&format!("[[2],{}]", vec!["1"; 300].join(","))).unwrap();
+            let result = JqProgram::compile(p).and_then(|prog| prog.run(&input, &limits));
             assert!(matches!(result, Err(JqError::Budget(_))), "{p}: {result:?}");
             assert!(
                 start.elapsed() < Duration::from_secs(10),

@@ -29,6 +29,19 @@ function wellFormed(v) {
   return v;
 }
 
+/** The reference servers' applyJqFilter (src/utils/jq.util.ts in @aashari/mcp-server-atlassian-*). */
+function applyJqFilter(data, filter) {
+  if (!filter || filter.trim() === '') return data;
+  try {
+    return jmespath.search(data, filter);
+  } catch {
+    return { _jqError: `Invalid JMESPath expression: ${filter}`, _originalData: data };
+  }
+}
+
+/** JSON of a value as our Value model holds it: undefined becomes null, as TOON shows it. */
+const asValue = (v) => JSON.stringify(wellFormed(v), (_k, x) => (x === undefined ? null : x)) ?? 'null';
+
 /** What the reference computes for one expression, in the driver's output shape. */
 export function reference(data, expression) {
   try {
@@ -62,14 +75,22 @@ test('JMESPath matches npm jmespath 0.16.0 on the generated corpus', () => {
       total++;
       const want = reference(data, expression);
       tally[want.e ?? (want.u ? 'u' : 'r')]++;
-      if (JSON.stringify(ours[j]) !== JSON.stringify(want)) {
-        diffs.push({ expression, want, got: ours[j], data: caseLine(c).slice(0, 200) });
+      const { l, p, ...got } = ours[j];
+      if (JSON.stringify(got) !== JSON.stringify(want)) {
+        diffs.push({ expression, want, got, data: caseLine(c).slice(0, 200) });
+      }
+      // The public API: identical to applyJqFilter unless the expression was read as jq.
+      tally[l] = (tally[l] ?? 0) + 1;
+      if (l !== 'jq') {
+        const wantP = asValue(applyJqFilter(data, expression));
+        if (p !== wantP) diffs.push({ expression, api: true, want: wantP, got: p });
       }
     });
   });
   console.log(`projection oracle: ${total} cases`, tally);
   assert.ok(total > 5000, `corpus too small: ${total}`);
   assert.ok(tally.r > 2000 && tally.compile > 100 && tally.runtime > 100 && tally.u > 5, JSON.stringify(tally));
+  assert.ok(tally.jq > 20 && tally.none > 50, JSON.stringify(tally));
   if (process.env.PROJECTION_DIFFS) {
     writeFileSync(process.env.PROJECTION_DIFFS, JSON.stringify(diffs, null, 1));
   }

@@ -277,7 +277,8 @@ export const QUIRK_EXPRESSIONS = [
   '`"abc"` <= `"abc"`', '`null` >= `null`', '`1` == `1.0`', '`{"a":1,"b":2}` == `{"b":2,"a":1}`', '`[1,2]` == `[2,1]`',
   '`"😀"` < `"\uffff"`', '`-0` == `0`', '[?a]', '[?a > `1`]', '[?a == `"x"`]', "[?a == 'x'].b", '[?@]', 'foo(a)', 'unknown_fn()',
   'a[?b == c] | [0]', '[0][0]', 'a[0][1]', 'a.b[0].c[1:]', '-', '=', 'a = b', '.a', '', ' ', 'a\rb', 'a\tb', 'a\n.b', '1', 'a.1',
-  'sort_by(@, &a)', 'a[?b].c[?d]', '[].a', 'a.[b, c]', 'a.{b: b}', 'a[*][*]', 'a[*].b[*].c', '*.*', 'a.*.b',
+  'sort_by(@, &a)', '\t', '\u00a0', '\ufeff', '\u0085', '.a', '.[0]', '.a | length', 'map(.a)', '[.[] | .b]', '..',
+  'keys', 'length', 'def f: f; f', '.a.b.c', 'to_entries', '[.[]?]', '.a[]?', 'select(.a)', 'a[?b].c[?d]', '[].a', 'a.[b, c]', 'a.{b: b}', 'a[*][*]', 'a[*].b[*].c', '*.*', 'a.*.b',
 ];
 
 /** The whole corpus: an array of `{ data, expressions }` cases, each serialisable to one line. */

@@ -1,16 +1,14 @@
 //! The jq work budget: a fuel meter, budgeted replacements for jq's unbounded generators, and
 //! the check that refuses self-recursive definitions.
 
-use std::cell::{Cell, RefCell};
-
 use jaq_core::box_iter::BoxIter;
 use jaq_core::load::lex::StrPart;
 use jaq_core::load::parse::{BinaryOp, Def, Pattern, Term};
 use jaq_core::native::{v, Fun};
 use jaq_core::path::Part;
 use jaq_core::{Bind, Ctx, Error, Exn, Native, ValT, ValX, ValXs};
-use jaq_json::Val;
 
+use super::metered::M;
 use super::Budgeted;
 
 /// Limits for one run of a jq program.
@@ -36,41 +34,58 @@ impl Default for Limits {
     }
 }
 
-/// The fuel left for one run; once it hits zero every budgeted native fails.
-pub(crate) struct Budget {
-    fuel: Cell<u64>,
-    exhausted: Cell<bool>,
-    reason: RefCell<String>,
-}
+/// The meter of the run in progress on this thread. jaq gives values no context, so the
+/// metered value type reaches the meter here; a run installs it and [`meter::Run`] removes it.
+pub(crate) mod meter {
+    use std::cell::{Cell, RefCell};
 
-impl Budget {
-    pub(crate) fn new(fuel: u64) -> Budget {
-        Budget {
-            fuel: Cell::new(fuel),
-            exhausted: Cell::new(false),
-            reason: RefCell::new(String::new()),
+    thread_local! {
+        static FUEL: Cell<u64> = const { Cell::new(0) };
+        static EXHAUSTED: Cell<bool> = const { Cell::new(false) };
+        static REASON: RefCell<String> = const { RefCell::new(String::new()) };
+    }
+
+    /// The installed meter; dropping it leaves the thread with no fuel.
+    pub(crate) struct Run(());
+
+    impl Drop for Run {
+        fn drop(&mut self) {
+            FUEL.with(|f| f.set(0));
         }
+    }
+
+    /// Installs a meter with `fuel` units for one run.
+    pub(crate) fn start(fuel: u64) -> Run {
+        FUEL.with(|f| f.set(fuel));
+        EXHAUSTED.with(|e| e.set(false));
+        REASON.with(|r| r.borrow_mut().clear());
+        Run(())
     }
 
     /// Spends `n` units; false once the budget is gone.
-    pub(crate) fn charge(&self, n: u64) -> bool {
-        let left = self.fuel.get();
+    pub(crate) fn charge(n: u64) -> bool {
+        let left = FUEL.with(Cell::get);
         if left < n {
-            if !self.exhausted.replace(true) {
-                *self.reason.borrow_mut() = "evaluation budget exhausted (runaway program?)".into();
-            }
+            exhaust("evaluation budget exhausted (runaway program?)".into());
             return false;
         }
-        self.fuel.set(left - n);
-        !self.exhausted.get()
+        FUEL.with(|f| f.set(left - n));
+        !exhausted()
     }
 
-    pub(crate) fn exhausted(&self) -> bool {
-        self.exhausted.get()
+    /// Ends the run for `reason` (the first reason given is kept).
+    pub(crate) fn exhaust(reason: String) {
+        if !EXHAUSTED.with(|e| e.replace(true)) {
+            REASON.with(|r| *r.borrow_mut() = reason);
+        }
     }
 
-    pub(crate) fn reason(&self) -> String {
-        self.reason.borrow().clone()
+    pub(crate) fn exhausted() -> bool {
+        EXHAUSTED.with(Cell::get)
+    }
+
+    pub(crate) fn reason() -> String {
+        REASON.with(|r| r.borrow().clone())
     }
 }
 
@@ -82,10 +97,10 @@ pub(crate) fn is_replaced(name: &str, arity: usize) -> bool {
     )
 }
 
-type V = Val;
+type V = M;
 
 fn exhausted<'a>() -> ValX<'a, V> {
-    Err(Exn::from(Error::str("evaluation budget exhausted")))
+    Err(Exn::from(Error::str(meter::reason())))
 }
 
 /// One step of a generator: an output, or a value to continue the recursion from.
@@ -101,7 +116,6 @@ fn unfold<'a, F>(ctx: Ctx<'a, Budgeted>, start: V, body: F) -> ValXs<'a, V>
 where
     F: Fn(&Ctx<'a, Budgeted>, V) -> BoxIter<'a, Step<'a>> + 'a,
 {
-    let budget = ctx.data().budget();
     let mut stack: Vec<std::iter::Peekable<BoxIter<'a, Step<'a>>>> =
         vec![body(&ctx, start).peekable()];
     let mut failed = false;
@@ -109,7 +123,7 @@ where
         if failed {
             return None;
         }
-        if !budget.charge(1) {
+        if !meter::charge(1) {
             failed = true;
             return Some(exhausted());
         }
@@ -230,8 +244,7 @@ pub(crate) fn natives() -> impl Iterator<Item = Fun<Budgeted>> {
                 let by = cv.0.pop_var();
                 let to = cv.0.pop_var();
                 let from = cv.0.pop_var();
-                let budget = cv.0.data().budget();
-                let zero = Val::from(0isize);
+                let zero = M::from(0isize);
                 let dir = by.partial_cmp(&zero);
                 let mut next: Option<V> = Some(from);
                 Box::new(std::iter::from_fn(move || {
@@ -244,7 +257,7 @@ pub(crate) fn natives() -> impl Iterator<Item = Fun<Budgeted>> {
                     if !more {
                         return None;
                     }
-                    if !budget.charge(1) {
+                    if !meter::charge(1) {
                         return Some(exhausted());
                     }
                     match x.clone() + by.clone() {

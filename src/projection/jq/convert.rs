@@ -11,12 +11,20 @@ use jaq_json::{Map as JMap, Val};
 
 use crate::value::{Map, Number, Value};
 
-/// Our value as a jaq value, or `None` when it is nested deeper than `max_depth`.
-pub(crate) fn to_jaq(v: &Value, max_depth: usize) -> Option<Val> {
-    let Some(depth) = max_depth.checked_sub(1) else {
-        return None;
-    };
-    Some(match v {
+use super::metered::M;
+
+/// Our value as a metered jaq value, or `None` when it is nested deeper than `max_depth`.
+pub(crate) fn to_metered(v: &Value, max_depth: usize) -> Option<M> {
+    let mut depth = 0;
+    let v = to_jaq(v, max_depth, &mut depth)?;
+    Some(M { v, depth })
+}
+
+/// Our value as a jaq value; `depth` receives its nesting depth.
+fn to_jaq(v: &Value, max_depth: usize, depth: &mut u32) -> Option<Val> {
+    let limit = max_depth.checked_sub(1)?;
+    let mut inner = 0;
+    let out = match v {
         Value::Null => Val::Null,
         Value::Bool(b) => Val::Bool(*b),
         Value::Number(n) => jaq_json::read::parse_single_num(n.literal().as_bytes())
@@ -26,17 +34,24 @@ pub(crate) fn to_jaq(v: &Value, max_depth: usize) -> Option<Val> {
         Value::Array(items) => Val::Arr(Rc::new(
             items
                 .iter()
-                .map(|v| to_jaq(v, depth))
+                .map(|v| to_jaq(v, limit, &mut inner))
                 .collect::<Option<_>>()?,
         )),
         Value::Object(map) => {
             let mut out = JMap::default();
             for (k, v) in map.iter() {
-                out.insert(Val::utf8_str(k.clone().into_bytes()), to_jaq(v, depth)?);
+                out.insert(
+                    Val::utf8_str(k.clone().into_bytes()),
+                    to_jaq(v, limit, &mut inner)?,
+                );
             }
             Val::obj(out)
         }
-    })
+    };
+    if matches!(v, Value::Array(_) | Value::Object(_)) {
+        *depth = (*depth).max(inner + 1);
+    }
+    Some(out)
 }
 
 /// A jaq value as ours, or `None` when it is nested deeper than `max_depth`. Byte strings and
