@@ -52,16 +52,18 @@ fn write_value(value: &Value, depth: usize, out: &mut String) {
     }
 }
 
-/// A run of spaces long enough for the usual nesting, written with one copy.
-const SPACES: &str = "                                                                ";
+/// A newline and a run of spaces long enough for the usual nesting, written with one copy.
+const NEWLINE_SPACES: &str = "\n                                                                ";
 
 fn newline_indent(depth: usize, out: &mut String) {
+    let width = depth * 2;
+    if let Some(line_start) = NEWLINE_SPACES.get(..1 + width) {
+        out.push_str(line_start);
+        return;
+    }
     out.push('\n');
-    let mut width = depth * 2;
-    while width > 0 {
-        let step = width.min(SPACES.len());
-        out.push_str(&SPACES[..step]);
-        width -= step;
+    for _ in 0..width {
+        out.push(' ');
     }
 }
 
@@ -122,14 +124,25 @@ fn next_escape(bytes: &[u8], from: usize) -> usize {
         }
         i += 8;
     }
-    // The tail (or the word with a hit): short keys and values end here, so check a padded word
-    // before looking byte by byte.
-    if let Some(tail) = bytes.get(i..).filter(|t| t.len() < 8) {
-        let mut word = [b'a'; 8];
-        if let Some(dst) = word.get_mut(..tail.len()) {
-            dst.copy_from_slice(tail);
-        }
-        if !word_needs_escape(u64::from_le_bytes(word)) {
+    // The tail: short keys and values end here, so check it as one word before looking byte by
+    // byte. A long string's last eight bytes overlap bytes already found clean; a short one is
+    // assembled in a register (a copy through memory would stall the load that follows).
+    let tail_len = bytes.len() - i.min(bytes.len());
+    if tail_len > 0 && tail_len < 8 {
+        let word = match bytes.get(bytes.len().saturating_sub(8)..) {
+            Some(last) if last.len() == 8 => <[u8; 8]>::try_from(last).map(u64::from_le_bytes).ok(),
+            _ => Some(
+                bytes
+                    .get(i..)
+                    .unwrap_or_default()
+                    .iter()
+                    .rev()
+                    .fold(u64::from_le_bytes([b'a'; 8]), |w, &b| {
+                        (w << 8) | u64::from(b)
+                    }),
+            ),
+        };
+        if word.is_some_and(|w| !word_needs_escape(w)) {
             return bytes.len();
         }
     }

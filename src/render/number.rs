@@ -15,13 +15,32 @@ const EXACT_DIGITS: usize = 15;
 /// Writes `n` as JavaScript's `String(n)` would, with `non_finite` standing in for NaN and the
 /// infinities (both renderers print `null` there).
 pub fn write_number(n: &Number, non_finite: &str, out: &mut String) {
-    if let Some(digits) = Digits::from_literal(n.literal()) {
+    let literal = n.literal();
+    if is_canonical_integer(literal.as_bytes()) {
+        // The commonest case (ids, counts, sizes): JSON forbids leading zeros, so a short
+        // integer literal other than `-0` is exactly what JavaScript prints.
+        out.push_str(literal);
+        return;
+    }
+    if let Some(digits) = Digits::from_literal(literal) {
         // Fast path: most upstream numbers are short literals whose digits are already the
         // answer, so the double is never formatted.
         digits.write(out);
         return;
     }
     write_f64(n.as_f64(), non_finite, out);
+}
+
+/// `-?[0-9]{1,15}` and not `-0`: printed as written.
+fn is_canonical_integer(bytes: &[u8]) -> bool {
+    let digits = match bytes.split_first() {
+        Some((b'-', rest)) => rest,
+        _ => bytes,
+    };
+    !digits.is_empty()
+        && digits.len() <= EXACT_DIGITS
+        && digits.iter().all(u8::is_ascii_digit)
+        && (digits.len() > 1 || digits.len() == bytes.len() || digits != b"0")
 }
 
 /// Writes the double `v` as JavaScript's `String(v)` would, with `non_finite` for NaN and the
@@ -262,46 +281,61 @@ impl Digits {
 
     /// Lays the digits out as ECMAScript Number::toString does.
     fn write(&self, out: &mut String) {
+        // Composed on the stack and copied once: at most 1 + 21 + 1 + 6 + ... bytes.
+        let mut text = [0u8; 48];
+        let mut len = 0;
+        let mut put = |bytes: &[u8]| {
+            if let Some(slot) = text.get_mut(len..len + bytes.len()) {
+                slot.copy_from_slice(bytes);
+                len += bytes.len();
+            }
+        };
         let digits = self.buf.get(..self.len).unwrap_or_default();
         let k = self.len as i32;
         let n = self.point;
         if self.negative {
-            out.push('-');
+            put(b"-");
         }
         if k <= n && n <= 21 {
-            push_ascii(out, digits);
+            put(digits);
             for _ in 0..(n - k) {
-                out.push('0');
+                put(b"0");
             }
         } else if 0 < n && n <= 21 {
-            let (int, frac) = digits.split_at(n as usize);
-            push_ascii(out, int);
-            out.push('.');
-            push_ascii(out, frac);
+            let (int, frac) = digits.split_at((n as usize).min(digits.len()));
+            put(int);
+            put(b".");
+            put(frac);
         } else if -6 < n && n <= 0 {
-            out.push_str("0.");
+            put(b"0.");
             for _ in 0..(-n) {
-                out.push('0');
+                put(b"0");
             }
-            push_ascii(out, digits);
+            put(digits);
         } else {
             let (first, rest) = digits.split_at(1.min(digits.len()));
-            push_ascii(out, first);
+            put(first);
             if !rest.is_empty() {
-                out.push('.');
-                push_ascii(out, rest);
+                put(b".");
+                put(rest);
             }
             let e = n - 1;
-            out.push('e');
-            out.push(if e < 0 { '-' } else { '+' });
-            let _ = write!(out, "{}", e.unsigned_abs());
+            put(if e < 0 { b"e-" } else { b"e+" });
+            let mut exp = [0u8; 10];
+            let mut at = exp.len();
+            let mut rem = e.unsigned_abs();
+            loop {
+                at -= 1;
+                exp[at] = b'0' + (rem % 10) as u8;
+                rem /= 10;
+                if rem == 0 {
+                    break;
+                }
+            }
+            put(exp.get(at..).unwrap_or_default());
         }
-    }
-}
-
-fn push_ascii(out: &mut String, digits: &[u8]) {
-    for &b in digits {
-        out.push(char::from(b));
+        // Only ASCII digits, signs, '.', 'e' were written.
+        out.push_str(std::str::from_utf8(text.get(..len).unwrap_or_default()).unwrap_or("NaN"));
     }
 }
 
@@ -430,6 +464,19 @@ mod tests {
         for (v, want) in cases {
             assert_eq!(from_f64(v), want, "double {v:e}");
         }
+    }
+
+    #[test]
+    fn canonical_integers_are_copied() {
+        assert!(is_canonical_integer(b"0"));
+        assert!(is_canonical_integer(b"-12"));
+        assert!(is_canonical_integer(b"123456789012345"));
+        assert!(!is_canonical_integer(b"-0"));
+        assert!(!is_canonical_integer(b"-"));
+        assert!(!is_canonical_integer(b""));
+        assert!(!is_canonical_integer(b"1234567890123456"));
+        assert!(!is_canonical_integer(b"1.0"));
+        assert!(!is_canonical_integer(b"1e5"));
     }
 
     #[test]
