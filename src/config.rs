@@ -3,6 +3,7 @@
 //! range are clamped into it; an unparsable value is an error, never a silent default.
 
 use crate::auth::TokenTable;
+use crate::upstream::vendor::UpstreamSettings;
 use std::fmt;
 
 /// Bearer tokens per principal (a secret): JSON object, name -> token or list of tokens.
@@ -17,6 +18,30 @@ pub const MCP_TEXT_MAX_CHARS: &str = "MCP_TEXT_MAX_CHARS";
 pub const HTTP_CACHE_TTL_SECONDS: &str = "HTTP_CACHE_TTL_SECONDS";
 /// How long one upstream request may take.
 pub const UPSTREAM_TIMEOUT_MS: &str = "UPSTREAM_TIMEOUT_MS";
+/// The largest upstream response body read, in bytes.
+pub const UPSTREAM_MAX_BYTES: &str = "UPSTREAM_MAX_BYTES";
+/// GitHub token (a secret).
+pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
+/// GitHub API root (GitHub Enterprise, tests).
+pub const GITHUB_API_URL: &str = "GITHUB_API_URL";
+/// CircleCI personal API token (a secret), sent as `Circle-Token`.
+pub const CIRCLECI_TOKEN: &str = "CIRCLECI_TOKEN";
+/// CircleCI API root.
+pub const CIRCLECI_API_URL: &str = "CIRCLECI_API_URL";
+/// Atlassian Cloud site name: `https://{site}.atlassian.net` for Jira and Confluence.
+pub const ATLASSIAN_SITE_NAME: &str = "ATLASSIAN_SITE_NAME";
+/// Jira and Confluence root, overriding the site name (Data Center, tests).
+pub const ATLASSIAN_BASE_URL: &str = "ATLASSIAN_BASE_URL";
+/// Atlassian account e-mail (a secret), half of the Basic credential.
+pub const ATLASSIAN_USER_EMAIL: &str = "ATLASSIAN_USER_EMAIL";
+/// Atlassian API token (a secret), the other half.
+pub const ATLASSIAN_API_TOKEN: &str = "ATLASSIAN_API_TOKEN";
+/// Bitbucket username (a secret), used when the Atlassian pair is not set.
+pub const ATLASSIAN_BITBUCKET_USERNAME: &str = "ATLASSIAN_BITBUCKET_USERNAME";
+/// Bitbucket app password (a secret).
+pub const ATLASSIAN_BITBUCKET_APP_PASSWORD: &str = "ATLASSIAN_BITBUCKET_APP_PASSWORD";
+/// Bitbucket API host (paths get `/2.0`).
+pub const BITBUCKET_API_URL: &str = "BITBUCKET_API_URL";
 
 /// Every setting this module reads, for documentation checks and diagnostics.
 pub const SETTINGS: &[&str] = &[
@@ -26,6 +51,18 @@ pub const SETTINGS: &[&str] = &[
     MCP_TEXT_MAX_CHARS,
     HTTP_CACHE_TTL_SECONDS,
     UPSTREAM_TIMEOUT_MS,
+    UPSTREAM_MAX_BYTES,
+    GITHUB_TOKEN,
+    GITHUB_API_URL,
+    CIRCLECI_TOKEN,
+    CIRCLECI_API_URL,
+    ATLASSIAN_SITE_NAME,
+    ATLASSIAN_BASE_URL,
+    ATLASSIAN_USER_EMAIL,
+    ATLASSIAN_API_TOKEN,
+    ATLASSIAN_BITBUCKET_USERNAME,
+    ATLASSIAN_BITBUCKET_APP_PASSWORD,
+    BITBUCKET_API_URL,
 ];
 
 /// An integer setting's default and the range values are clamped into.
@@ -51,11 +88,19 @@ pub const CACHE_TTL_SECONDS: Bounds = Bounds {
     min: 60,
     max: 86_400,
 };
-/// `UPSTREAM_TIMEOUT_MS`: default 15 000, clamped to 1 000..=60 000.
+/// `UPSTREAM_TIMEOUT_MS`: default 30 000 (the reference servers' timeout), clamped to
+/// 1 000..=60 000.
 pub const TIMEOUT_MS: Bounds = Bounds {
-    default: 15_000,
+    default: 30_000,
     min: 1_000,
     max: 60_000,
+};
+/// `UPSTREAM_MAX_BYTES`: default 32 MiB, clamped to 64 KiB..=100 MiB (a Worker has 128 MB of
+/// memory, and the parsed value costs several times the body).
+pub const MAX_BYTES: Bounds = Bounds {
+    default: 32 * 1024 * 1024,
+    min: 64 * 1024,
+    max: 100 * 1024 * 1024,
 };
 
 /// The server's settings, typed.
@@ -73,6 +118,10 @@ pub struct Config {
     pub http_cache_ttl_seconds: u64,
     /// Timeout of one upstream request, in milliseconds.
     pub upstream_timeout_ms: u64,
+    /// Largest upstream body read, in bytes.
+    pub upstream_max_bytes: usize,
+    /// Vendor base URLs and credentials.
+    pub upstream: UpstreamSettings,
     /// Settings that were out of range and clamped: (name, value given, value used).
     pub clamped: Vec<(&'static str, String, u64)>,
 }
@@ -87,6 +136,8 @@ impl Default for Config {
             text_max_chars: TEXT_MAX_CHARS.default as usize,
             http_cache_ttl_seconds: CACHE_TTL_SECONDS.default,
             upstream_timeout_ms: TIMEOUT_MS.default,
+            upstream_max_bytes: MAX_BYTES.default as usize,
+            upstream: UpstreamSettings::default(),
             clamped: Vec::new(),
         }
     }
@@ -151,9 +202,12 @@ impl Config {
         let text_max_chars = number(MCP_TEXT_MAX_CHARS, TEXT_MAX_CHARS)?;
         let ttl = number(HTTP_CACHE_TTL_SECONDS, CACHE_TTL_SECONDS)?;
         let timeout = number(UPSTREAM_TIMEOUT_MS, TIMEOUT_MS)?;
+        let max_bytes = number(UPSTREAM_MAX_BYTES, MAX_BYTES)?;
         config.text_max_chars = usize::try_from(text_max_chars).unwrap_or(usize::MAX);
         config.http_cache_ttl_seconds = ttl;
         config.upstream_timeout_ms = timeout;
+        config.upstream_max_bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+        config.upstream = UpstreamSettings::from_settings(&get)?;
         Ok(config)
     }
 

@@ -19,5 +19,6 @@ pub mod jsonrpc;
 pub mod mcp;
 pub mod registry;
 pub mod server;
+pub mod tools;
 #[cfg(target_arch = "wasm32")]
 mod adapter;

@@ -42,6 +42,9 @@ pub struct UpstreamRequest {
 pub struct UpstreamResponse {
     /// HTTP status code.
     pub status: u16,
+    /// The reason phrase (`statusText`); reference error texts quote it. Empty when the
+    /// upstream sent none (HTTP/2) and the adapter could not tell.
+    pub status_text: String,
     /// Response headers.
     pub headers: Headers,
     /// Response body.

@@ -170,10 +170,13 @@ impl fmt::Debug for Registry {
     }
 }
 
-/// The registry served in production. Empty until vendor tools land (a later issue); an empty
-/// `tools/list` is valid.
+/// The registry served in production: the vendor tools.
 pub fn production() -> Result<Registry, RegistryError> {
-    Ok(Registry::new())
+    let mut registry = Registry::new();
+    for tool in crate::tools::atlassian::tools() {
+        registry.register(Box::new(tool))?;
+    }
+    Ok(registry)
 }
 
 impl Registry {

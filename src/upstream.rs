@@ -1,4 +1,58 @@
-//! Requests to the vendor APIs: path validation and URL building.
+//! Requests to the vendor APIs: vendor settings ([`vendor`]), the one request function
+//! ([`client::send`]), typed failures with the texts models read ([`error`]), path validation
+//! and URL building ([`path`]) and paging links ([`link`]).
 
+pub mod client;
+pub mod error;
+pub mod js;
 pub mod link;
 pub mod path;
+pub mod vendor;
+
+pub use client::{
+    decode, decode_body, reason_phrase, send, send_raw, Decoded, RawReply, UpstreamReply,
+};
+pub use error::{ErrorKind, UpstreamError};
+pub use path::{ApiPath, PathError};
+pub use vendor::{Endpoint, Secret, UpstreamSettings, Vendor};
+
+use std::fmt;
+
+/// The HTTP methods the tools use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// GET
+    Get,
+    /// POST
+    Post,
+    /// PUT
+    Put,
+    /// PATCH
+    Patch,
+    /// DELETE
+    Delete,
+}
+
+impl Method {
+    /// The method's name, upper case.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+
+    /// True for the methods that carry a request body.
+    pub fn has_body(self) -> bool {
+        matches!(self, Method::Post | Method::Put | Method::Patch)
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

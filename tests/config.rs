@@ -25,7 +25,7 @@ fn defaults_without_any_setting() {
     let config = config_from(&[]).unwrap();
     assert_eq!(config.text_max_chars, 40_000);
     assert_eq!(config.http_cache_ttl_seconds, 60);
-    assert_eq!(config.upstream_timeout_ms, 15_000);
+    assert_eq!(config.upstream_timeout_ms, 30_000);
     assert!(config.allowed_origins.is_empty());
     assert!(!config.allow_anonymous);
     assert!(config.auth_tokens.is_empty());
@@ -145,6 +145,7 @@ fn every_setting_is_documented() {
         ("MCP_TEXT_MAX_CHARS", config::TEXT_MAX_CHARS),
         ("HTTP_CACHE_TTL_SECONDS", config::CACHE_TTL_SECONDS),
         ("UPSTREAM_TIMEOUT_MS", config::TIMEOUT_MS),
+        ("UPSTREAM_MAX_BYTES", config::MAX_BYTES),
     ] {
         let range = format!("{}–{}", group(bounds.min), group(bounds.max));
         let row = doc

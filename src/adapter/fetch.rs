@@ -42,6 +42,9 @@ async fn send(
         let body = read_body(&mut response, max_body).await?;
         Ok(UpstreamResponse {
             status,
+            // workers-rs drops `statusText` when it wraps the JS response; the standard phrase
+            // is what an HTTP/1.1 upstream sends (docs/decisions/0011-upstream-client-and-atlassian-errors.md).
+            status_text: crate::upstream::reason_phrase(status).to_owned(),
             headers,
             body,
         })

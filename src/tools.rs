@@ -1,0 +1,5 @@
+//! The vendor tools: one module per family, and [`output`], the path every tool's result takes
+//! (common arguments, projection, rendering, truncation).
+
+pub mod atlassian;
+pub mod output;

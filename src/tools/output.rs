@@ -1,0 +1,219 @@
+//! The output path every tool shares: the common arguments (`jq`, `outputFormat`,
+//! `queryParams`), projection, rendering and truncation into a [`ToolResult`].
+//!
+//! [`Rendered`] keeps the value the text was rendered from and where the text was cut, so the
+//! structured-output work (structuredContent, artifacts for oversized values) can extend
+//! [`Rendered::into_result`] without touching the tools.
+
+use crate::config::Config;
+use crate::projection;
+use crate::registry::{ToolError, ToolResult};
+use crate::render::{self, Cut, OutputFormat};
+use crate::value::{Map, Number, Value};
+use serde_json::{Map as JsonMap, Value as Json};
+
+/// Argument name of the projection expression.
+pub const JQ: &str = "jq";
+/// Argument name of the output format.
+pub const OUTPUT_FORMAT: &str = "outputFormat";
+/// Argument name of the query parameter map.
+pub const QUERY_PARAMS: &str = "queryParams";
+
+/// The arguments every data tool takes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommonArgs {
+    /// The projection expression, if any.
+    pub jq: Option<String>,
+    /// TOON or JSON.
+    pub output_format: OutputFormat,
+    /// Query parameters in JavaScript key order (as `new URLSearchParams(object)` reads them).
+    pub query_params: Vec<(String, String)>,
+}
+
+impl CommonArgs {
+    /// Reads `jq`, `outputFormat` and `queryParams` from validated arguments.
+    pub fn from_arguments(arguments: &JsonMap<String, Json>) -> Result<CommonArgs, ToolError> {
+        let jq = match arguments.get(JQ) {
+            None | Some(Json::Null) => None,
+            Some(Json::String(s)) => Some(s.clone()),
+            Some(_) => return Err(invalid("jq must be a string")),
+        };
+        let output_format = match arguments.get(OUTPUT_FORMAT) {
+            None | Some(Json::Null) => OutputFormat::Toon,
+            Some(Json::String(s)) => OutputFormat::from_arg(Some(s))
+                .map_err(|e| ToolError::InvalidArguments(e.to_string()))?,
+            Some(_) => return Err(invalid("outputFormat must be \"toon\" or \"json\"")),
+        };
+        Ok(CommonArgs {
+            jq,
+            output_format,
+            query_params: query_params(arguments)?,
+        })
+    }
+}
+
+fn invalid(message: &str) -> ToolError {
+    ToolError::InvalidArguments(message.to_owned())
+}
+
+/// `queryParams` as (name, value) pairs in JavaScript key order: integer-like names first,
+/// ascending, then the rest as given. Every value must be a string.
+pub fn query_params(arguments: &JsonMap<String, Json>) -> Result<Vec<(String, String)>, ToolError> {
+    let map = match arguments.get(QUERY_PARAMS) {
+        None | Some(Json::Null) => return Ok(Vec::new()),
+        Some(Json::Object(map)) => map,
+        Some(_) => return Err(invalid("queryParams must be an object of strings")),
+    };
+    let mut ordered = Map::new();
+    for (name, value) in map {
+        let Json::String(text) = value else {
+            return Err(ToolError::InvalidArguments(format!(
+                "queryParams.{name} must be a string (write numbers and booleans as text, \
+                 e.g. \"50\")"
+            )));
+        };
+        ordered.insert(name.clone(), Value::String(text.clone()));
+    }
+    Ok(ordered
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+        .collect())
+}
+
+/// A JSON argument as a [`Value`], keys in JavaScript order (as the reference's
+/// `JSON.stringify(body)` writes them).
+pub fn json_to_value(json: &Json) -> Value {
+    match json {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => Number::from_literal(&n.to_string()).map_or(Value::Null, Value::Number),
+        Json::String(s) => Value::String(s.clone()),
+        Json::Array(items) => Value::Array(items.iter().map(json_to_value).collect()),
+        Json::Object(map) => Value::Object(Map::from_entries(
+            map.iter().map(|(k, v)| (k.clone(), json_to_value(v))),
+        )),
+    }
+}
+
+/// Applies the `jq` argument: the projected value, `body` itself when there is no expression,
+/// or the `_jqError`/`_originalData` value when the expression fails (never an error).
+pub fn project(body: Value, jq: Option<&str>) -> Value {
+    projection::project(body, jq)
+}
+
+/// A value rendered for a tool result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rendered {
+    /// The value the text was rendered from (after projection).
+    pub value: Value,
+    /// The format used.
+    pub format: OutputFormat,
+    /// The text, truncated to `MCP_TEXT_MAX_CHARS` with the guidance block when it was cut.
+    pub text: String,
+    /// Where the full rendering was cut, if it was.
+    pub cut: Option<Cut>,
+}
+
+impl Rendered {
+    /// Renders `value` in `format` and truncates it to `config.text_max_chars`.
+    pub fn new(value: Value, format: OutputFormat, config: &Config) -> Rendered {
+        let full = render::render(&value, format);
+        let (text, cut) = match render::find_cut(&full, config.text_max_chars) {
+            None => (full, None),
+            Some(cut) => (cut.apply(&full, None), Some(cut)),
+        };
+        Rendered {
+            value,
+            format,
+            text,
+            cut,
+        }
+    }
+
+    /// The tool result: one text block.
+    pub fn into_result(self) -> ToolResult {
+        ToolResult::text(self.text)
+    }
+}
+
+/// Projects `body` with `args.jq` and renders it in `args.output_format`.
+pub fn render_body(body: Value, args: &CommonArgs, config: &Config) -> Rendered {
+    let value = project(body, args.jq.as_deref());
+    Rendered::new(value, args.output_format, config)
+}
+
+/// A one-block text result for `value`.
+pub fn text_result(value: &Value, format: OutputFormat, config: &Config) -> ToolResult {
+    Rendered::new(value.clone(), format, config).into_result()
+}
+
+/// An `isError` result with `text` (the upstream's failure as the model should read it).
+pub fn error_result(text: impl Into<String>) -> ToolResult {
+    ToolResult {
+        is_error: true,
+        ..ToolResult::text(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(v: Json) -> JsonMap<String, Json> {
+        match v {
+            Json::Object(m) => m,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn common_arguments() {
+        let a = CommonArgs::from_arguments(&args(json!({
+            "jq": "key", "outputFormat": "json", "queryParams": {"b": "1", "2": "x", "a": "y"}
+        })))
+        .unwrap();
+        assert_eq!(a.jq.as_deref(), Some("key"));
+        assert_eq!(a.output_format, OutputFormat::Json);
+        let names: Vec<&str> = a.query_params.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["2", "b", "a"]);
+        assert_eq!(
+            CommonArgs::from_arguments(&args(json!({}))).unwrap(),
+            CommonArgs::default()
+        );
+        let err = CommonArgs::from_arguments(&args(json!({"queryParams": {"n": 5}}))).unwrap_err();
+        assert!(matches!(err, ToolError::InvalidArguments(m) if m.contains("queryParams.n")));
+        let err = CommonArgs::from_arguments(&args(json!({"outputFormat": "yaml"}))).unwrap_err();
+        assert!(matches!(err, ToolError::InvalidArguments(_)));
+    }
+
+    #[test]
+    fn body_arguments_keep_javascript_order() {
+        let v = json_to_value(&json!({"title": "t", "2": 1.5, "a": [true, null], "1": 10}));
+        assert_eq!(
+            crate::upstream::js::stringify(&v),
+            r#"{"1":10,"2":1.5,"title":"t","a":[true,null]}"#
+        );
+    }
+
+    #[test]
+    fn renders_and_truncates() {
+        let config = Config {
+            text_max_chars: 1_000,
+            ..Config::default()
+        };
+        let long = Value::Array((0..500).map(|i| Value::from(format!("item {i}"))).collect());
+        let r = Rendered::new(long, OutputFormat::Json, &config);
+        assert!(r.cut.is_some());
+        assert!(r.text.contains("## Response Truncated"), "{}", r.text);
+        let small = text_result(&Value::from("x"), OutputFormat::Toon, &config);
+        assert_eq!(small, ToolResult::text("x"));
+        assert!(error_result("boom").is_error);
+    }
+
+    #[test]
+    fn projection_failures_become_values() {
+        let v = project(crate::value::parse(r#"{"a":1}"#).unwrap(), Some("a.["));
+        assert!(v.get("_jqError").is_some(), "{v:?}");
+    }
+}

@@ -1,0 +1,315 @@
+//! The one request function every tool uses: URL on the configured base only, credential and
+//! fixed headers per vendor, timeout and body bound from the configuration, redirects refused,
+//! non-2xx statuses turned into [`UpstreamError`], and bodies decoded as the references do.
+
+use super::error::{ErrorKind, UpstreamError, BITBUCKET_MAX_RESPONSE};
+use super::js;
+use super::path::ApiPath;
+use super::vendor::Vendor;
+use super::Method;
+use crate::config::Config;
+use crate::ports::{header, Headers, Ports, TransportError, UpstreamRequest};
+use crate::value::{Map, Value};
+use serde_json::json;
+
+/// A successful (2xx) answer with its body still as bytes: what a cache stores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawReply {
+    /// HTTP status (2xx).
+    pub status: u16,
+    /// Reason phrase as received (may be empty).
+    pub status_text: String,
+    /// Response headers.
+    pub headers: Headers,
+    /// The body bytes (at most `UPSTREAM_MAX_BYTES`).
+    pub body: Vec<u8>,
+    /// The URL requested (no credential is ever part of it).
+    pub url: String,
+    /// When the body was read, Unix milliseconds (the Clock port).
+    pub received_at_ms: u64,
+}
+
+/// A body decoded to a value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decoded {
+    /// The value: parsed JSON, `{}` for 204 or blank bodies, or the text as a string.
+    pub value: Value,
+    /// True when the body was parsed as JSON (the reference saves a raw file only then, so
+    /// only then does its truncation block name one).
+    pub parsed_json: bool,
+}
+
+/// A successful answer, decoded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UpstreamReply {
+    /// HTTP status (2xx).
+    pub status: u16,
+    /// Response headers (paging links, rate-limit counters).
+    pub headers: Headers,
+    /// The decoded body.
+    pub body: Value,
+    /// True when the body was parsed as JSON.
+    pub parsed_json: bool,
+    /// The URL requested.
+    pub url: String,
+    /// When the body was read, Unix milliseconds.
+    pub received_at_ms: u64,
+}
+
+/// Sends one request to `vendor` and decodes the answer; see [`send_raw`] and [`decode`].
+pub async fn send(
+    ports: Ports<'_>,
+    config: &Config,
+    vendor: Vendor,
+    method: Method,
+    path: &ApiPath,
+    query: &[(String, String)],
+    body: Option<&Value>,
+) -> Result<UpstreamReply, UpstreamError> {
+    let raw = send_raw(ports, config, vendor, method, path, query, body).await?;
+    let decoded = decode(vendor, &raw);
+    Ok(UpstreamReply {
+        status: raw.status,
+        headers: raw.headers,
+        body: decoded.value,
+        parsed_json: decoded.parsed_json,
+        url: raw.url,
+        received_at_ms: raw.received_at_ms,
+    })
+}
+
+/// Sends one request and returns a 2xx answer undecoded, or the error any other outcome is.
+///
+/// The URL is the vendor's configured base plus `path` (with the vendor's prefix) plus
+/// `query`, form-encoded; `body`, when given, is sent as compact JSON.
+pub async fn send_raw(
+    ports: Ports<'_>,
+    config: &Config,
+    vendor: Vendor,
+    method: Method,
+    path: &ApiPath,
+    query: &[(String, String)],
+    body: Option<&Value>,
+) -> Result<RawReply, UpstreamError> {
+    let path = match vendor.path_prefix() {
+        Some(prefix) => path.clone().with_prefix(prefix),
+        None => path.clone(),
+    };
+    let started = ports.clock.now_ms();
+    let fail = |kind| UpstreamError::new(vendor, method, path.path(), ports.clock.now_ms(), kind);
+    let Some(endpoint) = config.upstream.endpoint(vendor) else {
+        return Err(fail(ErrorKind::NotConfigured));
+    };
+    let url = path.url(&endpoint.base_url, query);
+    let mut headers: Headers = vec![(
+        endpoint.credential.header.to_owned(),
+        endpoint.credential.value.expose().to_owned(),
+    )];
+    headers.extend(endpoint.headers.iter().cloned());
+    if body.is_some()
+        && !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+    {
+        headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
+    }
+    let request = UpstreamRequest {
+        method: method.as_str().to_owned(),
+        url: url.clone(),
+        headers,
+        body: body.map(|b| js::stringify(b).into_bytes()),
+        timeout_ms: config.upstream_timeout_ms,
+    };
+    let outcome = ports.http.send(request, config.upstream_max_bytes).await;
+    let elapsed = ports.clock.now_ms().saturating_sub(started);
+    let log = |status: Option<u16>, bytes: usize, outcome: &str| {
+        let line = json!({
+            "level": if outcome == "ok" { "info" } else { "warn" },
+            "event": "upstream",
+            "vendor": vendor.id(),
+            "method": method.as_str(),
+            "path": path.path(),
+            "status": status,
+            "bytes": bytes,
+            "ms": elapsed,
+            "outcome": outcome,
+        });
+        ports.log.line(&line.to_string());
+    };
+    let response = match outcome {
+        Ok(response) => response,
+        Err(error) => {
+            let (kind, label) = match error {
+                TransportError::Timeout => (
+                    ErrorKind::Timeout {
+                        after_ms: config.upstream_timeout_ms,
+                    },
+                    "timeout".to_owned(),
+                ),
+                TransportError::TooLarge(limit) => {
+                    (ErrorKind::TooLarge { limit }, "too_large".to_owned())
+                }
+                TransportError::Network(detail) => (
+                    ErrorKind::Network,
+                    format!("network: {}", scrub(&detail, config)),
+                ),
+            };
+            log(None, 0, &label);
+            return Err(fail(kind));
+        }
+    };
+    let status = response.status;
+    if vendor == Vendor::Bitbucket {
+        // The reference refuses a declared length over its limit before looking at the status.
+        if let Some(size) = header(&response.headers, "content-length").and_then(js::parse_int) {
+            if size > BITBUCKET_MAX_RESPONSE {
+                log(Some(status), response.body.len(), "declared_too_large");
+                // Whole bytes: the declared length is an integer, and f64 holds any plausible one.
+                return Err(fail(ErrorKind::DeclaredTooLarge { size: size as u64 }));
+            }
+        }
+    }
+    if (300..400).contains(&status) {
+        log(Some(status), response.body.len(), "redirect");
+        let location_host = header(&response.headers, "location").and_then(location_host);
+        return Err(fail(ErrorKind::Redirect {
+            status,
+            location_host,
+        }));
+    }
+    if !(200..300).contains(&status) {
+        log(Some(status), response.body.len(), "status");
+        return Err(fail(ErrorKind::Status {
+            status,
+            status_text: response.status_text,
+            body: js::response_text(&response.body),
+            headers: response.headers,
+        }));
+    }
+    log(Some(status), response.body.len(), "ok");
+    Ok(RawReply {
+        status,
+        status_text: response.status_text,
+        headers: response.headers,
+        body: response.body,
+        url,
+        received_at_ms: ports.clock.now_ms(),
+    })
+}
+
+/// Decodes a 2xx body as the reference servers do: 204 -> `{}`; Bitbucket `text/plain` -> the
+/// text as a string, even empty; blank -> `{}`; JSON -> its value; anything else -> the text.
+pub fn decode(vendor: Vendor, raw: &RawReply) -> Decoded {
+    decode_body(vendor, raw.status, &raw.headers, &raw.body)
+}
+
+/// [`decode`] from the parts (for bodies read back from a cache).
+pub fn decode_body(vendor: Vendor, status: u16, headers: &Headers, body: &[u8]) -> Decoded {
+    let empty = || Decoded {
+        value: Value::Object(Map::new()),
+        parsed_json: false,
+    };
+    if status == 204 {
+        return empty();
+    }
+    let text = js::response_text(body);
+    if vendor == Vendor::Bitbucket
+        && header(headers, "content-type").is_some_and(|ct| ct.contains("text/plain"))
+    {
+        return Decoded {
+            value: Value::String(text),
+            parsed_json: false,
+        };
+    }
+    if js::is_blank(&text) {
+        return empty();
+    }
+    match js::json_parse(&text) {
+        Some(value) => Decoded {
+            value,
+            parsed_json: true,
+        },
+        None => Decoded {
+            value: Value::String(text),
+            parsed_json: false,
+        },
+    }
+}
+
+/// The host of a `Location` value, when it names one; never the path or query, which may hold
+/// signed tokens.
+fn location_host(location: &str) -> Option<String> {
+    let rest = location.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?;
+    (!host.is_empty()).then(|| host.to_owned())
+}
+
+/// `text` with every configured secret replaced, for log lines built from runtime messages.
+fn scrub(text: &str, config: &Config) -> String {
+    let mut out = text.to_owned();
+    for secret in config.upstream.secret_values() {
+        if !secret.is_empty() {
+            out = out.replace(secret, "<redacted>");
+        }
+    }
+    out
+}
+
+/// The standard reason phrase of `status` (RFC 9110), or `""` for codes without one.
+pub fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        203 => "Non-Authoritative Information",
+        204 => "No Content",
+        205 => "Reset Content",
+        206 => "Partial Content",
+        300 => "Multiple Choices",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        402 => "Payment Required",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        407 => "Proxy Authentication Required",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        412 => "Precondition Failed",
+        413 => "Payload Too Large",
+        414 => "URI Too Long",
+        415 => "Unsupported Media Type",
+        416 => "Range Not Satisfiable",
+        417 => "Expectation Failed",
+        421 => "Misdirected Request",
+        422 => "Unprocessable Entity",
+        423 => "Locked",
+        424 => "Failed Dependency",
+        425 => "Too Early",
+        426 => "Upgrade Required",
+        428 => "Precondition Required",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        451 => "Unavailable For Legal Reasons",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        507 => "Insufficient Storage",
+        508 => "Loop Detected",
+        511 => "Network Authentication Required",
+        _ => "",
+    }
+}

@@ -1,0 +1,234 @@
+//! The few JavaScript semantics the reference servers' texts depend on: `String(x)`, truthiness,
+//! compact `JSON.stringify`, `String.prototype.trim` and `response.text()` decoding. Kept in one
+//! place so the error formatters read like the JavaScript they reproduce.
+
+use crate::render::json::{write_json, write_string};
+use crate::render::number::write_number;
+use crate::value::{parse, Value};
+
+/// JavaScript truthiness of a JSON value (`""`, `0`, `-0`, `NaN`, `false` and `null` are falsy).
+pub fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => {
+            let v = n.as_f64();
+            v != 0.0 && !v.is_nan()
+        }
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// The value at `key` when truthy, as JavaScript's `x.key && ...` tests it.
+pub fn truthy_field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    value.get(key).filter(|v| truthy(v))
+}
+
+/// `String(value)`: strings as they are, numbers the JavaScript way, arrays joined with `,`
+/// (null items empty), objects as `[object Object]`.
+pub fn to_string(value: &Value) -> String {
+    let mut out = String::new();
+    write_js_string(value, &mut out);
+    out
+}
+
+fn write_js_string(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => write_number(n, "NaN", out),
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                // Array.prototype.join writes null items as empty strings.
+                if !matches!(item, Value::Null) {
+                    write_js_string(item, out);
+                }
+            }
+        }
+        Value::Object(_) => out.push_str("[object Object]"),
+    }
+}
+
+/// `array.join(separator)` over a JSON array.
+pub fn join(items: &[Value], separator: &str) -> String {
+    let mut out = String::new();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(separator);
+        }
+        if !matches!(item, Value::Null) {
+            write_js_string(item, &mut out);
+        }
+    }
+    out
+}
+
+/// `JSON.stringify(value)`: compact, numbers printed the JavaScript way.
+pub fn stringify(value: &Value) -> String {
+    let mut out = String::new();
+    write_compact(value, &mut out);
+    out
+}
+
+fn write_compact(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => write_number(n, "null", out),
+        Value::String(s) => write_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_compact(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(k, out);
+                out.push(':');
+                write_compact(v, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// `JSON.stringify(value, null, 2)`.
+pub fn stringify_pretty(value: &Value) -> String {
+    let mut out = String::new();
+    write_json(value, &mut out);
+    out
+}
+
+/// Whether `text.trim() === ''`: JavaScript trims Unicode spaces, line terminators and U+FEFF.
+pub fn is_blank(text: &str) -> bool {
+    text.chars().all(|c| {
+        matches!(
+            c,
+            '\u{9}'..='\u{D}'
+                | ' '
+                | '\u{A0}'
+                | '\u{1680}'
+                | '\u{2000}'..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
+        )
+    })
+}
+
+/// `await response.text()`: UTF-8 with invalid sequences replaced and a leading BOM removed.
+pub fn response_text(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `JSON.parse(text)`, `None` where JavaScript would throw.
+pub fn json_parse(text: &str) -> Option<Value> {
+    parse(text).ok()
+}
+
+/// `parseInt(text, 10)` for a `Content-Length` value: leading whitespace, an optional sign, then
+/// the longest run of digits; `None` for NaN.
+pub fn parse_int(text: &str) -> Option<f64> {
+    let t = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}');
+    let (negative, rest) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let digits: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+    if digits.is_empty() {
+        return None;
+    }
+    let value: f64 = digits.parse().ok()?;
+    Some(if negative { -value } else { value })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(text: &str) -> Value {
+        parse(text).unwrap()
+    }
+
+    #[test]
+    fn string_conversion_follows_javascript() {
+        for (json, want) in [
+            (r#""x""#, "x"),
+            ("1.50", "1.5"),
+            ("1e21", "1e+21"),
+            ("null", "null"),
+            ("true", "true"),
+            (r#"[1,null,"a",[2,3]]"#, "1,,a,2,3"),
+            (r#"{"a":1}"#, "[object Object]"),
+            (r#"[{"a":1}]"#, "[object Object]"),
+        ] {
+            assert_eq!(to_string(&v(json)), want, "{json}");
+        }
+        assert_eq!(join(&[v("1"), v("null"), v("\"b\"")], "; "), "1; ; b");
+    }
+
+    #[test]
+    fn truthiness() {
+        for (json, want) in [
+            ("0", false),
+            ("-0", false),
+            ("0.0", false),
+            ("\"\"", false),
+            ("null", false),
+            ("false", false),
+            ("[]", true),
+            ("{}", true),
+            ("\"0\"", true),
+            ("2", true),
+        ] {
+            assert_eq!(truthy(&v(json)), want, "{json}");
+        }
+    }
+
+    #[test]
+    fn stringify_prints_numbers_the_javascript_way() {
+        assert_eq!(
+            stringify(&v(r#"{"b":1.0,"a":[12345678901234567890,"é\n"]}"#)),
+            r#"{"b":1,"a":[12345678901234567000,"é\n"]}"#
+        );
+    }
+
+    #[test]
+    fn blank_text_and_decoding() {
+        assert!(is_blank(" \n\t\u{FEFF}\u{3000}"));
+        assert!(is_blank(""));
+        assert!(!is_blank(" x "));
+        // U+0085 is Unicode whitespace but not JavaScript whitespace.
+        assert!(!is_blank("\u{85}"));
+        assert_eq!(response_text(b"\xEF\xBB\xBF{}"), "{}");
+        assert_eq!(response_text(b"a\xFFb"), "a\u{FFFD}b");
+    }
+
+    #[test]
+    fn parse_int_reads_leading_digits() {
+        assert_eq!(parse_int("20971520"), Some(20_971_520.0));
+        assert_eq!(parse_int("  12abc"), Some(12.0));
+        assert_eq!(parse_int("-3"), Some(-3.0));
+        assert_eq!(parse_int("abc"), None);
+        assert_eq!(parse_int(""), None);
+    }
+}

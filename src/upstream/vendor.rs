@@ -1,0 +1,456 @@
+//! The vendors: which settings configure each one, its base URL, path prefix, credential and
+//! fixed headers. A vendor is configuration, not an HTTP stack: every request goes through
+//! [`super::client`].
+
+use crate::config::{self, ConfigError};
+use base64::Engine as _;
+use std::fmt;
+
+/// An upstream API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Vendor {
+    /// GitHub REST API (GitHub Actions).
+    GitHub,
+    /// CircleCI API v2.
+    CircleCi,
+    /// Jira Cloud REST API.
+    Jira,
+    /// Confluence Cloud REST API.
+    Confluence,
+    /// Bitbucket Cloud API 2.0.
+    Bitbucket,
+}
+
+impl Vendor {
+    /// Every vendor.
+    pub const ALL: [Vendor; 5] = [
+        Vendor::GitHub,
+        Vendor::CircleCi,
+        Vendor::Jira,
+        Vendor::Confluence,
+        Vendor::Bitbucket,
+    ];
+
+    /// The product name used in messages (`Jira`, `GitHub`...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Vendor::GitHub => "GitHub",
+            Vendor::CircleCi => "CircleCI",
+            Vendor::Jira => "Jira",
+            Vendor::Confluence => "Confluence",
+            Vendor::Bitbucket => "Bitbucket",
+        }
+    }
+
+    /// A stable lower-case identifier (cache keys, log lines).
+    pub fn id(self) -> &'static str {
+        match self {
+            Vendor::GitHub => "github",
+            Vendor::CircleCi => "circleci",
+            Vendor::Jira => "jira",
+            Vendor::Confluence => "confluence",
+            Vendor::Bitbucket => "bitbucket",
+        }
+    }
+
+    /// The segment every request path starts with (added when the caller left it out).
+    pub fn path_prefix(self) -> Option<&'static str> {
+        match self {
+            Vendor::Bitbucket => Some("/2.0"),
+            _ => None,
+        }
+    }
+
+    /// True for the three Atlassian products, whose texts reproduce the reference servers.
+    pub fn is_atlassian(self) -> bool {
+        matches!(self, Vendor::Jira | Vendor::Confluence | Vendor::Bitbucket)
+    }
+
+    /// The settings that must be present for this vendor, as a sentence for error texts.
+    pub fn required_settings(self) -> &'static str {
+        match self {
+            Vendor::GitHub => "the secret GITHUB_TOKEN",
+            Vendor::CircleCi => "the secret CIRCLECI_TOKEN",
+            Vendor::Jira | Vendor::Confluence => {
+                "the secrets ATLASSIAN_USER_EMAIL and ATLASSIAN_API_TOKEN, and \
+                 ATLASSIAN_SITE_NAME or ATLASSIAN_BASE_URL"
+            }
+            Vendor::Bitbucket => {
+                "the secrets ATLASSIAN_BITBUCKET_USERNAME and ATLASSIAN_BITBUCKET_APP_PASSWORD \
+                 (or ATLASSIAN_USER_EMAIL and ATLASSIAN_API_TOKEN)"
+            }
+        }
+    }
+}
+
+impl fmt::Display for Vendor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A secret setting's value. `Debug` never shows it, and there is no `Display`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    /// The value, for building a credential header or a fingerprint; never for text.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+/// GitHub's default API root.
+pub const GITHUB_DEFAULT_URL: &str = "https://api.github.com";
+/// CircleCI's default API root (v2).
+pub const CIRCLECI_DEFAULT_URL: &str = "https://circleci.com/api/v2";
+/// Bitbucket Cloud's default API host (paths get `/2.0`).
+pub const BITBUCKET_DEFAULT_URL: &str = "https://api.bitbucket.org";
+/// The GitHub REST API version requested.
+pub const GITHUB_API_VERSION: &str = "2022-11-28";
+/// The `User-Agent` sent to GitHub, which refuses requests without one.
+pub const USER_AGENT: &str = "devtools-mcp-edge";
+
+/// The vendor settings, validated: base URLs without a trailing `/`, credentials as secrets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamSettings {
+    /// GitHub API root (`GITHUB_API_URL`).
+    pub github_api_url: String,
+    /// `GITHUB_TOKEN`.
+    pub github_token: Option<Secret>,
+    /// CircleCI API root (`CIRCLECI_API_URL`).
+    pub circleci_api_url: String,
+    /// `CIRCLECI_TOKEN`.
+    pub circleci_token: Option<Secret>,
+    /// Jira and Confluence root: `ATLASSIAN_BASE_URL`, else `https://{ATLASSIAN_SITE_NAME}.atlassian.net`.
+    pub atlassian_base_url: Option<String>,
+    /// `ATLASSIAN_USER_EMAIL`.
+    pub atlassian_user_email: Option<Secret>,
+    /// `ATLASSIAN_API_TOKEN`.
+    pub atlassian_api_token: Option<Secret>,
+    /// Bitbucket API host (`BITBUCKET_API_URL`).
+    pub bitbucket_api_url: String,
+    /// `ATLASSIAN_BITBUCKET_USERNAME`.
+    pub bitbucket_username: Option<Secret>,
+    /// `ATLASSIAN_BITBUCKET_APP_PASSWORD`.
+    pub bitbucket_app_password: Option<Secret>,
+}
+
+impl Default for UpstreamSettings {
+    /// Public default URLs and no credentials.
+    fn default() -> UpstreamSettings {
+        UpstreamSettings {
+            github_api_url: GITHUB_DEFAULT_URL.into(),
+            github_token: None,
+            circleci_api_url: CIRCLECI_DEFAULT_URL.into(),
+            circleci_token: None,
+            atlassian_base_url: None,
+            atlassian_user_email: None,
+            atlassian_api_token: None,
+            bitbucket_api_url: BITBUCKET_DEFAULT_URL.into(),
+            bitbucket_username: None,
+            bitbucket_app_password: None,
+        }
+    }
+}
+
+impl UpstreamSettings {
+    /// Reads the vendor settings through `get` (which already maps blank values to `None`).
+    pub fn from_settings(get: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let secret = |name: &str| get(name).map(|v| Secret::new(v.trim()));
+        let url = |name: &'static str, default: &str| -> Result<String, ConfigError> {
+            match get(name) {
+                Some(text) => base_url(&text).map_err(|reason| ConfigError {
+                    setting: name,
+                    reason,
+                }),
+                None => Ok(default.to_owned()),
+            }
+        };
+        let atlassian_base_url = match get(config::ATLASSIAN_BASE_URL) {
+            Some(text) => Some(base_url(&text).map_err(|reason| ConfigError {
+                setting: config::ATLASSIAN_BASE_URL,
+                reason,
+            })?),
+            None => match get(config::ATLASSIAN_SITE_NAME) {
+                Some(site) => Some(site_url(site.trim()).map_err(|reason| ConfigError {
+                    setting: config::ATLASSIAN_SITE_NAME,
+                    reason,
+                })?),
+                None => None,
+            },
+        };
+        Ok(UpstreamSettings {
+            github_api_url: url(config::GITHUB_API_URL, GITHUB_DEFAULT_URL)?,
+            github_token: secret(config::GITHUB_TOKEN),
+            circleci_api_url: url(config::CIRCLECI_API_URL, CIRCLECI_DEFAULT_URL)?,
+            circleci_token: secret(config::CIRCLECI_TOKEN),
+            atlassian_base_url,
+            atlassian_user_email: secret(config::ATLASSIAN_USER_EMAIL),
+            atlassian_api_token: secret(config::ATLASSIAN_API_TOKEN),
+            bitbucket_api_url: url(config::BITBUCKET_API_URL, BITBUCKET_DEFAULT_URL)?,
+            bitbucket_username: secret(config::ATLASSIAN_BITBUCKET_USERNAME),
+            bitbucket_app_password: secret(config::ATLASSIAN_BITBUCKET_APP_PASSWORD),
+        })
+    }
+
+    /// Everything needed to call `vendor`, or `None` when its settings are incomplete.
+    pub fn endpoint(&self, vendor: Vendor) -> Option<Endpoint> {
+        let pair = |a: &Option<Secret>, b: &Option<Secret>| match (a, b) {
+            (Some(a), Some(b)) => Some((a.clone(), b.clone())),
+            _ => None,
+        };
+        let atlassian = pair(&self.atlassian_user_email, &self.atlassian_api_token);
+        let json_headers = || {
+            vec![
+                ("Content-Type".to_owned(), "application/json".to_owned()),
+                ("Accept".to_owned(), "application/json".to_owned()),
+            ]
+        };
+        let (base_url, credential, headers) = match vendor {
+            Vendor::GitHub => {
+                let token = self.github_token.clone()?;
+                let value = format!("Bearer {}", token.expose());
+                (
+                    self.github_api_url.clone(),
+                    Credential::header("Authorization", value, token),
+                    vec![
+                        (
+                            "Accept".to_owned(),
+                            "application/vnd.github+json".to_owned(),
+                        ),
+                        (
+                            "X-GitHub-Api-Version".to_owned(),
+                            GITHUB_API_VERSION.to_owned(),
+                        ),
+                        ("User-Agent".to_owned(), USER_AGENT.to_owned()),
+                    ],
+                )
+            }
+            Vendor::CircleCi => {
+                let token = self.circleci_token.clone()?;
+                let value = token.expose().to_owned();
+                (
+                    self.circleci_api_url.clone(),
+                    Credential::header("Circle-Token", value, token),
+                    vec![("Accept".to_owned(), "application/json".to_owned())],
+                )
+            }
+            Vendor::Jira | Vendor::Confluence => {
+                let base = self.atlassian_base_url.clone()?;
+                let (user, token) = atlassian?;
+                (base, Credential::basic(&user, &token), json_headers())
+            }
+            Vendor::Bitbucket => {
+                // The reference prefers the Atlassian pair when both of its halves are set.
+                let (user, token) = atlassian
+                    .or_else(|| pair(&self.bitbucket_username, &self.bitbucket_app_password))?;
+                (
+                    self.bitbucket_api_url.clone(),
+                    Credential::basic(&user, &token),
+                    json_headers(),
+                )
+            }
+        };
+        Some(Endpoint {
+            vendor,
+            base_url,
+            credential,
+            headers,
+        })
+    }
+
+    /// Every configured secret value, for tests and log scrubbing.
+    pub fn secret_values(&self) -> Vec<&str> {
+        [
+            &self.github_token,
+            &self.circleci_token,
+            &self.atlassian_user_email,
+            &self.atlassian_api_token,
+            &self.bitbucket_username,
+            &self.bitbucket_app_password,
+        ]
+        .into_iter()
+        .flatten()
+        .map(Secret::expose)
+        .collect()
+    }
+}
+
+/// The credential header of a vendor and the secret it was built from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Credential {
+    /// Header name (`Authorization`, `Circle-Token`).
+    pub header: &'static str,
+    /// Header value (holds the secret).
+    pub value: Secret,
+    /// What identifies the credential for cache partitioning (the token, or `user:token`).
+    pub identity: Secret,
+}
+
+impl Credential {
+    fn header(header: &'static str, value: String, identity: Secret) -> Credential {
+        Credential {
+            header,
+            value: Secret::new(value),
+            identity,
+        }
+    }
+
+    fn basic(user: &Secret, token: &Secret) -> Credential {
+        let pair = format!("{}:{}", user.expose(), token.expose());
+        let encoded = base64::engine::general_purpose::STANDARD.encode(pair.as_bytes());
+        Credential {
+            header: "Authorization",
+            value: Secret::new(format!("Basic {encoded}")),
+            identity: Secret::new(pair),
+        }
+    }
+}
+
+/// One vendor, ready to call: where, with which credential and fixed headers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The vendor.
+    pub vendor: Vendor,
+    /// API root without a trailing `/`; the request host is always this one's.
+    pub base_url: String,
+    /// The credential header.
+    pub credential: Credential,
+    /// Fixed headers sent after the credential, in order.
+    pub headers: Vec<(String, String)>,
+}
+
+/// Validates a base URL setting: `http(s)://host[:port][/path]`, no query, fragment or userinfo;
+/// returned without a trailing `/`.
+fn base_url(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .ok_or_else(|| format!("{text:?} must start with https:// (or http:// for local tests)"))?;
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() || host.contains(['@', '?', '#', '\\', ' ']) || rest.contains(['?', '#']) {
+        return Err(format!(
+            "{text:?} is not a base URL (expected scheme://host[:port][/path], without user, \
+             query or fragment)"
+        ));
+    }
+    Ok(text.trim_end_matches('/').to_owned())
+}
+
+/// `https://{site}.atlassian.net` for a site name such as `acme`.
+fn site_url(site: &str) -> Result<String, String> {
+    let valid = !site.is_empty()
+        && site.len() <= 63
+        && site.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if !valid {
+        return Err(format!(
+            "{site:?} is not a site name (the part before .atlassian.net, letters, digits and '-')"
+        ));
+    }
+    Ok(format!("https://{site}.atlassian.net"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(pairs: &[(&str, &str)]) -> Result<UpstreamSettings, ConfigError> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        UpstreamSettings::from_settings(&move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn base_urls_are_validated() {
+        assert_eq!(
+            base_url("https://x.example/api/").unwrap(),
+            "https://x.example/api"
+        );
+        assert_eq!(
+            base_url("http://127.0.0.1:8787").unwrap(),
+            "http://127.0.0.1:8787"
+        );
+        for bad in [
+            "x.example",
+            "ftp://x",
+            "https://",
+            "https://u@x",
+            "https://x/?a",
+            "https://x#f",
+        ] {
+            assert!(base_url(bad).is_err(), "{bad}");
+        }
+        assert_eq!(site_url("acme-1").unwrap(), "https://acme-1.atlassian.net");
+        assert!(site_url("evil.com/").is_err());
+    }
+
+    #[test]
+    fn atlassian_base_url_wins_over_the_site_name() {
+        let s = settings(&[
+            ("ATLASSIAN_SITE_NAME", "acme"),
+            ("ATLASSIAN_BASE_URL", "http://127.0.0.1:9/"),
+        ])
+        .unwrap();
+        assert_eq!(s.atlassian_base_url.as_deref(), Some("http://127.0.0.1:9"));
+        let err = settings(&[("ATLASSIAN_SITE_NAME", "a.b")]).unwrap_err();
+        assert_eq!(err.setting, "ATLASSIAN_SITE_NAME");
+        let err = settings(&[("GITHUB_API_URL", "api.github.com")]).unwrap_err();
+        assert_eq!(err.setting, "GITHUB_API_URL");
+    }
+
+    #[test]
+    fn endpoints_need_their_credentials() {
+        let s = settings(&[]).unwrap();
+        for vendor in Vendor::ALL {
+            assert!(s.endpoint(vendor).is_none(), "{vendor}");
+        }
+        let s = settings(&[
+            ("ATLASSIAN_USER_EMAIL", "a@example.com"),
+            ("ATLASSIAN_API_TOKEN", "tok"),
+        ])
+        .unwrap();
+        // Jira also needs a site; Bitbucket has a default host.
+        assert!(s.endpoint(Vendor::Jira).is_none());
+        let bb = s.endpoint(Vendor::Bitbucket).unwrap();
+        assert_eq!(bb.base_url, "https://api.bitbucket.org");
+        assert_eq!(
+            bb.credential.value.expose(),
+            "Basic YUBleGFtcGxlLmNvbTp0b2s="
+        );
+    }
+
+    #[test]
+    fn secrets_never_show_in_debug() {
+        let s = settings(&[
+            ("GITHUB_TOKEN", "ghp_supersecret"),
+            ("CIRCLECI_TOKEN", "cc-secret"),
+        ])
+        .unwrap();
+        let debug = format!("{s:?} {:?}", s.endpoint(Vendor::GitHub));
+        assert!(
+            !debug.contains("supersecret") && !debug.contains("cc-secret"),
+            "{debug}"
+        );
+        assert_eq!(s.secret_values(), ["ghp_supersecret", "cc-secret"]);
+    }
+}
