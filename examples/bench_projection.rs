@@ -58,13 +58,18 @@ fn main() {
             Err(e) => println!("  -> error: {e}"),
         }
     }
-    let small = value::parse("[1,2,3]").expect("valid JSON");
+    // 300 elements: the nested-iteration program would take 300^4 steps.
+    let small = value::parse(&format!("[{}]", vec!["1"; 300].join(","))).expect("valid JSON");
     for runaway in [
         "[range(1e9)]",
         "repeat(1)",
         "last(range(1e9))",
         "[limit(1e8; repeat(\"x\"))] | join(\"\")",
         "until(false; .)",
+        "def f: f; f",
+        "[.[] as $a | .[] as $b | .[] as $c | .[] as $d | 1] | length",
+        "\"x\" * 1e10",
+        "reduce range(100000) as $i (1; [.])",
     ] {
         let p = Projection::compile(runaway);
         let out = time(&format!("runaway {runaway}"), || {

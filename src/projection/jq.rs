@@ -284,6 +284,51 @@ mod tests {
     }
 
     #[test]
+    fn json_natives_follow_jaq_json() {
+        for (program, want) in [
+            (
+                "[null, -2.5, \"héllo\", [1,2], {\"a\":1}] | map(length)",
+                "[0,2.5,5,2,1]",
+            ),
+            ("\"foobar\" | contains(\"bar\")", "true"),
+            ("[[1,2],[3]] | contains([[1]])", "true"),
+            (
+                "{\"a\":{\"b\":1,\"c\":2}} | contains({\"a\":{\"b\":1}})",
+                "true",
+            ),
+            ("{\"a\":1} | [has(\"a\"), has(\"b\")]", "[true,false]"),
+            ("[1,2] | [has(0), has(2), has(-1)]", "[true,false,false]"),
+            ("\"a,b, cd, efg\" | indices(\", \")", "[3,7]"),
+            ("[0,1,2,1,3,1,2] | indices(1)", "[1,3,5]"),
+            ("[0,1,2,1,3,1,2] | indices([1,2])", "[1,5]"),
+            (
+                "[1,2,3] | [bsearch(2), bsearch(0), bsearch(4)]",
+                "[1,-1,-4]",
+            ),
+            (
+                "{\"a\":[1,\"x\"]} | tojson",
+                "\"{\\\"a\\\":[1,\\\"x\\\"]}\"",
+            ),
+            ("\"[1,{\\\"b\\\":2}]\" | fromjson", "[1,{\"b\":2}]"),
+            ("[3,1,2] | sort", "[1,2,3]"),
+            ("{\"b\":1,\"a\":2} | keys", "[\"a\",\"b\"]"),
+            ("[1,2,3,4] | .[1:3] |= map(. * 10)", "[1,20,30,4]"),
+            ("{\"a\":1} | .b = 2 | del(.a)", "{\"b\":2}"),
+            ("[1,2,3] | .[1] |= empty", "[1,3]"),
+            (
+                "[1,[2]] | walk(if type == \"number\" then . + 1 else . end)",
+                "[2,[3]]",
+            ),
+        ] {
+            assert_eq!(run(program, "null").unwrap(), want, "{program}");
+        }
+        assert!(matches!(
+            run(".[1:2] |= \"x\"", "\"abc\""),
+            Err(JqError::Runtime(_))
+        ));
+    }
+
+    #[test]
     fn numbers_and_key_order_survive() {
         assert_eq!(
             run(

@@ -56,7 +56,7 @@ fn charge_size(size: usize) -> Result<(), Error<M>> {
         meter::exhaust(format!("value larger than {MAX_VALUE_SIZE} bytes or items"));
         return Err(budget_error());
     }
-    if meter::charge(1 + size as u64 / 64) {
+    if meter::charge(1 + size as u64 / 16) {
         Ok(())
     } else {
         Err(budget_error())
@@ -249,7 +249,8 @@ impl jaq_core::ValT for M {
     }
 
     fn key_values(self) -> BoxIter<'static, ValR<(M, M), M>> {
-        if let Err(e) = guard() {
+        // Iterating a shared container copies its elements first: charge for that.
+        if let Err(e) = guard().and_then(|()| charge_size(size_of(&self.v))) {
             return Box::new(std::iter::once(Err(e)));
         }
         let d = self.depth.saturating_sub(1);
@@ -261,7 +262,7 @@ impl jaq_core::ValT for M {
     }
 
     fn values(self) -> Box<dyn Iterator<Item = R>> {
-        if let Err(e) = guard() {
+        if let Err(e) = guard().and_then(|()| charge_size(size_of(&self.v))) {
             return Box::new(std::iter::once(Err(e)));
         }
         let d = self.depth.saturating_sub(1);
