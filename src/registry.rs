@@ -176,6 +176,12 @@ pub fn production() -> Result<Registry, RegistryError> {
     for tool in crate::tools::atlassian::tools() {
         registry.register(Box::new(tool))?;
     }
+    for tool in crate::tools::github::tools()
+        .into_iter()
+        .chain(crate::tools::circleci::tools())
+    {
+        registry.register(tool)?;
+    }
     Ok(registry)
 }
 

@@ -2,4 +2,6 @@
 //! (common arguments, projection, rendering, truncation).
 
 pub mod atlassian;
+pub mod circleci;
+pub mod github;
 pub mod output;

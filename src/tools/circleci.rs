@@ -1,0 +1,366 @@
+//! The `circleci_get` tool: a GET on the CircleCI v2 API through the shared upstream client, with
+//! successful bodies cached in the HTTP cache per principal and credential. Paths about
+//! pipelines, workflows and jobs (status that changes while you look) are never cached.
+
+use crate::cache::{cache_key, iso8601_utc_ms, CachedResponse, HttpCache, UpstreamIdentity};
+use crate::mcp::ToolAnnotations;
+use crate::ports::header;
+use crate::projection;
+use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
+use crate::tools::output::{self, CommonArgs, Rendered};
+use crate::upstream::{self, ApiPath, Method, Vendor};
+use crate::value::{Map, Number, Value};
+use futures::future::LocalBoxFuture;
+use serde::Deserialize;
+use serde_json::json;
+
+/// Name of the tool.
+pub const GET: &str = "circleci_get";
+
+/// The CircleCI tools, for the registry.
+pub fn tools() -> Vec<Box<dyn Tool>> {
+    vec![Box::new(CircleGet(spec()))]
+}
+
+fn spec() -> ToolSpec {
+    ToolSpec {
+        name: GET.into(),
+        title: Some("CircleCI API GET".into()),
+        description: "GET any CircleCI API v2 endpoint. `path` is relative to the v2 API (e.g. `/me`, \
+`/project/gh/octo-org/hello-world`, `/project/gh/octo-org/hello-world/pipeline?branch=main`, \
+`/pipeline/{id}/workflow`, `/workflow/{id}/job`, `/project/gh/octo-org/hello-world/job/{number}`, \
+`/project/gh/octo-org/hello-world/{job-number}/artifacts`, `/insights/gh/octo-org/hello-world/workflows`). Project \
+slugs are `vcs/org/repo` (`gh`, `bb`, or `circleci/{org-id}/{project-id}`). Lists are paged with \
+`next_page_token`: pass it back as queryParams `{\"page-token\": ...}`. The result is `{data, cache: {hit, ageMs, \
+fetchedAt}}`: `data` is the response after the optional `jq` filter; `cache` says whether it came from this \
+server's cache, how old it is in milliseconds and when (UTC) it was fetched. Responses are cached briefly per \
+caller, except pipelines, workflows and jobs (their status changes), which are always fetched live; pass \
+`fresh: true` to bypass the cache for anything else."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "minLength": 1, "maxLength": 2000,
+                         "description": "API path under https://circleci.com/api/v2 (or the configured CircleCI server), e.g. `/project/gh/octo-org/hello-world/pipeline`. A path, never a full URL."},
+                "queryParams": {"type": "object", "additionalProperties": {"type": "string"},
+                                "description": "Query parameters as a string map, e.g. {\"branch\": \"main\", \"page-token\": \"...\"}; values are URL-encoded for you."},
+                "jq": {"type": "string", "description": projection::TOOL_DESCRIPTION},
+                "outputFormat": {"type": "string", "enum": ["toon", "json"], "default": "toon",
+                                 "description": "Text format of the result: `toon` (compact, default) or `json`."},
+                "fresh": {"type": "boolean", "default": false,
+                          "description": "true: skip the cache, fetch now and replace the cached copy. Use after a change you made or when `cache.ageMs` is too old for your question."}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        }),
+        output_schema: None,
+        annotations: ToolAnnotations {
+            title: Some("CircleCI API GET".into()),
+            read_only_hint: Some(true),
+            destructive_hint: Some(false),
+            idempotent_hint: Some(true),
+            open_world_hint: Some(true),
+        },
+    }
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct Args {
+    path: String,
+    #[serde(default)]
+    fresh: bool,
+}
+
+/// Validates `raw` as a v2 API path. A leading `/api/v2` (from a URL copied out of the docs) is
+/// dropped, since the configured base already ends with it.
+fn api_path(raw: &str) -> Result<ApiPath, ToolError> {
+    let parsed = ApiPath::parse(raw).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+    let path = parsed.path();
+    let rest = match path.strip_prefix("/api/v2") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => rest,
+        _ => return Ok(parsed),
+    };
+    let mut again = if rest.is_empty() { "/" } else { rest }.to_owned();
+    if let Some(q) = parsed.query() {
+        again.push('?');
+        again.push_str(q);
+    }
+    ApiPath::parse(&again).map_err(|e| ToolError::InvalidArguments(e.to_string()))
+}
+
+/// True when `path` (normalised, relative to the v2 API) reads status that changes while a run
+/// is going, so it is never served from or written to the cache:
+/// - any segment `pipeline`, `pipelines`, `workflow`, `workflows`, `job` or `jobs`, or ending in
+///   `_job` / `-job` (e.g. `/organizations/{id}/usage_export_job/{id}`, an export's progress);
+/// - `/project/{vcs}/{org}/{repo}/{job-number}/...`: a job's artifacts and test results, which
+///   grow while the job runs.
+///
+/// Insights (`/insights/...`) are aggregates CircleCI itself refreshes with a delay; they are
+/// cached although their paths say `workflows` and `jobs`.
+pub fn is_live_path(path: &str) -> bool {
+    let segments: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| percent_decode_lower(s))
+        .collect();
+    if segments.first().map(String::as_str) == Some("insights") {
+        return false;
+    }
+    let status_segment = segments.iter().any(|s| {
+        matches!(
+            s.as_str(),
+            "pipeline" | "pipelines" | "workflow" | "workflows" | "job" | "jobs"
+        ) || s.ends_with("_job")
+            || s.ends_with("-job")
+    });
+    let job_number = segments.first().map(String::as_str) == Some("project")
+        && segments
+            .get(4)
+            .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+    status_segment || job_number
+}
+
+/// Lower-cased segment with `%XX` escapes decoded, so `Pipeline` or `pipel%69ne` is recognised.
+fn percent_decode_lower(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).to_lowercase()
+}
+
+/// What the result says about the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct CacheInfo {
+    hit: bool,
+    age_ms: u64,
+    fetched_at_ms: u64,
+}
+
+/// The result value: `{data, cache: {hit, ageMs, fetchedAt}}`.
+fn envelope(data: Value, info: CacheInfo) -> Value {
+    let mut cache = Map::new();
+    cache.insert("hit".into(), Value::Bool(info.hit));
+    cache.insert(
+        "ageMs".into(),
+        Value::Number(Number::from_i64(
+            i64::try_from(info.age_ms).unwrap_or(i64::MAX),
+        )),
+    );
+    cache.insert(
+        "fetchedAt".into(),
+        Value::String(iso8601_utc_ms(info.fetched_at_ms)),
+    );
+    let mut map = Map::new();
+    map.insert("data".into(), data);
+    map.insert("cache".into(), Value::Object(cache));
+    Value::Object(map)
+}
+
+struct CircleGet(ToolSpec);
+
+impl Tool for CircleGet {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+        Box::pin(get(call))
+    }
+}
+
+/// Serves the call from the cache when allowed and present, else fetches (and fills the cache
+/// when allowed). The cache holds the raw body; `jq` runs afterwards, so one entry serves every
+/// projection of the same URL.
+async fn get(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
+    let args: Args = call.parse_arguments()?;
+    let common = CommonArgs::from_arguments(&call.arguments)?;
+    let path = api_path(&args.path)?;
+    let cache = HttpCache::new(&call.ports, call.config.http_cache_ttl_seconds);
+    // Without credentials there is nothing to key on; the client then answers "not configured".
+    let key = match call.config.upstream.endpoint(Vendor::CircleCi) {
+        Some(endpoint) if !is_live_path(path.path()) => {
+            let identity =
+                UpstreamIdentity::new(Vendor::CircleCi.id(), endpoint.credential.identity.expose());
+            // The same URL the client builds: CircleCI has no path prefix.
+            let url = path.url(&endpoint.base_url, &common.query_params);
+            Some(cache_key(call.principal.name(), &identity, &url))
+        }
+        _ => None,
+    };
+    if let (Some(key), false) = (&key, args.fresh) {
+        if let Some(hit) = cache.lookup(key).await {
+            let now = call.ports.clock.now_ms();
+            let headers: Vec<(String, String)> = hit
+                .content_type
+                .iter()
+                .map(|ct| ("Content-Type".to_owned(), ct.clone()))
+                .collect();
+            let decoded = upstream::decode_body(Vendor::CircleCi, hit.status, &headers, &hit.body);
+            let info = CacheInfo {
+                hit: true,
+                age_ms: now.saturating_sub(hit.fetched_at_ms),
+                fetched_at_ms: hit.fetched_at_ms,
+            };
+            return Ok(respond(decoded.value, info, &common, &call));
+        }
+    }
+    let raw = match upstream::send_raw(
+        call.ports,
+        call.config,
+        Vendor::CircleCi,
+        Method::Get,
+        &path,
+        &common.query_params,
+        None,
+    )
+    .await
+    {
+        Ok(raw) => raw,
+        Err(error) => return Ok(output::error_result(error.text())),
+    };
+    let decoded = upstream::decode(Vendor::CircleCi, &raw);
+    let info = CacheInfo {
+        hit: false,
+        age_ms: 0,
+        fetched_at_ms: raw.received_at_ms,
+    };
+    if let Some(key) = &key {
+        let entry = CachedResponse {
+            status: raw.status,
+            content_type: header(&raw.headers, "content-type").map(str::to_owned),
+            body: raw.body,
+            fetched_at_ms: raw.received_at_ms,
+        };
+        cache.store(key, &entry).await;
+    }
+    Ok(respond(decoded.value, info, &common, &call))
+}
+
+fn respond(body: Value, info: CacheInfo, common: &CommonArgs, call: &ToolCall<'_>) -> ToolResult {
+    let data = output::project(body, common.jq.as_deref());
+    Rendered::new(envelope(data, info), common.output_format, call.config).into_result()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_paths_are_pipelines_workflows_and_jobs() {
+        for path in [
+            "/pipeline",
+            "/pipeline/5034460f-c7c4-4c43-9457-de07e2029e7b",
+            "/pipeline/5034460f/workflow",
+            "/pipeline/5034460f/config",
+            "/project/gh/org/repo/pipeline",
+            "/project/gh/org/repo/pipeline/mine",
+            "/project/gh/org/repo/pipeline/123",
+            "/project/gh/org/repo/job/42",
+            "/project/gh/org/repo/42/artifacts",
+            "/project/gh/org/repo/42/tests",
+            "/project/circleci/0f5b/1c2d/42/artifacts",
+            "/workflow/5034460f",
+            "/workflow/5034460f/job",
+            "/jobs/abc/steps",
+            "/organizations/abc/usage_export_job/def",
+            "/Project/gh/org/repo/Pipeline",
+            "/project/gh/org/repo/pipel%69ne",
+            "/project/gh/org/repo/%50IPELINE",
+        ] {
+            assert!(is_live_path(path), "{path} should be live");
+        }
+    }
+
+    #[test]
+    fn other_paths_are_cacheable() {
+        for path in [
+            "/",
+            "/me",
+            "/me/collaborations",
+            "/project/gh/org/repo",
+            "/project/gh/org/repo/envvar",
+            "/project/gh/org/repo/checkout-key",
+            "/project/gh/org/repo/schedule",
+            "/context",
+            "/context/abc/environment-variable",
+            "/insights/gh/org/repo/workflows",
+            "/insights/gh/org/repo/workflows/build/jobs",
+            "/insights/gh/org/summary",
+            "/project/gh/org/pipelines-repo",
+            "/project/gh/org/job-runner",
+            "/project/gh/org/repo/envvar/JOB_NAME",
+            "/user/abc",
+            "/project/gh/org/4",
+        ] {
+            assert!(!is_live_path(path), "{path} should be cacheable");
+        }
+    }
+
+    #[test]
+    fn paths_are_validated_and_lose_a_leading_api_v2() {
+        let ok = |raw: &str| {
+            let p = api_path(raw).unwrap_or_else(|e| panic!("{raw}: {e}"));
+            match p.query() {
+                Some(q) => format!("{}?{q}", p.path()),
+                None => p.path().to_owned(),
+            }
+        };
+        assert_eq!(ok("/me"), "/me");
+        assert_eq!(ok("me"), "/me");
+        assert_eq!(ok("/api/v2/me"), "/me");
+        assert_eq!(ok("/api/v2"), "/");
+        assert_eq!(
+            ok("/api/v2/project/gh/o/r?branch=main"),
+            "/project/gh/o/r?branch=main"
+        );
+        assert_eq!(ok("/api/v20/x"), "/api/v20/x");
+        for bad in [
+            "https://evil.example/me",
+            "//evil.example/me",
+            "/me@evil.example",
+            "/a\\b",
+            "/a/../../me",
+            "/me\r\nX: y",
+            "",
+        ] {
+            match api_path(bad) {
+                Err(ToolError::InvalidArguments(m)) => {
+                    assert!(m.starts_with("Invalid path"), "{m}")
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn envelope_reports_cache_state() {
+        let v = envelope(
+            Value::from("x"),
+            CacheInfo {
+                hit: true,
+                age_ms: 1500,
+                fetched_at_ms: 1_767_225_600_000,
+            },
+        );
+        assert_eq!(
+            v.to_compact_json(),
+            r#"{"data":"x","cache":{"hit":true,"ageMs":1500,"fetchedAt":"2026-01-01T00:00:00.000Z"}}"#
+        );
+    }
+}

@@ -1,0 +1,574 @@
+//! GitHub Actions tools: `github_list_workflow_runs` and `github_list_workflow_jobs`. Each builds
+//! one REST path from typed arguments, sends it through the shared upstream client (never
+//! cached: run and job status changes by the second) and answers `{data, nextPage}`, where
+//! `nextPage` comes from the `Link` header.
+
+use crate::mcp::ToolAnnotations;
+use crate::projection;
+use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
+use crate::tools::output::{self, CommonArgs, Rendered};
+use crate::upstream::{self, link, ApiPath, Method, Vendor};
+use crate::value::{Map, Number, Value};
+use futures::future::LocalBoxFuture;
+use serde::Deserialize;
+use serde_json::{json, Value as Json};
+
+/// Name of the workflow-runs tool.
+pub const LIST_RUNS: &str = "github_list_workflow_runs";
+/// Name of the workflow-jobs tool.
+pub const LIST_JOBS: &str = "github_list_workflow_jobs";
+
+/// Page size when none is given (GitHub's own default).
+const DEFAULT_PER_PAGE: u64 = 30;
+/// GitHub's largest page.
+const MAX_PER_PAGE: u64 = 100;
+
+/// What GitHub accepts in the runs `status` filter: statuses and conclusions.
+const RUN_STATUSES: &[&str] = &[
+    "completed",
+    "action_required",
+    "cancelled",
+    "failure",
+    "neutral",
+    "skipped",
+    "stale",
+    "success",
+    "timed_out",
+    "in_progress",
+    "queued",
+    "requested",
+    "waiting",
+    "pending",
+];
+
+/// The GitHub tools, for the registry.
+pub fn tools() -> Vec<Box<dyn Tool>> {
+    vec![
+        Box::new(ListRuns(list_runs_spec())),
+        Box::new(ListJobs(list_jobs_spec())),
+    ]
+}
+
+fn annotations(title: &str) -> ToolAnnotations {
+    ToolAnnotations {
+        title: Some(title.to_owned()),
+        read_only_hint: Some(true),
+        destructive_hint: Some(false),
+        idempotent_hint: Some(true),
+        open_world_hint: Some(true),
+    }
+}
+
+/// Schema properties every GitHub tool shares: repository, paging, projection, format.
+fn common_properties() -> serde_json::Map<String, Json> {
+    let mut props = serde_json::Map::new();
+    props.insert(
+        "owner".into(),
+        json!({"type": "string", "minLength": 1, "maxLength": 100,
+               "description": "Repository owner: a user or organization login, e.g. `octo-org`."}),
+    );
+    props.insert(
+        "repo".into(),
+        json!({"type": "string", "minLength": 1, "maxLength": 100,
+               "description": "Repository name without the owner, e.g. `hello-world`."}),
+    );
+    props.insert(
+        "perPage".into(),
+        json!({"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": DEFAULT_PER_PAGE,
+               "description": "Items per page, 1 to 100 (default 30). Prefer small pages plus `jq` over large pages."}),
+    );
+    props.insert(
+        "page".into(),
+        json!({"type": "integer", "minimum": 1,
+               "description": "Page number, from 1 (default 1). Pass the previous result's `nextPage` to continue."}),
+    );
+    props.insert(
+        "jq".into(),
+        json!({"type": "string", "description": projection::TOOL_DESCRIPTION}),
+    );
+    props.insert(
+        "outputFormat".into(),
+        json!({"type": "string", "enum": ["toon", "json"], "default": "toon",
+               "description": "Text format of the result: `toon` (compact, default) or `json`."}),
+    );
+    props
+}
+
+fn list_runs_spec() -> ToolSpec {
+    let mut props = common_properties();
+    props.insert(
+        "workflowId".into(),
+        json!({"anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "minLength": 1, "maxLength": 255}],
+               "description": "Only runs of this workflow: its numeric id or its file name under .github/workflows, e.g. `ci.yml`. Omit for every workflow of the repository."}),
+    );
+    props.insert(
+        "branch".into(),
+        json!({"type": "string", "minLength": 1, "description": "Only runs whose head branch is this, e.g. `main`."}),
+    );
+    props.insert(
+        "status".into(),
+        json!({"type": "string", "enum": RUN_STATUSES,
+               "description": "Only runs with this status (`queued`, `in_progress`, `completed`...) or conclusion (`success`, `failure`, `cancelled`...)."}),
+    );
+    props.insert(
+        "event".into(),
+        json!({"type": "string", "minLength": 1, "description": "Only runs triggered by this event, e.g. `push`, `pull_request`, `schedule`, `workflow_dispatch`."}),
+    );
+    props.insert(
+        "actor".into(),
+        json!({"type": "string", "minLength": 1, "description": "Only runs started by this user login."}),
+    );
+    ToolSpec {
+        name: LIST_RUNS.into(),
+        title: Some("List GitHub Actions workflow runs".into()),
+        description: "List GitHub Actions workflow runs of a repository, newest first, optionally for one \
+workflow (`workflowId`) and filtered by branch, status or conclusion, event and actor. The result is \
+`{data, nextPage}`: `data` is GitHub's response (`total_count` and `workflow_runs`, each run with id, name, \
+head_branch, head_sha, event, status, conclusion, run_number, run_attempt, created_at, html_url...) after the \
+optional `jq` filter, and `nextPage` is the page to ask for next, or null on the last page. Runs are large \
+(about 3 KB each): use `jq` to keep the fields you need, e.g. `workflow_runs[*].{id: id, name: name, \
+branch: head_branch, status: status, conclusion: conclusion, url: html_url}`. To find why a run failed, take \
+its id and call github_list_workflow_jobs. Always live data, never cached."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": props,
+            "required": ["owner", "repo"],
+            "additionalProperties": false
+        }),
+        output_schema: None,
+        annotations: annotations("List GitHub Actions workflow runs"),
+    }
+}
+
+fn list_jobs_spec() -> ToolSpec {
+    let mut props = common_properties();
+    props.insert(
+        "runId".into(),
+        json!({"type": "integer", "minimum": 1, "description": "The workflow run id (`id` of a run from github_list_workflow_runs)."}),
+    );
+    props.insert(
+        "filter".into(),
+        json!({"type": "string", "enum": ["latest", "all"], "default": "latest",
+               "description": "`latest` (default): jobs of the run's latest attempt; `all`: jobs of every attempt."}),
+    );
+    ToolSpec {
+        name: LIST_JOBS.into(),
+        title: Some("List the jobs of a GitHub Actions run".into()),
+        description: "List the jobs of one GitHub Actions workflow run, with each job's status, conclusion, \
+runner, timing and steps (each step with name, status, conclusion and number). The result is `{data, \
+nextPage}`: `data` is GitHub's response (`total_count` and `jobs`) after the optional `jq` filter, and \
+`nextPage` is the page to ask for next, or null on the last page. To see what failed, filter the steps, e.g. \
+`jobs[?conclusion=='failure'].{job: name, url: html_url, failed: steps[?conclusion=='failure'].name}`. \
+Always live data, never cached."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": props,
+            "required": ["owner", "repo", "runId"],
+            "additionalProperties": false
+        }),
+        output_schema: None,
+        annotations: annotations("List the jobs of a GitHub Actions run"),
+    }
+}
+
+/// `workflowId`: a number or a workflow file name.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+enum WorkflowId {
+    Id(u64),
+    Name(String),
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct RunsArgs {
+    owner: String,
+    repo: String,
+    workflow_id: Option<WorkflowId>,
+    branch: Option<String>,
+    status: Option<String>,
+    event: Option<String>,
+    actor: Option<String>,
+    per_page: Option<u64>,
+    page: Option<u64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct JobsArgs {
+    owner: String,
+    repo: String,
+    run_id: u64,
+    filter: Option<String>,
+    per_page: Option<u64>,
+    page: Option<u64>,
+}
+
+/// A request to make: the API path and its query parameters, in the order they are sent.
+#[derive(Debug, PartialEq, Eq)]
+struct Request {
+    path: ApiPath,
+    params: Vec<(String, String)>,
+}
+
+/// Checks an owner or repository name and returns it as a path segment. GitHub names are
+/// letters, digits, `-`, `_` and `.`; refusing anything else keeps the path from being bent.
+fn name_segment(field: &str, value: &str) -> Result<String, ToolError> {
+    let value = value.trim();
+    let ok = !value.is_empty()
+        && value != "."
+        && value != ".."
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if ok {
+        Ok(value.to_owned())
+    } else {
+        Err(ToolError::InvalidArguments(format!(
+            "{field} must be a GitHub name (letters, digits, '-', '_' and '.'), not {value:?}"
+        )))
+    }
+}
+
+/// `workflowId` as a path segment: digits as they are, a file name percent-encoded.
+fn workflow_segment(id: &WorkflowId) -> Result<String, ToolError> {
+    let name = match id {
+        WorkflowId::Id(0) => {
+            return Err(ToolError::InvalidArguments(
+                "workflowId must be a positive id or a workflow file name".into(),
+            ))
+        }
+        WorkflowId::Id(n) => return Ok(n.to_string()),
+        WorkflowId::Name(name) => name.trim(),
+    };
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control());
+    if bad {
+        return Err(ToolError::InvalidArguments(format!(
+            "workflowId must be a numeric id or a workflow file name such as ci.yml (no '/'), not {name:?}"
+        )));
+    }
+    let mut out = String::with_capacity(name.len());
+    for &b in name.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    Ok(out)
+}
+
+fn per_page(value: Option<u64>) -> Result<u64, ToolError> {
+    match value {
+        None => Ok(DEFAULT_PER_PAGE),
+        Some(n) if (1..=MAX_PER_PAGE).contains(&n) => Ok(n),
+        Some(n) => Err(ToolError::InvalidArguments(format!(
+            "perPage must be between 1 and {MAX_PER_PAGE}, not {n}"
+        ))),
+    }
+}
+
+fn page(value: Option<u64>) -> Result<Option<u64>, ToolError> {
+    match value {
+        Some(0) => Err(ToolError::InvalidArguments("page must be 1 or more".into())),
+        other => Ok(other),
+    }
+}
+
+fn parse_path(path: &str) -> Result<ApiPath, ToolError> {
+    // Segments were checked above, so this only fails on a programming error.
+    ApiPath::parse(path).map_err(|e| ToolError::Internal(format!("built path refused: {e}")))
+}
+
+impl RunsArgs {
+    fn request(&self) -> Result<Request, ToolError> {
+        let owner = name_segment("owner", &self.owner)?;
+        let repo = name_segment("repo", &self.repo)?;
+        let path = match &self.workflow_id {
+            Some(id) => format!(
+                "/repos/{owner}/{repo}/actions/workflows/{}/runs",
+                workflow_segment(id)?
+            ),
+            None => format!("/repos/{owner}/{repo}/actions/runs"),
+        };
+        if let Some(status) = &self.status {
+            if !RUN_STATUSES.contains(&status.trim()) {
+                return Err(ToolError::InvalidArguments(format!(
+                    "status must be one of {}, not {status:?}",
+                    RUN_STATUSES.join(", ")
+                )));
+            }
+        }
+        let mut params = Vec::new();
+        for (name, value) in [
+            ("branch", &self.branch),
+            ("status", &self.status),
+            ("event", &self.event),
+            ("actor", &self.actor),
+        ] {
+            if let Some(v) = value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+                params.push((name.to_owned(), v.to_owned()));
+            }
+        }
+        push_paging(&mut params, self.per_page, self.page)?;
+        Ok(Request {
+            path: parse_path(&path)?,
+            params,
+        })
+    }
+}
+
+impl JobsArgs {
+    fn request(&self) -> Result<Request, ToolError> {
+        let owner = name_segment("owner", &self.owner)?;
+        let repo = name_segment("repo", &self.repo)?;
+        if self.run_id == 0 {
+            return Err(ToolError::InvalidArguments(
+                "runId must be a positive run id".into(),
+            ));
+        }
+        let mut params = Vec::new();
+        if let Some(filter) = &self.filter {
+            if filter != "latest" && filter != "all" {
+                return Err(ToolError::InvalidArguments(format!(
+                    "filter must be \"latest\" or \"all\", not {filter:?}"
+                )));
+            }
+            params.push(("filter".to_owned(), filter.clone()));
+        }
+        push_paging(&mut params, self.per_page, self.page)?;
+        Ok(Request {
+            path: parse_path(&format!(
+                "/repos/{owner}/{repo}/actions/runs/{}/jobs",
+                self.run_id
+            ))?,
+            params,
+        })
+    }
+}
+
+/// `per_page` is always sent, so the page size (and so what `nextPage` means) never depends on
+/// a server default; `page` only when asked for.
+fn push_paging(
+    params: &mut Vec<(String, String)>,
+    per: Option<u64>,
+    pg: Option<u64>,
+) -> Result<(), ToolError> {
+    params.push(("per_page".to_owned(), per_page(per)?.to_string()));
+    if let Some(p) = page(pg)? {
+        params.push(("page".to_owned(), p.to_string()));
+    }
+    Ok(())
+}
+
+/// The result value: `{data, nextPage}`.
+fn envelope(data: Value, next_page: Option<u64>) -> Value {
+    let mut map = Map::new();
+    map.insert("data".into(), data);
+    map.insert(
+        "nextPage".into(),
+        next_page.map_or(Value::Null, |n| {
+            Value::Number(Number::from_i64(i64::try_from(n).unwrap_or(i64::MAX)))
+        }),
+    );
+    Value::Object(map)
+}
+
+struct ListRuns(ToolSpec);
+struct ListJobs(ToolSpec);
+
+impl Tool for ListRuns {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+        Box::pin(async move {
+            let args: RunsArgs = call.parse_arguments()?;
+            list(&call, args.request()?).await
+        })
+    }
+}
+
+impl Tool for ListJobs {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+        Box::pin(async move {
+            let args: JobsArgs = call.parse_arguments()?;
+            list(&call, args.request()?).await
+        })
+    }
+}
+
+/// Sends `request`, projects the body and answers the `{data, nextPage}` envelope; an upstream
+/// failure is an `isError` result with the client's text.
+async fn list(call: &ToolCall<'_>, request: Request) -> Result<ToolResult, ToolError> {
+    let common = CommonArgs::from_arguments(&call.arguments)?;
+    let reply = upstream::send(
+        call.ports,
+        call.config,
+        Vendor::GitHub,
+        Method::Get,
+        &request.path,
+        &request.params,
+        None,
+    )
+    .await;
+    Ok(match reply {
+        Ok(reply) => {
+            let next = link::next_page(&reply.headers);
+            let data = output::project(reply.body, common.jq.as_deref());
+            Rendered::new(envelope(data, next), common.output_format, call.config).into_result()
+        }
+        Err(error) => output::error_result(error.text()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(args: Json) -> Result<(String, String), ToolError> {
+        let args: RunsArgs = serde_json::from_value(args).unwrap();
+        let r = args.request()?;
+        Ok((
+            r.path.path().to_owned(),
+            crate::upstream::path::form_urlencode(&r.params),
+        ))
+    }
+
+    fn jobs(args: Json) -> Result<(String, String), ToolError> {
+        let args: JobsArgs = serde_json::from_value(args).unwrap();
+        let r = args.request()?;
+        Ok((
+            r.path.path().to_owned(),
+            crate::upstream::path::form_urlencode(&r.params),
+        ))
+    }
+
+    #[test]
+    fn runs_paths_and_query() {
+        let cases = [
+            (
+                json!({"owner": "octo-org", "repo": "hello-world"}),
+                ("/repos/octo-org/hello-world/actions/runs", "per_page=30"),
+            ),
+            (
+                json!({"owner": "o", "repo": "r.js", "workflowId": 1000, "perPage": 100, "page": 3}),
+                (
+                    "/repos/o/r.js/actions/workflows/1000/runs",
+                    "per_page=100&page=3",
+                ),
+            ),
+            (
+                json!({"owner": "o", "repo": "r", "workflowId": "ci.yml", "branch": "feature/x y",
+                       "status": "failure", "event": "push", "actor": "octocat"}),
+                (
+                    "/repos/o/r/actions/workflows/ci.yml/runs",
+                    "branch=feature%2Fx+y&status=failure&event=push&actor=octocat&per_page=30",
+                ),
+            ),
+            (
+                json!({"owner": "o", "repo": "r", "workflowId": "my flow%.yml"}),
+                (
+                    "/repos/o/r/actions/workflows/my%20flow%25.yml/runs",
+                    "per_page=30",
+                ),
+            ),
+            (
+                json!({"owner": "o", "repo": "r", "workflowId": "42"}),
+                ("/repos/o/r/actions/workflows/42/runs", "per_page=30"),
+            ),
+        ];
+        for (args, (path, query)) in cases {
+            assert_eq!(
+                runs(args.clone()).unwrap(),
+                (path.to_owned(), query.to_owned()),
+                "{args}"
+            );
+        }
+    }
+
+    #[test]
+    fn runs_refuse_bent_paths_and_bad_paging() {
+        for args in [
+            json!({"owner": "../admin", "repo": "r"}),
+            json!({"owner": "o/x", "repo": "r"}),
+            json!({"owner": "o", "repo": ".."}),
+            json!({"owner": "o", "repo": "r?x=1"}),
+            json!({"owner": "o", "repo": "r#x"}),
+            json!({"owner": "o", "repo": "r@evil"}),
+            json!({"owner": "", "repo": "r"}),
+            json!({"owner": "o", "repo": "r", "workflowId": "../../x"}),
+            json!({"owner": "o", "repo": "r", "workflowId": "a/b.yml"}),
+            json!({"owner": "o", "repo": "r", "workflowId": "a\\b.yml"}),
+            json!({"owner": "o", "repo": "r", "workflowId": ".."}),
+            json!({"owner": "o", "repo": "r", "workflowId": "x\u{0}"}),
+            json!({"owner": "o", "repo": "r", "workflowId": 0}),
+            json!({"owner": "o", "repo": "r", "perPage": 0}),
+            json!({"owner": "o", "repo": "r", "perPage": 101}),
+            json!({"owner": "o", "repo": "r", "page": 0}),
+            json!({"owner": "o", "repo": "r", "status": "broken"}),
+        ] {
+            match runs(args.clone()) {
+                Err(ToolError::InvalidArguments(_)) => {}
+                other => panic!("{args}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn jobs_paths_and_query() {
+        assert_eq!(
+            jobs(json!({"owner": "o", "repo": "r", "runId": 250})).unwrap(),
+            (
+                "/repos/o/r/actions/runs/250/jobs".into(),
+                "per_page=30".into()
+            )
+        );
+        assert_eq!(
+            jobs(json!({"owner": "o", "repo": "r", "runId": 7, "filter": "all", "perPage": 5, "page": 2}))
+                .unwrap(),
+            (
+                "/repos/o/r/actions/runs/7/jobs".into(),
+                "filter=all&per_page=5&page=2".into()
+            )
+        );
+        for args in [
+            json!({"owner": "o", "repo": "r", "runId": 0}),
+            json!({"owner": "o", "repo": "r", "runId": 1, "filter": "first"}),
+            json!({"owner": "o", "repo": "..", "runId": 1}),
+        ] {
+            assert!(matches!(jobs(args), Err(ToolError::InvalidArguments(_))));
+        }
+    }
+
+    #[test]
+    fn envelope_has_data_then_next_page() {
+        assert_eq!(
+            envelope(Value::from(1i64), Some(3)).to_compact_json(),
+            r#"{"data":1,"nextPage":3}"#
+        );
+        assert_eq!(
+            envelope(Value::from(1i64), None).to_compact_json(),
+            r#"{"data":1,"nextPage":null}"#
+        );
+    }
+
+    #[test]
+    fn specs_register() {
+        let mut registry = crate::registry::Registry::new();
+        for tool in tools() {
+            registry.register(tool).unwrap();
+        }
+        assert_eq!(registry.names(), [LIST_RUNS, LIST_JOBS]);
+    }
+}

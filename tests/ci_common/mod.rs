@@ -1,0 +1,157 @@
+//! Shared harness for the GitHub, CircleCI and HTTP cache host tests: a production-registry
+//! server configured for both vendors, scripted upstream answers, and a `tools/call` helper
+//! that runs against caller-owned fakes so tests can count requests and move the clock.
+#![allow(dead_code)]
+
+use crate::protocol_common::*;
+use devtools_mcp_edge::ports::fake::FakeEnv;
+use devtools_mcp_edge::ports::{header, UpstreamRequest, UpstreamResponse};
+use devtools_mcp_edge::registry;
+use devtools_mcp_edge::server::Server;
+use serde_json::{json, Value as Json};
+
+/// The GitHub token configured.
+pub const GITHUB_TOKEN: &str = "ghp_test0123456789abcdefSECRET";
+/// The CircleCI token configured.
+pub const CIRCLECI_TOKEN: &str = "circle-test-0123456789SECRET";
+/// GitHub base URL (an Enterprise-style root with a path, to show paths append to it).
+pub const GITHUB_URL: &str = "https://ghe.test/api/v3";
+/// CircleCI base URL.
+pub const CIRCLECI_URL: &str = "https://circle.test/api/v2";
+
+/// Settings with both vendors configured, plus `extra` (later entries win).
+pub fn settings(extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut pairs = base_settings();
+    for (k, v) in [
+        ("GITHUB_TOKEN", GITHUB_TOKEN),
+        ("GITHUB_API_URL", GITHUB_URL),
+        ("CIRCLECI_TOKEN", CIRCLECI_TOKEN),
+        ("CIRCLECI_API_URL", CIRCLECI_URL),
+    ]
+    .into_iter()
+    .chain(extra.iter().copied())
+    {
+        pairs.retain(|(name, _)| name != k);
+        pairs.push((k.into(), v.into()));
+    }
+    pairs
+}
+
+/// A server with the production registry over `pairs`.
+pub fn ci_server_with(pairs: Vec<(String, String)>) -> Server {
+    Server::with_registry(&settings_fn(pairs), registry::production())
+}
+
+/// The standard CI test server.
+pub fn ci_server() -> Server {
+    ci_server_with(settings(&[]))
+}
+
+/// What a `tools/call` answered.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The result's text block.
+    pub text: String,
+    /// `isError`.
+    pub is_error: bool,
+    /// The whole JSON-RPC reply body, as sent.
+    pub raw: String,
+}
+
+impl Outcome {
+    /// The text parsed as JSON (for `outputFormat: "json"` calls).
+    pub fn json(&self) -> Json {
+        serde_json::from_str(&self.text)
+            .unwrap_or_else(|e| panic!("text is not JSON ({e}): {}", self.text))
+    }
+}
+
+/// Calls tool `name` with `arguments` as the principal holding `token`, on `env`'s fakes.
+pub fn call_as(
+    server: &Server,
+    env: &FakeEnv,
+    token: &str,
+    name: &str,
+    arguments: Json,
+) -> Outcome {
+    let body = request(
+        1,
+        "tools/call",
+        json!({"name": name, "arguments": arguments, "_meta": meta_2026()}),
+    );
+    let auth = format!("Bearer {token}");
+    let mut headers = headers_2026("tools/call", Some(name));
+    headers.push(("Authorization", auth.as_str()));
+    let response =
+        futures::executor::block_on(server.handle(post(&body.to_string(), &headers), env.ports()));
+    assert_eq!(
+        response.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    let reply = body_json(&response);
+    let result = &reply["result"];
+    assert!(result.is_object(), "not a result: {reply}");
+    Outcome {
+        text: result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        is_error: result["isError"].as_bool().unwrap_or(false),
+        raw: String::from_utf8_lossy(&response.body).into_owned(),
+    }
+}
+
+/// Calls tool `name` as principal `ci`.
+pub fn call(server: &Server, env: &FakeEnv, name: &str, arguments: Json) -> Outcome {
+    call_as(server, env, TOKEN, name, arguments)
+}
+
+/// A JSON answer with `status` and extra headers.
+pub fn json_response(status: u16, body: &str, headers: &[(&str, &str)]) -> UpstreamResponse {
+    let mut all = vec![(
+        "Content-Type".to_owned(),
+        "application/json; charset=utf-8".to_owned(),
+    )];
+    all.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    UpstreamResponse {
+        status,
+        status_text: reason(status).to_owned(),
+        headers: all,
+        body: body.as_bytes().to_vec(),
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    devtools_mcp_edge::upstream::reason_phrase(status)
+}
+
+/// The value of query parameter `name` in `url`.
+pub fn query_param(url: &str, name: &str) -> Option<String> {
+    let query = url.split_once('?')?.1;
+    query
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_owned())
+}
+
+/// The value of header `name` in a request.
+pub fn request_header<'a>(request: &'a UpstreamRequest, name: &str) -> Option<&'a str> {
+    header(&request.headers, name)
+}
+
+/// Asserts that no configured secret appears in `outcome` or in the log.
+pub fn assert_no_secret(outcome: &Outcome, env: &FakeEnv) {
+    for secret in [GITHUB_TOKEN, CIRCLECI_TOKEN, TOKEN] {
+        assert!(
+            !outcome.raw.contains(secret),
+            "secret in reply: {}",
+            outcome.raw
+        );
+        for line in env.log.lines() {
+            assert!(!line.contains(secret), "secret in log: {line}");
+        }
+    }
+}
