@@ -54,34 +54,40 @@ function streamBody(res, fault) {
 /**
  * Answers with a scripted fault. Fields (all optional):
  * - `status` (default 500), `statusText` ("" sends an empty reason phrase), `headers`, `body`
- *   (a string is sent as is, anything else as JSON; default `{"message":"injected fault"}`);
+ *   (a string is sent as is, null sends none, anything else as JSON; default
+ *   `{"message":"injected fault"}`);
  * - `bodyBytes`: that many filler bytes instead of `body`, with a Content-Length;
  * - `streamBytes`: that many filler bytes (Infinity: endless) chunked, without Content-Length;
  *   afterwards `bytesSent` and `clientClosed` (the client stopped reading first) are set;
  * - `resetAfterBytes`: send the headers (announcing a longer body) and that many body bytes, then
  *   reset the connection;
+ * - `exactHeaders`: send `headers` as they are (no default Content-Type), for replaying recorded
+ *   responses;
  * - `delayMs`: wait before answering; `hangUp`: destroy the socket without answering.
  */
 async function answerFault(req, res, fault) {
   if (fault.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
   if (fault.hangUp) return req.socket.destroy();
   const status = fault.status ?? 500;
-  const headers = { "Content-Type": "application/json", ...fault.headers };
+  const headers = fault.exactHeaders ? { ...fault.headers } : { "Content-Type": "application/json", ...fault.headers };
   if (fault.streamBytes !== undefined) {
     res.writeHead(status, fault.statusText ?? http.STATUS_CODES[status], headers);
     return streamBody(res, fault);
   }
-  const payload = fault.bodyBytes !== undefined ? Buffer.alloc(fault.bodyBytes, 0x61) : Buffer.from(
-    typeof fault.body === "string" ? fault.body : JSON.stringify(fault.body ?? { message: "injected fault" }));
+  const payload = fault.bodyBytes !== undefined ? Buffer.alloc(fault.bodyBytes, 0x61) : fault.body === null ? Buffer.alloc(0)
+    : Buffer.from(typeof fault.body === "string" ? fault.body : JSON.stringify(fault.body ?? { message: "injected fault" }));
   if (fault.resetAfterBytes !== undefined) {
     res.writeHead(status, { ...headers, "Content-Length": payload.length + 100_000 });
     res.write(payload.subarray(0, fault.resetAfterBytes));
     return setTimeout(() => req.socket.resetAndDestroy?.() ?? req.socket.destroy(), 20);
   }
+  // A 204 carries no Content-Length; a recorded one (exactHeaders) is kept as recorded.
+  const hasLength = Object.keys(headers).some((k) => k.toLowerCase() === "content-length");
+  if (status !== 204 && !hasLength) headers["Content-Length"] = payload.length;
   if (fault.statusText === "") {
-    return rawResponse(req.socket, status, "", { ...headers, "Content-Length": payload.length, Connection: "close" }, payload);
+    return rawResponse(req.socket, status, "", { ...headers, Connection: "close" }, payload);
   }
-  res.writeHead(status, fault.statusText ?? http.STATUS_CODES[status], { ...headers, "Content-Length": payload.length });
+  res.writeHead(status, fault.statusText ?? http.STATUS_CODES[status], headers);
   res.end(payload);
 }
 

@@ -1,0 +1,123 @@
+// Shared set-up for the vendor-tool end-to-end specs (tests/e2e/tools-*.test.mjs): the fake
+// upstream, the built worker in workerd pointed at it with dummy credentials, official MCP SDK
+// clients per principal, and a record of every result and log line so a spec can check that no
+// credential ever leaves the worker.
+
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { startWorker } from "./worker.mjs";
+import { startFakeUpstream } from "./fake-upstream.mjs";
+
+/** Dummy vendor credentials; each is distinctive so a leak is easy to spot. */
+export const CREDENTIALS = {
+  GITHUB_TOKEN: "ghp_e2eGithubToken0123456789abcdefABCDEF",
+  CIRCLECI_TOKEN: "CCIPAT_e2eCircleToken_0123456789abcdef",
+  ATLASSIAN_USER_EMAIL: "e2e-robot@devtools.example",
+  ATLASSIAN_API_TOKEN: "ATATT3xE2eAtlassianApiToken0123456789",
+  ATLASSIAN_BITBUCKET_USERNAME: "e2e-bb-robot",
+  ATLASSIAN_BITBUCKET_APP_PASSWORD: "ATBBe2eBitbucketAppPassword0123456789",
+};
+
+/** Bearer tokens of the MCP principals. */
+export const PRINCIPALS = {
+  alice: "e2e-alice-token-0123456789abcdef",
+  bob: "e2e-bob-token-0123456789abcdef01",
+};
+
+/** `Basic base64(user:secret)`, as the Atlassian APIs expect. */
+export function basic(user, secret) {
+  return `Basic ${Buffer.from(`${user}:${secret}`).toString("base64")}`;
+}
+
+/** Every string that must never appear in a result or log line: tokens, passwords, Basic values. */
+export function secretStrings(credentials = CREDENTIALS) {
+  const c = credentials;
+  const values = [c.GITHUB_TOKEN, c.CIRCLECI_TOKEN, c.ATLASSIAN_API_TOKEN, c.ATLASSIAN_BITBUCKET_APP_PASSWORD, ...Object.values(PRINCIPALS)];
+  const pairs = [[c.ATLASSIAN_USER_EMAIL, c.ATLASSIAN_API_TOKEN], [c.ATLASSIAN_BITBUCKET_USERNAME, c.ATLASSIAN_BITBUCKET_APP_PASSWORD]];
+  for (const [u, s] of pairs) if (u && s) values.push(basic(u, s).slice("Basic ".length));
+  return values.filter(Boolean);
+}
+
+/** The settings that point the worker's vendors at the fake upstream. */
+export function vendorUrls(upstream) {
+  return {
+    GITHUB_API_URL: upstream.url,
+    CIRCLECI_API_URL: `${upstream.url}/api/v2`,
+    ATLASSIAN_BASE_URL: upstream.url,
+    BITBUCKET_API_URL: upstream.url,
+  };
+}
+
+/**
+ * Starts the fake upstream and the worker. `vars` are added to (and override) the defaults:
+ * the vendor URLs, `credentials`, and the two principals' tokens.
+ */
+export async function startStack({ vars = {}, credentials = CREDENTIALS } = {}) {
+  const upstream = await startFakeUpstream();
+  const logs = [];
+  const results = [];
+  let worker;
+  try {
+    worker = await startWorker({
+      vars: { MCP_AUTH_TOKENS: JSON.stringify(PRINCIPALS), ...vendorUrls(upstream), ...credentials, ...vars },
+      onLog: (line) => logs.push(line),
+    });
+  } catch (e) {
+    await upstream.close();
+    throw e;
+  }
+  const clients = new Map();
+
+  async function client(principal = "alice") {
+    if (!clients.has(principal)) {
+      const c = new Client({ name: `e2e-${principal}`, version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(new URL(worker.mcpUrl), {
+        requestInit: { headers: { Authorization: `Bearer ${PRINCIPALS[principal]}` } },
+      });
+      await c.connect(transport);
+      clients.set(principal, c);
+    }
+    return clients.get(principal);
+  }
+
+  /** Calls a tool as `principal`; returns { result, text, isError }. */
+  async function call(name, args = {}, principal = "alice") {
+    const result = await (await client(principal)).callTool({ name, arguments: args });
+    results.push(result);
+    const text = result.content?.filter((b) => b.type === "text").map((b) => b.text).join("") ?? "";
+    return { result, text, isError: result.isError === true };
+  }
+
+  /** Calls a tool with outputFormat json and parses the text; fails on an error result. */
+  async function callJson(name, args = {}, principal = "alice") {
+    const r = await call(name, { ...args, outputFormat: "json" }, principal);
+    assert.equal(r.isError, false, `${name} failed: ${r.text}`);
+    return JSON.parse(r.text);
+  }
+
+  /** Calls a tool and expects an error result; returns its text. */
+  async function callError(name, args = {}, principal = "alice") {
+    const r = await call(name, args, principal);
+    assert.equal(r.isError, true, `${name} ${JSON.stringify(args)} should fail, got: ${r.text.slice(0, 300)}`);
+    assert.ok(r.text.length > 0, "an error result explains itself");
+    return r.text;
+  }
+
+  /** Asserts that no credential appears in any result or log line seen so far. */
+  function assertNoSecrets() {
+    const haystack = [...results.map((r) => JSON.stringify(r)), ...logs].join("\n");
+    for (const secret of secretStrings(credentials)) {
+      assert.ok(!haystack.includes(secret), `a credential (${secret.slice(0, 6)}...) leaked into a result or log line`);
+    }
+    return { results: results.length, logs: logs.length };
+  }
+
+  async function close() {
+    for (const c of clients.values()) await c.close().catch(() => {});
+    await worker.close();
+    await upstream.close();
+  }
+
+  return { upstream, worker, logs, results, client, call, callJson, callError, assertNoSecrets, close };
+}
