@@ -12,6 +12,16 @@ use serde_json::json;
 
 const GET: &str = "circleci_get";
 
+/// An error status case: status, body, headers, expected text prefix.
+type StatusCase = (
+    u16,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+/// A scripted upstream answer.
+type Responder = Box<dyn Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError>>;
+
 fn env_with(
     respond: impl Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError> + 'static,
 ) -> FakeEnv {
@@ -149,7 +159,7 @@ fn empty_and_text_bodies() {
 #[test]
 fn error_statuses_are_error_results() {
     let server = ci_server();
-    let cases: &[(u16, &str, &[(&str, &str)], &str)] = &[
+    let cases: &[StatusCase] = &[
         (400, r#"{"message":"Invalid page-token."}"#, &[], "Error: CircleCI API request failed. Detail: Invalid page-token.\nCircleCI API Error: {\"message\":\"Invalid page-token.\"}"),
         (401, r#"{"message":"You must log in first."}"#, &[], "Error: Authentication failed. CircleCI API: You must log in first.\n"),
         (403, r#"{"message":"Permission denied"}"#, &[], "Error: Insufficient permissions. CircleCI API: Permission denied\n"),
@@ -191,10 +201,7 @@ fn error_statuses_are_error_results() {
 #[test]
 fn transport_failures_are_clear_errors() {
     let server = ci_server_with(settings(&[("UPSTREAM_MAX_BYTES", "65536")]));
-    let cases: Vec<(
-        Box<dyn Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError>>,
-        &str,
-    )> = vec![
+    let cases: Vec<(Responder, &str)> = vec![
         (
             Box::new(|_| Err(TransportError::Timeout)),
             "Error: Request timeout: CircleCI API did not respond within 30 seconds",

@@ -54,6 +54,16 @@ fn runs_upstream(request: &UpstreamRequest) -> Result<UpstreamResponse, Transpor
     Ok(json_response(200, &body, &headers))
 }
 
+/// An error status case: status, body, headers, expected text prefix.
+type StatusCase = (
+    u16,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+/// A scripted upstream answer.
+type Responder = Box<dyn Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError>>;
+
 fn env_with(
     respond: impl Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError> + 'static,
 ) -> FakeEnv {
@@ -254,7 +264,7 @@ fn never_cached() {
 #[test]
 fn error_statuses_are_error_results() {
     let server = ci_server();
-    let cases: &[(u16, &str, &[(&str, &str)], &str)] = &[
+    let cases: &[StatusCase] = &[
         (401, r#"{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest","status":"401"}"#, &[],
          "Error: Authentication failed. GitHub API: Bad credentials\nGitHub API Error: {\"message\":\"Bad credentials\""),
         (403, r#"{"message":"Resource not accessible by integration"}"#, &[("X-RateLimit-Remaining", "4999")],
@@ -305,10 +315,7 @@ fn transport_failures_are_clear_errors() {
         ("UPSTREAM_TIMEOUT_MS", "2500"),
         ("UPSTREAM_MAX_BYTES", "65536"),
     ]));
-    let cases: Vec<(
-        Box<dyn Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError>>,
-        &str,
-    )> = vec![
+    let cases: Vec<(Responder, &str)> = vec![
         (
             Box::new(|_| Err(TransportError::Timeout)),
             "Error: Request timeout: GitHub API did not respond within 2.5 seconds",

@@ -102,7 +102,7 @@ pub fn is_live_path(path: &str) -> bool {
     let segments: Vec<String> = path
         .split('/')
         .filter(|s| !s.is_empty())
-        .map(|s| percent_decode_lower(s))
+        .map(percent_decode_lower)
         .collect();
     if segments.first().map(String::as_str) == Some("insights") {
         return false;

@@ -93,9 +93,7 @@ fn split_params(s: &str) -> (Vec<(String, String)>, &str) {
             // Junk after the target: drop it up to the next link-value.
             Some(_) => return (params, skip_to_comma(rest)),
         }
-        let name_end = rest
-            .find(|c: char| c == '=' || c == ';' || c == ',')
-            .unwrap_or(rest.len());
+        let name_end = rest.find(['=', ';', ',']).unwrap_or(rest.len());
         let name = rest[..name_end].trim().to_owned();
         rest = &rest[name_end..];
         let value = match rest.strip_prefix('=') {
@@ -106,9 +104,7 @@ fn split_params(s: &str) -> (Vec<(String, String)>, &str) {
                     rest = after;
                     value
                 } else {
-                    let end = after_eq
-                        .find(|c: char| c == ';' || c == ',')
-                        .unwrap_or(after_eq.len());
+                    let end = after_eq.find([';', ',']).unwrap_or(after_eq.len());
                     rest = &after_eq[end..];
                     after_eq[..end].trim().to_owned()
                 }
