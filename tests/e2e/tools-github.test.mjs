@@ -114,7 +114,7 @@ test("runs: an invalid jq expression yields _jqError with the original data, not
   assert.equal(out.nextPage, 2);
 });
 
-test("runs: the 300 KB page of 100 runs comes back whole or truncated with a notice", async () => {
+test("runs: the 300 KB page of 100 runs is truncated to MCP_TEXT_MAX_CHARS with the notice", async () => {
   const r = await stack.call(RUNS, { ...REPO, perPage: 100, outputFormat: "json" });
   assert.equal(r.isError, false);
   assert.ok(r.text.length <= 40_000 + 2_000, "the text respects MCP_TEXT_MAX_CHARS");
