@@ -15,6 +15,14 @@ use std::str::FromStr;
 
 pub use truncate::{find_cut, truncate, utf16_len, ArtifactRef, Cut, Truncated, DEFAULT_MAX_UNITS};
 
+/// Containers nested deeper than this many levels render as `null`.
+///
+/// The renderers recurse once per level. The parser stops at [`crate::value::MAX_DEPTH`] (512),
+/// but a projection can build deeper values; past this bound (twice the parser's) a value would
+/// risk the 1 MiB wasm stack, and the reference itself would have failed with a stack overflow
+/// long before, so there is no parity to keep.
+pub const MAX_RENDER_DEPTH: usize = 2 * crate::value::MAX_DEPTH;
+
 /// The text format of a tool result, chosen by the tool argument `outputFormat`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OutputFormat {

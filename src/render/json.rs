@@ -1,6 +1,7 @@
 //! The JSON renderer: byte-identical to JavaScript's `JSON.stringify(value, null, 2)`.
 
 use super::number::write_number;
+use super::MAX_RENDER_DEPTH;
 use crate::value::Value;
 
 /// Appends `JSON.stringify(value, null, 2)` to `out`.
@@ -9,6 +10,10 @@ pub fn write_json(value: &Value, out: &mut String) {
 }
 
 fn write_value(value: &Value, depth: usize, out: &mut String) {
+    if depth > MAX_RENDER_DEPTH && matches!(value, Value::Array(_) | Value::Object(_)) {
+        out.push_str("null");
+        return;
+    }
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),

@@ -8,6 +8,7 @@
 //! row`) and to row values (`row[key]`); [`lookup`] reproduces that.
 
 use super::number::write_number;
+use super::MAX_RENDER_DEPTH;
 use crate::value::{array_index_key, Map, Value};
 
 /// The key that `normalizeValue` turns into a prototype link.
@@ -65,6 +66,10 @@ impl Encoder<'_> {
     }
 
     fn field(&mut self, key: &str, value: &Value, depth: usize) {
+        if depth > MAX_RENDER_DEPTH && !is_primitive(value) {
+            self.field(key, &Value::Null, depth);
+            return;
+        }
         match value {
             Value::Array(items) => self.array(Some(key), items, depth),
             Value::Object(map) => {
@@ -185,6 +190,10 @@ impl Encoder<'_> {
 
     /// One element of a list-form array, as `- ...` at `depth`.
     fn list_item(&mut self, value: &Value, depth: usize) {
+        if depth > MAX_RENDER_DEPTH && !is_primitive(value) {
+            self.list_item(&Value::Null, depth);
+            return;
+        }
         match value {
             Value::Object(map) => self.list_item_object(map, depth),
             Value::Array(items) => {
