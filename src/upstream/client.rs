@@ -151,7 +151,10 @@ pub async fn send_raw(
                 }
                 TransportError::Network(detail) => (
                     ErrorKind::Network,
-                    format!("network: {}", scrub(&detail, config)),
+                    format!(
+                        "network: {}",
+                        scrub(&detail, config, endpoint.credential.value.expose())
+                    ),
                 ),
             };
             log(None, 0, &label);
@@ -245,10 +248,12 @@ fn location_host(location: &str) -> Option<String> {
     (!host.is_empty()).then(|| host.to_owned())
 }
 
-/// `text` with every configured secret replaced, for log lines built from runtime messages.
-fn scrub(text: &str, config: &Config) -> String {
+/// `text` with every configured secret and the credential header value replaced, for log
+/// lines built from runtime messages.
+fn scrub(text: &str, config: &Config, header_value: &str) -> String {
     let mut out = text.to_owned();
-    for secret in config.upstream.secret_values() {
+    let secrets = config.upstream.secret_values();
+    for secret in std::iter::once(header_value).chain(secrets) {
         if !secret.is_empty() {
             out = out.replace(secret, "<redacted>");
         }

@@ -296,7 +296,7 @@ pub fn retry_after_ms(status: u16, headers: &Headers, now_ms: u64) -> Option<u64
 
 /// Seconds as JavaScript prints `ms / 1000` (`30`, `1.5`).
 fn js_seconds(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         (ms / 1000).to_string()
     } else {
         let mut out = String::new();

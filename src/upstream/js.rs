@@ -37,6 +37,12 @@ fn write_js_string(value: &Value, out: &mut String) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        // A literal beyond f64's range (1e400) is Infinity to JSON.parse.
+        Value::Number(n) if n.as_f64().is_infinite() => out.push_str(if n.as_f64() > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        }),
         Value::Number(n) => write_number(n, "NaN", out),
         Value::String(s) => out.push_str(s),
         Value::Array(items) => {
@@ -180,6 +186,7 @@ mod tests {
             (r#"[1,null,"a",[2,3]]"#, "1,,a,2,3"),
             (r#"{"a":1}"#, "[object Object]"),
             (r#"[{"a":1}]"#, "[object Object]"),
+            ("-1e400", "-Infinity"),
         ] {
             assert_eq!(to_string(&v(json)), want, "{json}");
         }
