@@ -215,12 +215,12 @@ pub fn decode_body(vendor: Vendor, status: u16, headers: &Headers, body: &[u8]) 
     if status == 204 {
         return empty();
     }
-    let text = js::response_text(body);
+    let text = js::response_str(body);
     if vendor == Vendor::Bitbucket
         && header(headers, "content-type").is_some_and(|ct| ct.contains("text/plain"))
     {
         return Decoded {
-            value: Value::String(text),
+            value: Value::String(text.into_owned()),
             parsed_json: false,
         };
     }
@@ -233,7 +233,7 @@ pub fn decode_body(vendor: Vendor, status: u16, headers: &Headers, body: &[u8]) 
             parsed_json: true,
         },
         None => Decoded {
-            value: Value::String(text),
+            value: Value::String(text.into_owned()),
             parsed_json: false,
         },
     }

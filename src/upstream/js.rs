@@ -5,6 +5,7 @@
 use crate::render::json::{write_json, write_string};
 use crate::render::number::write_number;
 use crate::value::{parse, Value};
+use std::borrow::Cow;
 
 /// JavaScript truthiness of a JSON value (`""`, `0`, `-0`, `NaN`, `false` and `null` are falsy).
 pub fn truthy(value: &Value) -> bool {
@@ -141,8 +142,14 @@ pub fn is_blank(text: &str) -> bool {
 
 /// `await response.text()`: UTF-8 with invalid sequences replaced and a leading BOM removed.
 pub fn response_text(bytes: &[u8]) -> String {
+    response_str(bytes).into_owned()
+}
+
+/// [`response_text`] borrowed when the bytes are valid UTF-8, so a large body is not copied
+/// just to be parsed.
+pub fn response_str(bytes: &[u8]) -> Cow<'_, str> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    String::from_utf8_lossy(bytes).into_owned()
+    String::from_utf8_lossy(bytes)
 }
 
 /// `JSON.parse(text)`, `None` where JavaScript would throw.
