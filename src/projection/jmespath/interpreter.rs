@@ -188,7 +188,7 @@ fn slice<'a>(value: &Val<'a>, parts: &[Option<f64>; 3]) -> Eval<'a> {
     let len = items.len() as f64;
     let step = match parts[2] {
         None => 1.0,
-        Some(s) if s == 0.0 => return Err(RuntimeError::new("Invalid slice, step cannot be 0")),
+        Some(0.0) => return Err(RuntimeError::new("Invalid slice, step cannot be 0")),
         Some(s) => s,
     };
     let negative = step < 0.0;

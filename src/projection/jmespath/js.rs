@@ -86,7 +86,7 @@ pub(crate) fn number_to_string(n: f64) -> String {
             out.push_str(&digits[1..]);
         }
         out.push('e');
-        out.push(if point - 1 >= 0 { '+' } else { '-' });
+        out.push(if point > 0 { '+' } else { '-' });
         out.push_str(&(point - 1).abs().to_string());
     }
     out
