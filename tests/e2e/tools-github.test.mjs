@@ -218,6 +218,25 @@ test("every other error status is an error result naming GitHub and what went wr
   }
 });
 
+test("concurrent calls in one isolate each get their own answer", async () => {
+  const calls = [];
+  for (let page = 1; page <= 8; page++) {
+    calls.push(stack.callJson(RUNS, { ...REPO, perPage: 30, page, jq: "workflow_runs[*].id" }, page % 2 ? "alice" : "bob")
+      .then((out) => ({ page, out })));
+    calls.push(stack.callJson("jira_get", { path: `/rest/api/3/issue/PROJ-${page}`, jq: "key" }).then((out) => ({ key: out, page })));
+  }
+  for (const { page, out, key } of await Promise.all(calls)) {
+    if (key !== undefined) {
+      assert.equal(key, `PROJ-${page}`);
+    } else {
+      const first = GITHUB_RUNS - (page - 1) * 30;
+      assert.deepEqual(out.data, Array.from({ length: Math.max(0, Math.min(30, first)) }, (_, i) => first - i), `page ${page}`);
+      assert.equal(out.nextPage, page < 9 ? page + 1 : null);
+    }
+  }
+  assert.equal(stack.upstream.requests.length, 16);
+});
+
 test("no credential appears in any result or log line", () => {
   const seen = stack.assertNoSecrets();
   assert.ok(seen.results > 20);
