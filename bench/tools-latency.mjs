@@ -147,7 +147,8 @@ try {
 
 const f = (ms) => ms.toFixed(2).padStart(7);
 console.log(`vendor tool latency in workerd: ${N} sequential calls per case after ${WARMUP} warm-up, interleaved with a trivial fetch-and-return worker`);
-console.log(`machine: ${os.availableParallelism()} cores (nproc), ${os.cpus()[0]?.model ?? "unknown CPU"}, node ${process.version}`);
+const load = os.loadavg().map((l) => l.toFixed(2)).join(" ");
+console.log(`machine: ${os.availableParallelism()} cores (nproc), ${os.cpus()[0]?.model ?? "unknown CPU"}, node ${process.version}, load average ${load}`);
 console.log("");
 console.log(`${"case".padEnd(28)} ${"body KB".padStart(7)} ${"text".padStart(6)} | ${"tool med".padStart(8)} ${"p99".padStart(7)} | ${"fetch med".padStart(9)} ${"p99".padStart(7)} | ${"added med".padStart(9)} ${"p99".padStart(7)}  (ms)`);
 for (const r of rows) {
