@@ -185,7 +185,8 @@ impl<'a> HttpCache<'a> {
         if self.logged_failure.replace(true) {
             return;
         }
-        let mut line = String::from("{\"event\":\"http_cache_unavailable\",\"op\":");
+        let mut line =
+            String::from("{\"level\":\"warn\",\"event\":\"http_cache_unavailable\",\"op\":");
         crate::value::write_json_string(op, &mut line);
         line.push_str(",\"error\":");
         crate::value::write_json_string(detail, &mut line);
@@ -393,6 +394,7 @@ mod tests {
         assert_eq!(lines.len(), 1, "{lines:?}");
         let line: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
         assert_eq!(line["event"], "http_cache_unavailable");
+        assert_eq!(line["level"], "warn");
         assert_eq!(line["op"], "get");
     }
 }
