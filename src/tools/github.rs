@@ -177,8 +177,29 @@ Always live data, never cached."
 #[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(untagged)]
 enum WorkflowId {
-    Id(u64),
+    Id(#[serde(deserialize_with = "whole")] u64),
     Name(String),
+}
+
+/// The largest integer JSON numbers carry exactly (2^53 - 1).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// A non-negative whole number. The schema validator counts `250.0` as an integer, as JSON
+/// Schema does, so the typed arguments must accept it too.
+fn whole<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let n = serde_json::Number::deserialize(d)?;
+    n.as_u64()
+        .or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(f))
+                .map(|f| f as u64)
+        })
+        .ok_or_else(|| serde::de::Error::custom(format!("expected a whole number >= 0, got {n}")))
+}
+
+/// [`whole`] for an optional argument.
+fn whole_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    whole(d).map(Some)
 }
 
 #[derive(Deserialize, Debug)]
@@ -191,7 +212,9 @@ struct RunsArgs {
     status: Option<String>,
     event: Option<String>,
     actor: Option<String>,
+    #[serde(default, deserialize_with = "whole_opt")]
     per_page: Option<u64>,
+    #[serde(default, deserialize_with = "whole_opt")]
     page: Option<u64>,
 }
 
@@ -200,9 +223,12 @@ struct RunsArgs {
 struct JobsArgs {
     owner: String,
     repo: String,
+    #[serde(deserialize_with = "whole")]
     run_id: u64,
     filter: Option<String>,
+    #[serde(default, deserialize_with = "whole_opt")]
     per_page: Option<u64>,
+    #[serde(default, deserialize_with = "whole_opt")]
     page: Option<u64>,
 }
 
@@ -484,6 +510,13 @@ mod tests {
                 ),
             ),
             (
+                json!({"owner": "o", "repo": "r", "workflowId": 1000.0, "perPage": 5.0, "page": 2.0}),
+                (
+                    "/repos/o/r/actions/workflows/1000/runs",
+                    "per_page=5&page=2",
+                ),
+            ),
+            (
                 json!({"owner": "o", "repo": "r", "workflowId": "42"}),
                 ("/repos/o/r/actions/workflows/42/runs", "per_page=30"),
             ),
@@ -541,6 +574,12 @@ mod tests {
                 "/repos/o/r/actions/runs/7/jobs".into(),
                 "filter=all&per_page=5&page=2".into()
             )
+        );
+        assert_eq!(
+            jobs(json!({"owner": "o", "repo": "r", "runId": 250.0}))
+                .unwrap()
+                .0,
+            "/repos/o/r/actions/runs/250/jobs"
         );
         for args in [
             json!({"owner": "o", "repo": "r", "runId": 0}),
