@@ -155,15 +155,13 @@ impl<'a> HttpCache<'a> {
 
     /// Stores `response` at `key`, replacing any entry there. Non-2xx responses and bodies over
     /// [`MAX_CACHED_BODY`] are not stored.
-    pub async fn store(&self, key: &str, response: &CachedResponse) {
+    pub async fn store(&self, key: &str, response: CachedResponse) {
         if !(200..300).contains(&response.status) || response.body.len() > MAX_CACHED_BODY {
             return;
         }
         let content_type = response
             .content_type
-            .as_ref()
-            .filter(|ct| ct.len() <= MAX_CONTENT_TYPE)
-            .cloned();
+            .filter(|ct| ct.len() <= MAX_CONTENT_TYPE);
         let meta = Metadata {
             fetched_at: response.fetched_at_ms,
             status: response.status,
@@ -173,7 +171,7 @@ impl<'a> HttpCache<'a> {
             return;
         };
         let entry = CacheEntry {
-            value: response.body.clone(),
+            value: response.body,
             metadata,
         };
         if let Err(e) = self.store.put(key, entry, self.ttl_seconds).await {
@@ -329,7 +327,7 @@ mod tests {
         let ports = env.ports();
         let cache = HttpCache::new(&ports, 60);
         let now = env.clock.now_ms();
-        block_on(cache.store("k", &response(now)));
+        block_on(cache.store("k", response(now)));
         assert_eq!(block_on(cache.lookup("k")), Some(response(now)));
         env.clock.advance(59_999);
         assert!(block_on(cache.lookup("k")).is_some());
@@ -343,7 +341,7 @@ mod tests {
         let env = FakeEnv::new();
         let ports = env.ports();
         // Stored with a long store-side TTL, read by a cache whose TTL is shorter.
-        block_on(HttpCache::new(&ports, 3600).store("k", &response(env.clock.now_ms())));
+        block_on(HttpCache::new(&ports, 3600).store("k", response(env.clock.now_ms())));
         env.clock.advance(61_000);
         assert_eq!(block_on(HttpCache::new(&ports, 60).lookup("k")), None);
         assert!(block_on(HttpCache::new(&ports, 3600).lookup("k")).is_some());
@@ -357,12 +355,12 @@ mod tests {
         for status in [204, 299] {
             let mut r = response(env.clock.now_ms());
             r.status = status;
-            block_on(cache.store(&format!("ok{status}"), &r));
+            block_on(cache.store(&format!("ok{status}"), r));
         }
         for status in [199, 301, 304, 404, 429, 500] {
             let mut r = response(env.clock.now_ms());
             r.status = status;
-            block_on(cache.store(&format!("no{status}"), &r));
+            block_on(cache.store(&format!("no{status}"), r));
         }
         let mut keys = env.cache.keys();
         keys.sort();
@@ -388,7 +386,7 @@ mod tests {
         let ports = env.ports();
         let cache = HttpCache::new(&ports, 60);
         assert_eq!(block_on(cache.lookup("k")), None);
-        block_on(cache.store("k", &response(0)));
+        block_on(cache.store("k", response(0)));
         assert_eq!(block_on(cache.lookup("k")), None);
         let lines = env.log.lines();
         assert_eq!(lines.len(), 1, "{lines:?}");

@@ -247,7 +247,7 @@ async fn get(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
             body: raw.body,
             fetched_at_ms: raw.received_at_ms,
         };
-        cache.store(key, &entry).await;
+        cache.store(key, entry).await;
     }
     Ok(respond(decoded.value, info, &common, &call))
 }
