@@ -248,7 +248,9 @@ function mutate(r, e) {
   // (the reference prints its syntax tree; we report an error), see docs/projection.md.
   const junk = ['.', '[', ']', '(', ')', '{', '}', '|', '=', '`', "'", '"', ',', ':', '?', '*', '@', ' ', '\r', 'é', '1'];
   const at = int(r, 0, e.length);
-  return r() < 0.5 ? e.slice(0, at) + pick(r, junk) + e.slice(at) : e.slice(0, at) + e.slice(at + 1);
+  if (r() < 0.5) return e.slice(0, at) + pick(r, junk) + e.slice(at);
+  // Deleting next to `&` could leave a bare expression reference (see above).
+  return e[at] === '&' || e[at - 1] === '&' ? e : e.slice(0, at) + e.slice(at + 1);
 }
 
 /** Hand-written cases for the reference's quirks. */
@@ -300,6 +302,14 @@ export function corpus(seed = 20260101) {
   for (let i = 0; i < 30; i++) {
     const doc = randomValue(r, 0);
     cases.push({ data: doc, expressions: expressionsFor(r, doc, 15) });
+  }
+  // String order: localeCompare (max/min) and UTF-16 order (sort, comparisons) on words mixing
+  // ASCII, punctuation, case and accented Latin letters.
+  const letters = [...'aAbeEéÉèêëñnNoOøØßsSæÆœzZ-_ .1—€©αя日あ한²~$', '😀', '\uffff', '\u00a0', '\ufffd'];
+  const word = () => Array.from({ length: int(r, 1, 4) }, () => pick(r, letters)).join('');
+  for (let i = 0; i < 300; i++) {
+    const words = Array.from({ length: int(r, 2, 6) }, word);
+    cases.push({ data: { w: words }, expressions: ['max(w)', 'min(w)', 'sort(w)', 'w[0] < w[1]', 'w[0] >= w[1]', "max_by(w[*].{k: @}, &k).k"] });
   }
   for (const vendor of [github, circleci, jira, confluence, bitbucket]) {
     for (let i = 0; i < 6; i++) {
