@@ -20,9 +20,10 @@ function compatibilityDate() {
 /**
  * Starts the worker with `vars` as its settings (strings, like wrangler vars and secrets).
  * `onLog(line)`, when given, receives each line the worker logs (instead of the console).
+ * `stores: false` leaves out the KV and R2 bindings, as a misconfigured deployment would.
  * Returns { url, mcpUrl, mf, close }. Throws when the build is missing.
  */
-export async function startWorker({ vars = {}, port = 0, onLog } = {}) {
+export async function startWorker({ vars = {}, port = 0, onLog, stores = true } = {}) {
   if (!existsSync(path.join(BUILD, "index.js"))) {
     throw new Error("build/index.js is missing: run `make build` first");
   }
@@ -32,8 +33,7 @@ export async function startWorker({ vars = {}, port = 0, onLog } = {}) {
     modulesRoot: BUILD,
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true }],
     compatibilityDate: compatibilityDate(),
-    kvNamespaces: ["HTTP_CACHE"],
-    r2Buckets: ["ARTIFACTS"],
+    ...(stores ? { kvNamespaces: ["HTTP_CACHE"], r2Buckets: ["ARTIFACTS"] } : {}),
     bindings: vars,
     host: "127.0.0.1",
     port,
