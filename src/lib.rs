@@ -6,6 +6,7 @@
 //! wasm32 only, implements those traits with Workers' fetch, KV and R2.
 #![warn(missing_docs)]
 
+pub mod time;
 pub mod value;
 pub mod http;
 pub mod ports;

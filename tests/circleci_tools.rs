@@ -165,8 +165,8 @@ fn error_statuses_are_error_results() {
         (403, r#"{"message":"Permission denied"}"#, &[], "Error: Insufficient permissions. CircleCI API: Permission denied\n"),
         (404, r#"{"message":"Project not found"}"#, &[], "Error: Resource not found. CircleCI API: Project not found\nCircleCI API Error: {\"message\":\"Project not found\"}"),
         (429, r#"{"message":"Rate limit exceeded"}"#, &[("Retry-After", "30")],
-         "Error: Rate limit exceeded. CircleCI API: Rate limit exceeded Retry after 30 seconds (at 2026-01-01T00:00:30.000Z).\n"),
-        (429, "", &[], "Error: Rate limit exceeded. CircleCI API: 429 Too Many Requests The API gave no retry time: wait a minute before retrying."),
+         "Error: Rate limit exceeded. CircleCI API: Rate limit exceeded. Retry after 30 seconds (at 2026-01-01T00:00:30.000Z).\n"),
+        (429, "", &[], "Error: Rate limit exceeded. CircleCI API: 429 Too Many Requests. The API gave no retry time: wait a minute before retrying."),
         (500, "<html>oops</html>", &[], "Error: CircleCI server error. Detail: 500 Internal Server Error\nCircleCI API Error: <html>oops</html>"),
         (503, "", &[], "Error: CircleCI server error. Detail: 503 Service Unavailable"),
     ];

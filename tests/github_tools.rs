@@ -277,10 +277,10 @@ fn error_statuses_are_error_results() {
         (422, r#"{"message":"Validation Failed","errors":[{"resource":"Job","field":"filter","code":"invalid"}]}"#, &[],
          "Error: GitHub API request failed. Detail: Validation Failed | filter: invalid\n"),
         (429, "", &[("Retry-After", "17")],
-         "Error: Rate limit exceeded. GitHub API: 429 Too Many Requests Retry after 17 seconds (at 2026-01-01T00:00:17.000Z)."),
+         "Error: Rate limit exceeded. GitHub API: 429 Too Many Requests. Retry after 17 seconds (at 2026-01-01T00:00:17.000Z)."),
         (500, "oops", &[], "Error: GitHub server error. Detail: 500 Internal Server Error\nGitHub API Error: oops"),
         (502, "", &[], "Error: GitHub server error. Detail: 502 Bad Gateway"),
-        (503, "", &[("Retry-After", "5")], "Error: GitHub server error. Detail: 503 Service Unavailable Retry after 5 seconds"),
+        (503, "", &[("Retry-After", "5")], "Error: GitHub server error. Detail: 503 Service Unavailable. Retry after 5 seconds"),
         (302, "", &[("Location", "https://elsewhere.test/signed?token=abc")],
          "Error: GitHub API answered 302 (a redirect to elsewhere.test); redirects are not followed."),
     ];

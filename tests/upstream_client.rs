@@ -398,7 +398,7 @@ fn rate_limits_say_when_to_retry() {
     assert_eq!(error.retry_after_ms(), Some(90_000));
     assert!(
         error.text().starts_with(
-            "Error: Rate limit exceeded. GitHub API: API rate limit exceeded Retry after 90 \
+            "Error: Rate limit exceeded. GitHub API: API rate limit exceeded. Retry after 90 \
              seconds (at 2026-01-01T00:01:30.000Z)."
         ),
         "{}",

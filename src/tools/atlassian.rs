@@ -74,7 +74,7 @@ impl Passthrough {
         .await;
         Ok(match reply {
             Ok(reply) => output::render_body(reply.body, &args, call.config).into_result(),
-            Err(error) => output::error_result(error.text()),
+            Err(error) => output::upstream_error(&error),
         })
     }
 }

@@ -2,11 +2,12 @@
 //! successful bodies cached in the HTTP cache per principal and credential. Paths about
 //! pipelines, workflows and jobs (status that changes while you look) are never cached.
 
-use crate::cache::{cache_key, iso8601_utc_ms, CachedResponse, HttpCache, UpstreamIdentity};
+use crate::cache::{cache_key, CachedResponse, HttpCache, UpstreamIdentity};
 use crate::mcp::ToolAnnotations;
 use crate::ports::header;
 use crate::projection;
 use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
+use crate::time::iso8601_utc_ms;
 use crate::tools::output::{self, CommonArgs, Rendered};
 use crate::upstream::{self, ApiPath, Method, Vendor};
 use crate::value::{Map, Number, Value};
@@ -232,7 +233,7 @@ async fn get(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
     .await
     {
         Ok(raw) => raw,
-        Err(error) => return Ok(output::error_result(error.text())),
+        Err(error) => return Ok(output::upstream_error(&error)),
     };
     let decoded = upstream::decode(Vendor::CircleCi, &raw);
     let info = CacheInfo {

@@ -307,7 +307,7 @@ async fn list(call: &ToolCall<'_>, request: Request) -> Result<ToolResult, ToolE
             let data = output::project(reply.body, common.jq.as_deref());
             Rendered::new(envelope(data, next), common.output_format, call.config).into_result()
         }
-        Err(error) => output::error_result(error.text()),
+        Err(error) => output::upstream_error(&error),
     })
 }
 

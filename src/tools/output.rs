@@ -6,9 +6,11 @@
 //! [`Rendered::into_result`] without touching the tools.
 
 use crate::config::Config;
+use crate::mcp::ContentBlock;
 use crate::projection;
 use crate::registry::{ToolError, ToolResult};
 use crate::render::{self, Cut, OutputFormat};
+use crate::upstream::UpstreamError;
 use crate::value::{Map, Number, Value};
 use serde_json::{Map as JsonMap, Value as Json};
 
@@ -155,6 +157,19 @@ pub fn error_result(text: impl Into<String>) -> ToolResult {
     }
 }
 
+/// The `isError` result for a failed vendor call. Atlassian texts match the reference servers
+/// byte for byte and so cannot say when to retry; for them the retry hint of a rate limit goes
+/// in a second text block (GitHub and CircleCI texts carry it already).
+pub fn upstream_error(error: &UpstreamError) -> ToolResult {
+    let mut result = error_result(error.text());
+    if error.vendor().is_atlassian() {
+        if let Some(hint) = error.retry_hint() {
+            result.content.push(ContentBlock::text(hint));
+        }
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +224,44 @@ mod tests {
         let small = text_result(&Value::from("x"), OutputFormat::Toon, &config);
         assert_eq!(small, ToolResult::text("x"));
         assert!(error_result("boom").is_error);
+    }
+
+    #[test]
+    fn atlassian_rate_limits_say_when_to_retry_in_a_second_block() {
+        use crate::upstream::{ErrorKind, Method, Vendor};
+        let limited = |vendor, retry_after: Option<&str>| {
+            let headers = retry_after
+                .map(|v| vec![("Retry-After".to_owned(), v.to_owned())])
+                .unwrap_or_default();
+            let kind = ErrorKind::Status {
+                status: 429,
+                status_text: "Too Many Requests".into(),
+                headers,
+                body: String::new(),
+            };
+            upstream_error(&UpstreamError::new(
+                vendor,
+                Method::Get,
+                "/x",
+                1_767_225_600_000,
+                kind,
+            ))
+        };
+        let jira = limited(Vendor::Jira, Some("30"));
+        assert!(jira.is_error);
+        assert_eq!(jira.content.len(), 2);
+        assert_eq!(
+            jira.content[1],
+            ContentBlock::text("Retry after 30 seconds (at 2026-01-01T00:00:30.000Z).")
+        );
+        let bitbucket = limited(Vendor::Bitbucket, None);
+        assert_eq!(
+            bitbucket.content[1],
+            ContentBlock::text("The API gave no retry time: wait a minute before retrying.")
+        );
+        // GitHub's text carries the hint itself: one block.
+        let github = limited(Vendor::GitHub, Some("30"));
+        assert_eq!(github.content.len(), 1);
     }
 
     #[test]

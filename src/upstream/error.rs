@@ -11,6 +11,7 @@ pub use atlassian::BITBUCKET_MAX_RESPONSE;
 use super::vendor::Vendor;
 use super::{js, Method};
 use crate::ports::{header, Headers};
+use crate::time::{iso8601_utc_ms, parse_http_date};
 use crate::value::Value;
 use std::fmt;
 
@@ -145,12 +146,13 @@ impl UpstreamError {
                     s if *s >= 500 => format!("{name} server error. Detail: {detail}"),
                     _ => format!("{name} API request failed. Detail: {detail}"),
                 };
-                let hint = if rate_limited || *status == 503 {
-                    self.retry_hint(*status, headers)
-                } else {
-                    String::new()
+                let summary = match self.retry_hint() {
+                    // The vendor's message may lack a final stop; the hint is its own sentence.
+                    Some(hint) if summary.ends_with('.') => format!("{summary} {hint}"),
+                    Some(hint) => format!("{summary}. {hint}"),
+                    None => summary,
                 };
-                (format!("{summary}{hint}"), vendor_body(body))
+                (summary, vendor_body(body))
             }
             kind => (self.transport_summary(kind), None),
         };
@@ -167,20 +169,29 @@ impl UpstreamError {
                 || header(headers, "retry-after").is_some())
     }
 
-    /// ` Retry after N seconds (at <UTC time>).`, or advice to wait when the vendor gave no time.
-    fn retry_hint(&self, status: u16, headers: &Headers) -> String {
-        match retry_after_ms(status, headers, self.now_ms) {
-            Some(ms) => {
+    /// When to retry, as a sentence for the model, for a rate limit (429, GitHub's rate-limit
+    /// 403) or a 503: `Retry after N seconds (at <UTC time>).`, or advice to wait when the vendor
+    /// gave no time. `None` for every other failure.
+    pub fn retry_hint(&self) -> Option<String> {
+        let ErrorKind::Status {
+            status, headers, ..
+        } = &self.kind
+        else {
+            return None;
+        };
+        let rate_limited = *status == 429 || self.github_rate_limited(*status, headers);
+        match retry_after_ms(*status, headers, self.now_ms) {
+            Some(ms) if rate_limited || *status == 503 => {
                 let seconds = ms.div_ceil(1000);
-                format!(
-                    " Retry after {seconds} seconds (at {}).",
-                    iso_utc(self.now_ms.saturating_add(seconds * 1000))
-                )
+                Some(format!(
+                    "Retry after {seconds} seconds (at {}).",
+                    iso8601_utc_ms(self.now_ms.saturating_add(seconds * 1000))
+                ))
             }
-            None if status == 429 || status == 403 => {
-                " The API gave no retry time: wait a minute before retrying.".to_owned()
+            None if rate_limited => {
+                Some("The API gave no retry time: wait a minute before retrying.".to_owned())
             }
-            None => String::new(),
+            _ => None,
         }
     }
 
@@ -305,75 +316,6 @@ fn js_seconds(ms: u64) -> String {
     }
 }
 
-/// `Date.prototype.toISOString()` of a Unix time in milliseconds.
-pub fn iso_utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (Howard Hinnant's
-/// algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// An IMF-fixdate (`Wed, 21 Oct 2015 07:28:00 GMT`) as Unix milliseconds.
-fn parse_http_date(text: &str) -> Option<u64> {
-    let mut parts = text.split_whitespace();
-    let _weekday = parts.next()?;
-    let day: u32 = parts.next()?.parse().ok()?;
-    let month = match parts.next()? {
-        "Jan" => 1,
-        "Feb" => 2,
-        "Mar" => 3,
-        "Apr" => 4,
-        "May" => 5,
-        "Jun" => 6,
-        "Jul" => 7,
-        "Aug" => 8,
-        "Sep" => 9,
-        "Oct" => 10,
-        "Nov" => 11,
-        "Dec" => 12,
-        _ => return None,
-    };
-    let year: i64 = parts.next()?.parse().ok()?;
-    let mut hms = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
-    let (h, mi, s) = (hms.next()??, hms.next()??, hms.next()??);
-    if parts.next()? != "GMT" || !(1..=31).contains(&day) || h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    let days = u64::try_from(days_from_civil(year, month, day)).ok()?;
-    Some((days * 86_400 + h * 3600 + mi * 60 + s) * 1000)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,17 +338,6 @@ mod tests {
                 body: body.to_owned(),
             },
         )
-    }
-
-    #[test]
-    fn dates() {
-        assert_eq!(iso_utc(NOW), "2026-01-01T00:00:00.000Z");
-        assert_eq!(iso_utc(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(
-            parse_http_date("Thu, 01 Jan 2026 00:05:00 GMT"),
-            Some(NOW + 300_000)
-        );
-        assert_eq!(parse_http_date("soon"), None);
     }
 
     #[test]
@@ -441,7 +372,7 @@ mod tests {
         let e = status(Vendor::CircleCi, 429, &[("Retry-After", "17")], "");
         assert_eq!(
             e.text(),
-            "Error: Rate limit exceeded. CircleCI API: 429 Too Many Requests Retry after 17 \
+            "Error: Rate limit exceeded. CircleCI API: 429 Too Many Requests. Retry after 17 \
              seconds (at 2026-01-01T00:00:17.000Z)."
         );
         let e = status(
