@@ -2,7 +2,7 @@
 # Builds the worker bundle (build/index.js + build/index_bg.wasm) with worker-build, offline.
 #
 # It is wrangler's [build] command, and `wrangler dev` runs it twice at start, so it does nothing
-# when the inputs (sources, manifests, lockfile, build settings) hash to the last build's stamp.
+# when the inputs (files under src/, manifests, lockfile, build settings) hash to the last build's stamp.
 # Concurrent runs queue on a lock instead of racing on build/.
 #
 # Environment: BUILD_PROFILE=release (default: LTO, wasm-opt from npm binaryen) or dev (debug
@@ -26,7 +26,8 @@ flock 9
 stamp() {
     {
         echo "profile=$profile"
-        find src -type f -name '*.rs' -print0 | sort -z | xargs -0 sha256sum
+        # Every file under src, not only .rs: include_str!/include_bytes! data is an input too.
+        find src -type f -print0 | sort -z | xargs -0 sha256sum
         sha256sum Cargo.toml Cargo.lock
         [ ! -f .cargo/config.toml ] || sha256sum .cargo/config.toml
         worker-build --version 2>/dev/null || true
