@@ -30,10 +30,13 @@ export function basic(user, secret) {
   return `Basic ${Buffer.from(`${user}:${secret}`).toString("base64")}`;
 }
 
-/** Every string that must never appear in a result or log line: tokens, passwords, Basic values. */
-export function secretStrings(credentials = CREDENTIALS) {
+/**
+ * Every string that must never appear in a result or log line: tokens, passwords, Basic values,
+ * the principals' bearer tokens and any `extra` secrets (e.g. named policy identities').
+ */
+export function secretStrings(credentials = CREDENTIALS, principals = PRINCIPALS, extra = []) {
   const c = credentials;
-  const values = [c.GITHUB_TOKEN, c.CIRCLECI_TOKEN, c.ATLASSIAN_API_TOKEN, c.ATLASSIAN_BITBUCKET_APP_PASSWORD, ...Object.values(PRINCIPALS)];
+  const values = [c.GITHUB_TOKEN, c.CIRCLECI_TOKEN, c.ATLASSIAN_API_TOKEN, c.ATLASSIAN_BITBUCKET_APP_PASSWORD, ...Object.values(principals), ...extra];
   const pairs = [[c.ATLASSIAN_USER_EMAIL, c.ATLASSIAN_API_TOKEN], [c.ATLASSIAN_BITBUCKET_USERNAME, c.ATLASSIAN_BITBUCKET_APP_PASSWORD]];
   for (const [u, s] of pairs) if (u && s) values.push(basic(u, s).slice("Basic ".length));
   return values.filter(Boolean);
@@ -51,17 +54,20 @@ export function vendorUrls(upstream) {
 
 /**
  * Starts the fake upstream and the worker. `vars` are added to (and override) the defaults:
- * the vendor URLs, `credentials`, and the two principals' tokens.
+ * the vendor URLs, `credentials`, and the `principals`' tokens (name -> bearer token).
+ * `secrets` are further settings that hold credentials: they are set like `vars` and checked by
+ * `assertNoSecrets`. `kvNamespaces` and `onLog` go to `startWorker`.
  */
-export async function startStack({ vars = {}, credentials = CREDENTIALS } = {}) {
+export async function startStack({ vars = {}, credentials = CREDENTIALS, principals = PRINCIPALS, secrets = {}, kvNamespaces = [], onLog } = {}) {
   const upstream = await startFakeUpstream();
   const logs = [];
   const results = [];
   let worker;
   try {
     worker = await startWorker({
-      vars: { MCP_AUTH_TOKENS: JSON.stringify(PRINCIPALS), ...vendorUrls(upstream), ...credentials, ...vars },
-      onLog: (line) => logs.push(line),
+      vars: { MCP_AUTH_TOKENS: JSON.stringify(principals), ...vendorUrls(upstream), ...credentials, ...secrets, ...vars },
+      onLog: (line) => { logs.push(line); onLog?.(line); },
+      kvNamespaces,
     });
   } catch (e) {
     await upstream.close();
@@ -73,7 +79,7 @@ export async function startStack({ vars = {}, credentials = CREDENTIALS } = {}) 
     if (!clients.has(principal)) {
       const c = new Client({ name: `e2e-${principal}`, version: "1.0.0" });
       const transport = new StreamableHTTPClientTransport(new URL(worker.mcpUrl), {
-        requestInit: { headers: { Authorization: `Bearer ${PRINCIPALS[principal]}` } },
+        requestInit: { headers: { Authorization: `Bearer ${principals[principal]}` } },
       });
       await c.connect(transport);
       clients.set(principal, c);
@@ -107,7 +113,7 @@ export async function startStack({ vars = {}, credentials = CREDENTIALS } = {}) 
   /** Asserts that no credential appears in any result or log line seen so far. */
   function assertNoSecrets() {
     const haystack = [...results.map((r) => JSON.stringify(r)), ...logs].join("\n");
-    for (const secret of secretStrings(credentials)) {
+    for (const secret of secretStrings(credentials, principals, Object.values(secrets))) {
       assert.ok(!haystack.includes(secret), `a credential (${secret.slice(0, 6)}...) leaked into a result or log line`);
     }
     return { results: results.length, logs: logs.length };

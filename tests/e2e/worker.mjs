@@ -21,9 +21,11 @@ function compatibilityDate() {
  * Starts the worker with `vars` as its settings (strings, like wrangler vars and secrets).
  * `onLog(line)`, when given, receives each line the worker logs (instead of the console).
  * `stores: false` leaves out the KV and R2 bindings, as a misconfigured deployment would.
+ * `kvNamespaces` names further KV bindings (e.g. the policy and approval stores); reach one with
+ * `mf.getKVNamespace(name)` to seed or inspect it.
  * Returns { url, mcpUrl, mf, close }. Throws when the build is missing.
  */
-export async function startWorker({ vars = {}, port = 0, onLog, stores = true } = {}) {
+export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [] } = {}) {
   if (!existsSync(path.join(BUILD, "index.js"))) {
     throw new Error("build/index.js is missing: run `make build` first");
   }
@@ -33,7 +35,7 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true } 
     modulesRoot: BUILD,
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true }],
     compatibilityDate: compatibilityDate(),
-    ...(stores ? { kvNamespaces: ["HTTP_CACHE"], r2Buckets: ["ARTIFACTS"] } : {}),
+    ...(stores ? { kvNamespaces: ["HTTP_CACHE", ...kvNamespaces], r2Buckets: ["ARTIFACTS"] } : { kvNamespaces }),
     bindings: vars,
     host: "127.0.0.1",
     port,
