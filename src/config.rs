@@ -20,6 +20,8 @@ pub const HTTP_CACHE_TTL_SECONDS: &str = "HTTP_CACHE_TTL_SECONDS";
 pub const UPSTREAM_TIMEOUT_MS: &str = "UPSTREAM_TIMEOUT_MS";
 /// The largest upstream response body read, in bytes.
 pub const UPSTREAM_MAX_BYTES: &str = "UPSTREAM_MAX_BYTES";
+/// How long a saved artifact stays readable through `artifact_read`.
+pub const STREAMING_ARTIFACT_RETENTION_SECONDS: &str = "STREAMING_ARTIFACT_RETENTION_SECONDS";
 /// GitHub token (a secret).
 pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
 /// GitHub API root (GitHub Enterprise, tests).
@@ -52,6 +54,7 @@ pub const SETTINGS: &[&str] = &[
     HTTP_CACHE_TTL_SECONDS,
     UPSTREAM_TIMEOUT_MS,
     UPSTREAM_MAX_BYTES,
+    STREAMING_ARTIFACT_RETENTION_SECONDS,
     GITHUB_TOKEN,
     GITHUB_API_URL,
     CIRCLECI_TOKEN,
@@ -103,6 +106,13 @@ pub const MAX_BYTES: Bounds = Bounds {
     max: 100 * 1024 * 1024,
 };
 
+/// `STREAMING_ARTIFACT_RETENTION_SECONDS`: default one hour, clamped to 5 minutes..=7 days.
+pub const ARTIFACT_RETENTION_SECONDS: Bounds = Bounds {
+    default: 3_600,
+    min: 300,
+    max: 604_800,
+};
+
 /// The server's settings, typed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -120,6 +130,8 @@ pub struct Config {
     pub upstream_timeout_ms: u64,
     /// Largest upstream body read, in bytes.
     pub upstream_max_bytes: usize,
+    /// How long an artifact stays readable after it was saved, in seconds.
+    pub artifact_retention_seconds: u64,
     /// Vendor base URLs and credentials.
     pub upstream: UpstreamSettings,
     /// Settings that were out of range and clamped: (name, value given, value used).
@@ -137,6 +149,7 @@ impl Default for Config {
             http_cache_ttl_seconds: CACHE_TTL_SECONDS.default,
             upstream_timeout_ms: TIMEOUT_MS.default,
             upstream_max_bytes: MAX_BYTES.default as usize,
+            artifact_retention_seconds: ARTIFACT_RETENTION_SECONDS.default,
             upstream: UpstreamSettings::default(),
             clamped: Vec::new(),
         }
@@ -203,10 +216,15 @@ impl Config {
         let ttl = number(HTTP_CACHE_TTL_SECONDS, CACHE_TTL_SECONDS)?;
         let timeout = number(UPSTREAM_TIMEOUT_MS, TIMEOUT_MS)?;
         let max_bytes = number(UPSTREAM_MAX_BYTES, MAX_BYTES)?;
+        let retention = number(
+            STREAMING_ARTIFACT_RETENTION_SECONDS,
+            ARTIFACT_RETENTION_SECONDS,
+        )?;
         config.text_max_chars = usize::try_from(text_max_chars).unwrap_or(usize::MAX);
         config.http_cache_ttl_seconds = ttl;
         config.upstream_timeout_ms = timeout;
         config.upstream_max_bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+        config.artifact_retention_seconds = retention;
         config.upstream = UpstreamSettings::from_settings(&get)?;
         Ok(config)
     }

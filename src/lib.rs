@@ -13,6 +13,7 @@ pub mod ports;
 pub mod projection;
 pub mod upstream;
 pub mod cache;
+pub mod artifacts;
 pub mod render;
 pub mod auth;
 pub mod config;

@@ -1,0 +1,310 @@
+//! Artifacts: full results saved to the artifact store (R2 `ARTIFACTS`) when a tool's text is
+//! truncated or its structured value is too large, and read back in byte ranges by the principal
+//! that made the call.
+//!
+//! Each artifact lives at `artifacts/v1/<owner>/<id>`, where `<owner>` is the first 16 hex digits
+//! of SHA-256 of the principal's name and `<id>` a random UUID v4. The key scopes every read to
+//! its owner; the stored metadata (full owner digest, creation time) is checked again on every
+//! read, and retention is enforced there, from the creation time, because the bucket's lifecycle
+//! rule only works in whole days. Every way of not finding an artifact (another owner, an unknown,
+//! malformed or expired id) gives the same [`NOT_FOUND`] text, so a caller learns nothing about
+//! artifacts that are not theirs.
+
+use crate::auth::Principal;
+use crate::config::Config;
+use crate::ports::{ArtifactMeta, Ports, StoreError};
+use crate::value::write_json_string;
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+/// The one text for an artifact that cannot be read: unknown, malformed, expired or not the
+/// caller's.
+pub const NOT_FOUND: &str = "Artifact not found or expired";
+
+/// Content type of artifacts that hold a JSON value.
+pub const JSON_CONTENT_TYPE: &str = "application/json";
+
+/// Prefix of every artifact key; the version allows a later layout beside this one.
+const KEY_PREFIX: &str = "artifacts/v1/";
+/// How many hex digits of the owner digest go into the key.
+const KEY_OWNER_HEX: usize = 16;
+/// Custom metadata names.
+const META_OWNER: &str = "owner";
+const META_CREATED_AT: &str = "createdAt";
+const META_EXPIRES_AT: &str = "expiresAt";
+
+/// An artifact id: a UUID v4 in lower-case hyphenated form.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ArtifactId(String);
+
+impl ArtifactId {
+    /// A fresh id from 16 random bytes.
+    pub fn from_random_bytes(bytes: [u8; 16]) -> ArtifactId {
+        let uuid = uuid::Builder::from_random_bytes(bytes).into_uuid();
+        ArtifactId(uuid.hyphenated().to_string())
+    }
+
+    /// `text` as an id, when it is exactly the form this module hands out (36 characters, lower
+    /// case, version 4, RFC 4122 variant); anything else names no artifact.
+    pub fn parse(text: &str) -> Option<ArtifactId> {
+        if text.len() != 36 {
+            return None;
+        }
+        let uuid = uuid::Uuid::try_parse(text).ok()?;
+        let canonical = uuid.hyphenated().to_string();
+        let v4 = uuid.get_version_num() == 4 && uuid.get_variant() == uuid::Variant::RFC4122;
+        (v4 && canonical == text).then_some(ArtifactId(canonical))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ArtifactId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why an artifact could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArtifactError {
+    /// Unknown, malformed, expired or another principal's: always shown as [`NOT_FOUND`].
+    NotFound,
+    /// The offset lies beyond the artifact's last byte (an offset equal to the size reads an
+    /// empty last chunk).
+    OffsetPastEnd {
+        /// The offset asked for.
+        offset: u64,
+        /// The artifact's size in bytes.
+        total_bytes: u64,
+    },
+    /// The store failed; the text is for logs.
+    Store(StoreError),
+}
+
+impl fmt::Display for ArtifactError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArtifactError::NotFound => f.write_str(NOT_FOUND),
+            ArtifactError::OffsetPastEnd {
+                offset,
+                total_bytes,
+            } => write!(
+                f,
+                "offset {offset} is past the end of the artifact ({total_bytes} bytes): \
+                 read from an offset between 0 and {total_bytes}"
+            ),
+            ArtifactError::Store(_) => {
+                f.write_str("The artifact store is unavailable; try again shortly.")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ArtifactError {}
+
+/// One byte range of an artifact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// Where the range starts.
+    pub offset: u64,
+    /// The bytes read (at most the length asked for).
+    pub bytes: Vec<u8>,
+    /// Where the next range starts: `offset + bytes.len()`.
+    pub next_offset: u64,
+    /// The artifact's size in bytes.
+    pub total_bytes: u64,
+    /// True when this range reaches the artifact's end.
+    pub eof: bool,
+    /// The artifact's MIME type.
+    pub content_type: String,
+}
+
+/// Saves and reads artifacts for one request.
+#[derive(Clone, Copy)]
+pub struct Artifacts<'a> {
+    ports: Ports<'a>,
+    retention_ms: u64,
+}
+
+impl<'a> Artifacts<'a> {
+    /// Artifacts over `ports.artifacts`, kept for `config.artifact_retention_seconds`.
+    pub fn new(ports: Ports<'a>, config: &Config) -> Artifacts<'a> {
+        Artifacts {
+            ports,
+            retention_ms: config.artifact_retention_seconds.saturating_mul(1000),
+        }
+    }
+
+    /// Stores `bytes` as a new artifact of `owner` and returns its id. A failure is logged (one
+    /// `artifact_save_failed` line) and returned; callers report the artifact as missing (`null`)
+    /// and carry on.
+    pub async fn save(
+        &self,
+        owner: &Principal,
+        bytes: Vec<u8>,
+        content_type: &str,
+    ) -> Result<ArtifactId, StoreError> {
+        let mut random = [0u8; 16];
+        self.ports.rng.fill(&mut random);
+        let id = ArtifactId::from_random_bytes(random);
+        let digest = owner_digest(owner);
+        let created_at = self.ports.clock.now_ms();
+        let size = bytes.len() as u64;
+        let meta = ArtifactMeta {
+            size,
+            content_type: content_type.to_owned(),
+            custom: vec![
+                (META_OWNER.to_owned(), digest.clone()),
+                (META_CREATED_AT.to_owned(), created_at.to_string()),
+                (
+                    META_EXPIRES_AT.to_owned(),
+                    created_at.saturating_add(self.retention_ms).to_string(),
+                ),
+            ],
+        };
+        let key = key_for(&digest, &id);
+        match self.ports.artifacts.put(&key, bytes, meta).await {
+            Ok(()) => Ok(id),
+            Err(error) => {
+                self.log_save_failure(size, &error);
+                Err(error)
+            }
+        }
+    }
+
+    /// Reads at most `max_bytes` bytes of `owner`'s artifact `id` from `offset`, with one ranged
+    /// get (the owner and retention checks use the metadata that comes with the range).
+    pub async fn read(
+        &self,
+        owner: &Principal,
+        id: &str,
+        offset: u64,
+        max_bytes: u64,
+    ) -> Result<Chunk, ArtifactError> {
+        let id = ArtifactId::parse(id).ok_or(ArtifactError::NotFound)?;
+        let digest = owner_digest(owner);
+        let key = key_for(&digest, &id);
+        let chunk = self
+            .ports
+            .artifacts
+            .get_range(&key, offset, max_bytes)
+            .await
+            .map_err(ArtifactError::Store)?
+            .ok_or(ArtifactError::NotFound)?;
+        if !self.readable_by(&chunk.meta, &digest) {
+            return Err(ArtifactError::NotFound);
+        }
+        let total_bytes = chunk.meta.size;
+        if offset > total_bytes {
+            return Err(ArtifactError::OffsetPastEnd {
+                offset,
+                total_bytes,
+            });
+        }
+        let mut bytes = chunk.bytes;
+        // A store that returns more than was asked must not make a chunk overrun the bound the
+        // caller set for its reply.
+        bytes.truncate(usize::try_from(max_bytes).unwrap_or(usize::MAX));
+        let next_offset = offset.saturating_add(bytes.len() as u64).min(total_bytes);
+        Ok(Chunk {
+            offset,
+            bytes,
+            next_offset,
+            total_bytes,
+            eof: next_offset >= total_bytes,
+            content_type: chunk.meta.content_type,
+        })
+    }
+
+    /// True when `meta` names `digest` as owner and the artifact is still within retention.
+    /// Metadata that is missing or unreadable makes the artifact unreadable.
+    fn readable_by(&self, meta: &ArtifactMeta, digest: &str) -> bool {
+        let custom = |name: &str| {
+            meta.custom
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        let Some(created_at) = custom(META_CREATED_AT).and_then(|t| t.parse::<u64>().ok()) else {
+            return false;
+        };
+        let now = self.ports.clock.now_ms();
+        custom(META_OWNER) == Some(digest) && now < created_at.saturating_add(self.retention_ms)
+    }
+
+    fn log_save_failure(&self, size: u64, error: &StoreError) {
+        let mut line =
+            String::from("{\"level\":\"warn\",\"event\":\"artifact_save_failed\",\"bytes\":");
+        line.push_str(&size.to_string());
+        line.push_str(",\"error\":");
+        write_json_string(&error.0, &mut line);
+        line.push('}');
+        self.ports.log.line(&line);
+    }
+}
+
+/// SHA-256 of the principal's name, in lower-case hex.
+fn owner_digest(owner: &Principal) -> String {
+    hex(&Sha256::digest(owner.name().as_bytes()))
+}
+
+fn key_for(owner_digest: &str, id: &ArtifactId) -> String {
+    let owner = owner_digest.get(..KEY_OWNER_HEX).unwrap_or(owner_digest);
+    format!("{KEY_PREFIX}{owner}/{id}")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::fake::FakeEnv;
+    use futures::executor::block_on;
+
+    #[test]
+    fn ids_are_canonical_v4_uuids() {
+        let id = ArtifactId::from_random_bytes([0xff; 16]);
+        assert_eq!(id.as_str(), "ffffffff-ffff-4fff-bfff-ffffffffffff");
+        assert_eq!(ArtifactId::parse(id.as_str()), Some(id.clone()));
+        for bad in [
+            "",
+            "FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF",
+            "ffffffffffff4fffbfffffffffffffff",
+            "{ffffffff-ffff-4fff-bfff-ffffffffffff}",
+            "ffffffff-ffff-1fff-bfff-ffffffffffff",
+            "ffffffff-ffff-4fff-7fff-ffffffffffff",
+            "../../etc/passwd-aaaaaaaaaaaaaaaaaaaaaaa",
+        ] {
+            assert_eq!(ArtifactId::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn keys_scope_by_a_digest_of_the_owner() {
+        let env = FakeEnv::new();
+        let artifacts = Artifacts::new(env.ports(), &Config::default());
+        let id =
+            block_on(artifacts.save(&Principal::named("alice"), b"{}".to_vec(), "x/y")).unwrap();
+        let keys = env.artifacts.keys();
+        let digest = owner_digest(&Principal::named("alice"));
+        assert_eq!(keys, [format!("artifacts/v1/{}/{id}", &digest[..16])]);
+        assert!(!keys[0].contains("alice"));
+    }
+
+    #[test]
+    fn hex_digits() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+    }
+}
