@@ -247,6 +247,47 @@ impl<'a> Artifacts<'a> {
     }
 }
 
+/// The one artifact a tool call may save: when the text is cut and the structured value is too
+/// large, both name the same artifact. The first [`ArtifactSlot::save`] stores it; later calls
+/// return the first outcome without storing again.
+pub struct ArtifactSlot<'a> {
+    artifacts: Artifacts<'a>,
+    owner: &'a Principal,
+    saved: Option<Option<ArtifactId>>,
+}
+
+impl<'a> ArtifactSlot<'a> {
+    /// An empty slot for a call made by `owner`.
+    pub fn new(artifacts: Artifacts<'a>, owner: &'a Principal) -> ArtifactSlot<'a> {
+        ArtifactSlot {
+            artifacts,
+            owner,
+            saved: None,
+        }
+    }
+
+    /// The artifact's id, saving `json()` (a serialized JSON value) as `application/json` on the
+    /// first call; `None` when saving failed (already logged). `json` runs at most once, so a
+    /// caller can defer an expensive serialization until an artifact is needed.
+    pub async fn save(&mut self, json: impl FnOnce() -> Vec<u8>) -> Option<ArtifactId> {
+        if let Some(saved) = &self.saved {
+            return saved.clone();
+        }
+        let saved = self
+            .artifacts
+            .save(self.owner, json(), JSON_CONTENT_TYPE)
+            .await
+            .ok();
+        self.saved = Some(saved.clone());
+        saved
+    }
+
+    /// The outcome so far: `None` when nothing was saved yet, `Some(None)` after a failed save.
+    pub fn saved(&self) -> Option<Option<&ArtifactId>> {
+        self.saved.as_ref().map(Option::as_ref)
+    }
+}
+
 /// SHA-256 of the principal's name, in lower-case hex.
 fn owner_digest(owner: &Principal) -> String {
     hex(&Sha256::digest(owner.name().as_bytes()))

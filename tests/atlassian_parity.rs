@@ -1,6 +1,7 @@
 //! Parity of the `jira_*`, `conf_*` and `bb_*` tools with the reference servers, on every golden
 //! in tests/golden/atlassian (docs/parity.md, "Using the goldens from the Rust tests"): the
-//! request sent, the text byte for byte (except the reference's saved-at line) and `isError`.
+//! request sent, the text byte for byte and `isError`. Where the reference names the local file
+//! holding the raw response, ours names the artifact holding the full value.
 
 mod protocol_common;
 
@@ -8,6 +9,7 @@ use base64::Engine as _;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::UpstreamResponse;
 use devtools_mcp_edge::registry;
+use devtools_mcp_edge::render::ArtifactRef;
 use devtools_mcp_edge::server::Server;
 use protocol_common::*;
 use serde_json::{json, Value as Json};
@@ -40,8 +42,16 @@ fn goldens(vendor: &str) -> Vec<Json> {
         .unwrap()
 }
 
-/// Our text for one golden case, and the request the fake upstream saw.
-fn run(server: &Server, case: &Json) -> (Json, Vec<devtools_mcp_edge::ports::UpstreamRequest>) {
+/// Our reply for one golden case, the request the fake upstream saw and the ids of the
+/// artifacts saved.
+fn run(
+    server: &Server,
+    case: &Json,
+) -> (
+    Json,
+    Vec<devtools_mcp_edge::ports::UpstreamRequest>,
+    Vec<String>,
+) {
     let upstream = case["upstream"].clone();
     let http = ScriptedHttp::new(move |_| {
         Ok(UpstreamResponse {
@@ -73,7 +83,13 @@ fn run(server: &Server, case: &Json) -> (Json, Vec<devtools_mcp_edge::ports::Ups
         post(&body.to_string(), &headers_2026("tools/call", Some(tool))),
         env.ports(),
     ));
-    (body_json(&response), env.http.sent())
+    let ids = env
+        .artifacts
+        .keys()
+        .iter()
+        .filter_map(|key| key.rsplit('/').next().map(str::to_owned))
+        .collect();
+    (body_json(&response), env.http.sent(), ids)
 }
 
 fn check(vendor: &str) {
@@ -87,7 +103,7 @@ fn check(vendor: &str) {
     let mut failures = Vec::new();
     for case in &cases {
         let name = case["name"].as_str().unwrap();
-        let (reply, sent) = run(&server, case);
+        let (reply, sent, artifact_ids) = run(&server, case);
         let result = &reply["result"];
         let want = &case["request"];
         if sent.len() != 1 {
@@ -137,8 +153,28 @@ fn check(vendor: &str) {
             .unwrap()
             .split('\n')
             .collect();
-        if let Some(i) = case["result"]["savedAtLine"].as_u64() {
-            lines.remove(i as usize);
+        let saved_at = case["result"]["savedAtLine"].as_u64().map(|i| i as usize);
+        let guidance = lines
+            .iter()
+            .position(|line| *line == "**To access the complete data:**");
+        let line = |id: &String| ArtifactRef { id: id.clone() }.guidance_line();
+        // (index, replaces the reference's line, our line)
+        let artifact_line = match (saved_at, guidance, &artifact_ids[..]) {
+            (Some(i), _, [id]) => Some((i, true, line(id))),
+            // The reference saves no file for a text body (a diff); we save every cut value.
+            (None, Some(g), [id]) => Some((g + 1, false, line(id))),
+            (None, _, []) => None,
+            (at, _, ids) => {
+                failures.push(format!("{name}: saved-at line {at:?}, artifacts {ids:?}"));
+                continue;
+            }
+        };
+        if let Some((i, replaces, line)) = &artifact_line {
+            if *replaces {
+                lines[*i] = line;
+            } else {
+                lines.insert(*i, line);
+            }
         }
         let want_text = lines.join("\n");
         let text = result["content"][0]["text"].as_str().unwrap_or_default();

@@ -73,7 +73,11 @@ impl Passthrough {
         )
         .await;
         Ok(match reply {
-            Ok(reply) => output::render_body(reply.body, &args, call.config).into_result(),
+            Ok(reply) => {
+                output::render_body(reply.body, &args, call.config)
+                    .finish(&call)
+                    .await
+            }
             Err(error) => output::upstream_error(&error),
         })
     }

@@ -218,7 +218,7 @@ async fn get(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
                 age_ms: now.saturating_sub(hit.fetched_at_ms),
                 fetched_at_ms: hit.fetched_at_ms,
             };
-            return Ok(respond(decoded.value, info, &common, &call));
+            return Ok(respond(decoded.value, info, &common, &call).await);
         }
     }
     let raw = match upstream::send_raw(
@@ -250,12 +250,19 @@ async fn get(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
         };
         cache.store(key, entry).await;
     }
-    Ok(respond(decoded.value, info, &common, &call))
+    Ok(respond(decoded.value, info, &common, &call).await)
 }
 
-fn respond(body: Value, info: CacheInfo, common: &CommonArgs, call: &ToolCall<'_>) -> ToolResult {
+async fn respond(
+    body: Value,
+    info: CacheInfo,
+    common: &CommonArgs,
+    call: &ToolCall<'_>,
+) -> ToolResult {
     let data = output::project(body, common.jq.as_deref());
-    Rendered::new(envelope(data, info), common.output_format, call.config).into_result()
+    Rendered::new(envelope(data, info), common.output_format, call.config)
+        .finish(call)
+        .await
 }
 
 #[cfg(test)]

@@ -305,7 +305,9 @@ async fn list(call: &ToolCall<'_>, request: Request) -> Result<ToolResult, ToolE
         Ok(reply) => {
             let next = link::next_page(&reply.headers);
             let data = output::project(reply.body, common.jq.as_deref());
-            Rendered::new(envelope(data, next), common.output_format, call.config).into_result()
+            Rendered::new(envelope(data, next), common.output_format, call.config)
+                .finish(call)
+                .await
         }
         Err(error) => output::upstream_error(&error),
     })

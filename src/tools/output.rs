@@ -1,15 +1,16 @@
 //! The output path every tool shares: the common arguments (`jq`, `outputFormat`,
 //! `queryParams`), projection, rendering and truncation into a [`ToolResult`].
 //!
-//! [`Rendered`] keeps the value the text was rendered from and where the text was cut, so the
-//! structured-output work (structuredContent, artifacts for oversized values) can extend
-//! [`Rendered::into_result`] without touching the tools.
+//! [`Rendered`] keeps the value the text was rendered from and where the text was cut;
+//! [`Rendered::finish`] turns it into the result, saving the call's one artifact (the full value
+//! behind a cut text) on the way, so the tools only render and finish.
 
+use crate::artifacts::{ArtifactSlot, Artifacts};
 use crate::config::Config;
 use crate::mcp::ContentBlock;
 use crate::projection;
-use crate::registry::{ToolError, ToolResult};
-use crate::render::{self, Cut, OutputFormat};
+use crate::registry::{ToolCall, ToolError, ToolResult};
+use crate::render::{self, ArtifactRef, Cut, OutputFormat};
 use crate::upstream::UpstreamError;
 use crate::value::{Map, Number, Value};
 use serde_json::{Map as JsonMap, Value as Json};
@@ -110,20 +111,25 @@ pub struct Rendered {
     pub value: Value,
     /// The format used.
     pub format: OutputFormat,
-    /// The text, truncated to `MCP_TEXT_MAX_CHARS` with the guidance block when it was cut.
+    /// The text; when it was cut, only the kept prefix (the guidance block, which names the
+    /// artifact, is added by [`Rendered::finish`]).
     pub text: String,
     /// Where the full rendering was cut, if it was.
     pub cut: Option<Cut>,
 }
 
 impl Rendered {
-    /// Renders `value` in `format` and truncates it to `config.text_max_chars`.
+    /// Renders `value` in `format` and finds where it must be cut to fit
+    /// `config.text_max_chars`.
     pub fn new(value: Value, format: OutputFormat, config: &Config) -> Rendered {
-        let full = render::render(&value, format);
-        let (text, cut) = match render::find_cut(&full, config.text_max_chars) {
-            None => (full, None),
-            Some(cut) => (cut.apply(&full, None), Some(cut)),
-        };
+        let mut text = render::render(&value, format);
+        let cut = render::find_cut(&text, config.text_max_chars);
+        if let Some(cut) = &cut {
+            // Drop the unshown rest now: a rendering of a large body would otherwise stay in
+            // memory beside the artifact's serialization.
+            text.truncate(cut.kept_bytes);
+            text.shrink_to_fit();
+        }
         Rendered {
             value,
             format,
@@ -132,9 +138,26 @@ impl Rendered {
         }
     }
 
-    /// The tool result: one text block.
-    pub fn into_result(self) -> ToolResult {
-        ToolResult::text(self.text)
+    /// The artifact's content: the value the text was rendered from, as compact JSON.
+    pub fn artifact_json(&self) -> Vec<u8> {
+        self.value.to_compact_json().into_bytes()
+    }
+
+    /// The tool result: one text block. When the text was cut, the full value is saved as the
+    /// call's artifact and the guidance block names it (or, if saving failed, names none).
+    pub async fn finish(self, call: &ToolCall<'_>) -> ToolResult {
+        let mut slot = ArtifactSlot::new(Artifacts::new(call.ports, call.config), call.principal);
+        let text = match &self.cut {
+            None => self.text,
+            Some(cut) => {
+                let artifact = slot
+                    .save(|| self.artifact_json())
+                    .await
+                    .map(|id| ArtifactRef { id: id.to_string() });
+                cut.apply(&self.text, artifact.as_ref())
+            }
+        };
+        ToolResult::text(text)
     }
 }
 
@@ -142,11 +165,6 @@ impl Rendered {
 pub fn render_body(body: Value, args: &CommonArgs, config: &Config) -> Rendered {
     let value = project(body, args.jq.as_deref());
     Rendered::new(value, args.output_format, config)
-}
-
-/// A one-block text result for `value`.
-pub fn text_result(value: &Value, format: OutputFormat, config: &Config) -> ToolResult {
-    Rendered::new(value.clone(), format, config).into_result()
 }
 
 /// An `isError` result with `text` (the upstream's failure as the model should read it).
@@ -217,12 +235,41 @@ mod tests {
             text_max_chars: 1_000,
             ..Config::default()
         };
+        use crate::ports::ArtifactStore;
+        let env = crate::ports::fake::FakeEnv::new();
+        let principal = crate::auth::Principal::named("p");
+        let call = ToolCall {
+            principal: &principal,
+            arguments: JsonMap::new(),
+            protocol_version: crate::mcp::ProtocolVersion::LATEST_INITIALIZE,
+            meta: None,
+            ports: env.ports(),
+            config: &config,
+        };
         let long = Value::Array((0..500).map(|i| Value::from(format!("item {i}"))).collect());
-        let r = Rendered::new(long, OutputFormat::Json, &config);
+        let r = Rendered::new(long.clone(), OutputFormat::Json, &config);
         assert!(r.cut.is_some());
-        assert!(r.text.contains("## Response Truncated"), "{}", r.text);
-        let small = text_result(&Value::from("x"), OutputFormat::Toon, &config);
-        assert_eq!(small, ToolResult::text("x"));
+        let result = futures::executor::block_on(r.finish(&call));
+        let crate::mcp::ContentBlock::Text { text, .. } = &result.content[0] else {
+            panic!("{result:?}")
+        };
+        assert!(text.contains("## Response Truncated"), "{text}");
+        // One artifact, holding the value the text was rendered from, named in the guidance.
+        let keys = env.artifacts.keys();
+        assert_eq!(keys.len(), 1);
+        let id = keys[0].rsplit('/').next().unwrap_or_default();
+        assert!(text.contains(&format!("artifact `{id}`")), "{text}");
+        let stored = futures::executor::block_on(env.artifacts.get_range(&keys[0], 0, u64::MAX));
+        assert_eq!(
+            stored.unwrap().unwrap().bytes,
+            long.to_compact_json().into_bytes()
+        );
+        let small = Rendered::new(Value::from("x"), OutputFormat::Toon, &config);
+        assert_eq!(
+            futures::executor::block_on(small.finish(&call)),
+            ToolResult::text("x")
+        );
+        assert_eq!(env.artifacts.keys().len(), 1);
         assert!(error_result("boom").is_error);
     }
 

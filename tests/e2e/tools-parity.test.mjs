@@ -13,7 +13,8 @@ import { ROOT } from "./worker.mjs";
 import { startStack } from "./tools-common.mjs";
 
 const GOLDEN_DIR = path.join(ROOT, "tests/golden/atlassian");
-const SAVED_AT = /^- The full raw API response is saved at: /;
+// Where the reference names a local file, we name the artifact holding the full value.
+const SAVED_AT = /^- The full response is saved as artifact `[0-9a-f-]{36}`: read it with the `artifact_read` tool$/;
 
 /**
  * Cases whose recorded response cannot be sent over a real connection as recorded: a
