@@ -56,10 +56,13 @@ export function vendorUrls(upstream) {
  * Starts the fake upstream and the worker. `vars` are added to (and override) the defaults:
  * the vendor URLs, `credentials`, and the `principals`' tokens (name -> bearer token).
  * `secrets` are further settings that hold credentials: they are set like `vars` and checked by
- * `assertNoSecrets`. `kvNamespaces` and `onLog` go to `startWorker`.
+ * `assertNoSecrets`. `kvNamespaces` and `onLog` go to `startWorker`, and so do the `worker`
+ * options (`stores`, `wrapped`). A given `upstream` is shared (several workers against one fake)
+ * and left running by `close`. `listTools: true` lists the tools once when a client connects: the
+ * SDK validates structuredContent against a tool's outputSchema only once it has listed it.
  */
-export async function startStack({ vars = {}, credentials = CREDENTIALS, principals = PRINCIPALS, secrets = {}, kvNamespaces = [], onLog } = {}) {
-  const upstream = await startFakeUpstream();
+export async function startStack({ vars = {}, credentials = CREDENTIALS, principals = PRINCIPALS, secrets = {}, kvNamespaces = [], onLog, upstream: shared, worker: workerOptions = {}, listTools = false } = {}) {
+  const upstream = shared ?? await startFakeUpstream();
   const logs = [];
   const results = [];
   let worker;
@@ -68,9 +71,10 @@ export async function startStack({ vars = {}, credentials = CREDENTIALS, princip
       vars: { MCP_AUTH_TOKENS: JSON.stringify(principals), ...vendorUrls(upstream), ...credentials, ...secrets, ...vars },
       onLog: (line) => { logs.push(line); onLog?.(line); },
       kvNamespaces,
+      ...workerOptions,
     });
   } catch (e) {
-    await upstream.close();
+    if (!shared) await upstream.close();
     throw e;
   }
   const clients = new Map();
@@ -82,6 +86,7 @@ export async function startStack({ vars = {}, credentials = CREDENTIALS, princip
         requestInit: { headers: { Authorization: `Bearer ${principals[principal]}` } },
       });
       await c.connect(transport);
+      if (listTools) await c.listTools();
       clients.set(principal, c);
     }
     return clients.get(principal);
@@ -122,7 +127,7 @@ export async function startStack({ vars = {}, credentials = CREDENTIALS, princip
   async function close() {
     for (const c of clients.values()) await c.close().catch(() => {});
     await worker.close();
-    await upstream.close();
+    if (!shared) await upstream.close();
   }
 
   return { upstream, worker, logs, results, client, call, callJson, callError, assertNoSecrets, close };

@@ -23,24 +23,43 @@ function compatibilityDate() {
  * `stores: false` leaves out the KV and R2 bindings, as a misconfigured deployment would.
  * `kvNamespaces` names further KV bindings (e.g. the policy and approval stores); reach one with
  * `mf.getKVNamespace(name)` to seed or inspect it.
+ * `wrapped` (an ES module's source) replaces the ARTIFACTS bucket with the object its default
+ * export returns when called with `{ INNER }` (a real in-memory R2 bucket), built in the worker's
+ * own isolate: a stand-in bucket for fault tests that can delegate to INNER.
  * Returns { url, mcpUrl, mf, close }. Throws when the build is missing.
  */
-export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [] } = {}) {
+export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped } = {}) {
   if (!existsSync(path.join(BUILD, "index.js"))) {
     throw new Error("build/index.js is missing: run `make build` first");
   }
-  const mf = new Miniflare({
+  const main = {
+    name: "devtools-mcp-edge",
     modules: true,
     scriptPath: path.join(BUILD, "index.js"),
     modulesRoot: BUILD,
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true }],
     compatibilityDate: compatibilityDate(),
-    ...(stores ? { kvNamespaces: ["HTTP_CACHE", ...kvNamespaces], r2Buckets: ["ARTIFACTS"] } : { kvNamespaces }),
+    ...(stores ? { kvNamespaces: ["HTTP_CACHE", ...kvNamespaces], r2Buckets: wrapped ? [] : ["ARTIFACTS"] } : { kvNamespaces }),
+    ...(wrapped ? { wrappedBindings: { ARTIFACTS: "artifacts-stand-in" } } : {}),
     bindings: vars,
+  };
+  const shared = {
     host: "127.0.0.1",
     port,
     ...(onLog ? { handleStructuredLogs: ({ message }) => { onLog(message); } } : {}),
-  });
+  };
+  // A wrapped binding's module lives in a worker of its own, so that case needs the multi-worker form.
+  const mf = new Miniflare(wrapped
+    ? {
+      ...shared,
+      workers: [main, {
+        name: "artifacts-stand-in",
+        modules: true,
+        script: wrapped,
+        r2Buckets: ["INNER"],
+      }],
+    }
+    : { ...shared, ...main });
   const url = (await mf.ready).toString().replace(/\/$/, "");
   return { url, mcpUrl: `${url}/mcp`, mf, close: () => mf.dispose() };
 }
