@@ -170,7 +170,7 @@ impl fmt::Debug for Registry {
     }
 }
 
-/// The registry served in production: the vendor tools.
+/// The registry served in production: the vendor tools and `artifact_read`.
 pub fn production() -> Result<Registry, RegistryError> {
     let mut registry = Registry::new();
     for tool in crate::tools::atlassian::tools() {
@@ -182,6 +182,8 @@ pub fn production() -> Result<Registry, RegistryError> {
     {
         registry.register(tool)?;
     }
+    // Offered whatever MCP_STRUCTURED_OUTPUT says: truncated texts name artifacts either way.
+    registry.register(Box::new(crate::tools::artifact_read::ArtifactRead::new()))?;
     Ok(registry)
 }
 

@@ -1,6 +1,7 @@
 //! The vendor tools: one module per family, and [`output`], the path every tool's result takes
 //! (common arguments, projection, rendering, truncation).
 
+pub mod artifact_read;
 pub mod atlassian;
 pub mod circleci;
 pub mod github;

@@ -1,0 +1,252 @@
+//! `artifact_read`: reads a saved artifact (the full value behind a truncated text or an oversized
+//! `structuredContent`) back in base64 chunks, one ranged store read per call.
+//!
+//! The tool is offered whatever `MCP_STRUCTURED_OUTPUT` says, and is text-only: its one text block
+//! is the JSON object `{artifactId, offset, nextOffset, totalBytes, eof, encoding, data}`, never
+//! truncated (its size is bounded by `maxBytes` instead: cutting base64 would corrupt it).
+
+use crate::artifacts::{ArtifactError, Artifacts};
+use crate::mcp::ToolAnnotations;
+use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
+use base64::Engine as _;
+use futures::future::LocalBoxFuture;
+use serde::Serialize;
+use serde_json::{json, Value as Json};
+
+/// The tool's name.
+pub const NAME: &str = "artifact_read";
+/// Bytes per chunk when `maxBytes` is not given.
+pub const DEFAULT_MAX_BYTES: u64 = 65_536;
+/// The smallest chunk `maxBytes` is clamped to.
+pub const MIN_MAX_BYTES: u64 = 1;
+/// The largest chunk `maxBytes` is clamped to (1 MiB; its base64 is about 1.4 MB of text).
+pub const MAX_MAX_BYTES: u64 = 1_048_576;
+/// The only encoding of `data`.
+pub const ENCODING: &str = "base64";
+
+const ARTIFACT_ID: &str = "artifactId";
+const OFFSET: &str = "offset";
+const MAX_BYTES: &str = "maxBytes";
+
+const DESCRIPTION: &str = "Reads an artifact: the complete result another tool saved when its \
+text was truncated (the truncation notice names the artifact id) or when its structuredContent \
+was too large (`incomplete.artifactId`). Artifacts hold JSON (application/json) and belong to \
+the caller; they expire (by default after an hour).\n\n\
+Each call returns one chunk as JSON text: `{artifactId, offset, nextOffset, totalBytes, eof, \
+encoding: \"base64\", data}`. Start at offset 0, call again with `offset: nextOffset` until \
+`eof` is true, then base64-decode each `data` and concatenate the bytes in order: the result is \
+the whole JSON value. `maxBytes` sets the chunk size (default 65536, at most 1048576). An \
+unknown, expired or another caller's artifact gives \"Artifact not found or expired\".";
+
+/// The `artifact_read` tool.
+pub struct ArtifactRead(ToolSpec);
+
+impl ArtifactRead {
+    /// The tool with its spec.
+    pub fn new() -> ArtifactRead {
+        ArtifactRead(spec())
+    }
+}
+
+impl Default for ArtifactRead {
+    fn default() -> Self {
+        ArtifactRead::new()
+    }
+}
+
+fn spec() -> ToolSpec {
+    ToolSpec {
+        name: NAME.to_owned(),
+        title: Some("Read an artifact".to_owned()),
+        description: DESCRIPTION.to_owned(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                ARTIFACT_ID: {
+                    "type": "string",
+                    "description": "The artifact id (a UUID) from a truncation notice or from \
+                                    `incomplete.artifactId`."
+                },
+                OFFSET: {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": 0,
+                    "description": "Byte offset to read from: 0 first, then the previous \
+                                    chunk's `nextOffset`."
+                },
+                MAX_BYTES: {
+                    "type": "integer",
+                    "default": DEFAULT_MAX_BYTES,
+                    "description": "Largest chunk in bytes before base64 (default 65536); \
+                                    values outside 1..1048576 are clamped."
+                }
+            },
+            "required": [ARTIFACT_ID],
+            "additionalProperties": false
+        }),
+        // Not one of the six schema tools (issue 5: every other tool is text only); see
+        // docs/decisions for why the chunk is JSON text rather than structuredContent.
+        output_schema: None,
+        annotations: ToolAnnotations {
+            title: Some("Read an artifact".to_owned()),
+            read_only_hint: Some(true),
+            destructive_hint: Some(false),
+            idempotent_hint: Some(true),
+            // It reads this server's own store, not an outside system.
+            open_world_hint: Some(false),
+        },
+    }
+}
+
+/// The arguments, read from the validated JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Args {
+    artifact_id: String,
+    offset: u64,
+    max_bytes: u64,
+}
+
+impl Args {
+    fn from_call(call: &ToolCall<'_>) -> Result<Args, ToolError> {
+        let arguments = &call.arguments;
+        let artifact_id = match arguments.get(ARTIFACT_ID) {
+            Some(Json::String(id)) => id.clone(),
+            _ => return Err(invalid("artifactId must be a string")),
+        };
+        let offset = match arguments.get(OFFSET) {
+            None | Some(Json::Null) => 0,
+            Some(n) => whole(n)
+                .and_then(|n| u64::try_from(n).ok())
+                .ok_or_else(|| invalid("offset must be a whole number, 0 or more"))?,
+        };
+        let max_bytes = match arguments.get(MAX_BYTES) {
+            None | Some(Json::Null) => DEFAULT_MAX_BYTES,
+            Some(n) => {
+                let n = whole(n).ok_or_else(|| invalid("maxBytes must be a whole number"))?;
+                let clamped = n.clamp(i128::from(MIN_MAX_BYTES), i128::from(MAX_MAX_BYTES));
+                u64::try_from(clamped).unwrap_or(DEFAULT_MAX_BYTES)
+            }
+        };
+        Ok(Args {
+            artifact_id,
+            offset,
+            max_bytes,
+        })
+    }
+}
+
+fn invalid(message: &str) -> ToolError {
+    ToolError::InvalidArguments(message.to_owned())
+}
+
+/// A JSON number with no fractional part (`250.0` counts, as the schema validator says), widened
+/// so that clamping never overflows; very large floats saturate.
+fn whole(value: &Json) -> Option<i128> {
+    let Json::Number(n) = value else {
+        return None;
+    };
+    if let Some(i) = n.as_i64() {
+        return Some(i128::from(i));
+    }
+    if let Some(u) = n.as_u64() {
+        return Some(i128::from(u));
+    }
+    let f = n.as_f64()?;
+    // `as` saturates at i128's bounds, which every clamp here lies within.
+    (f.is_finite() && f.fract() == 0.0).then_some(f as i128)
+}
+
+/// One chunk as the tool's text shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Page<'a> {
+    artifact_id: &'a str,
+    offset: u64,
+    next_offset: u64,
+    total_bytes: u64,
+    eof: bool,
+    encoding: &'a str,
+    data: String,
+}
+
+impl Tool for ArtifactRead {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+        Box::pin(read(call))
+    }
+}
+
+async fn read(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
+    let args = Args::from_call(&call)?;
+    let artifacts = Artifacts::new(call.ports, call.config);
+    let chunk = match artifacts
+        .read(
+            call.principal,
+            &args.artifact_id,
+            args.offset,
+            args.max_bytes,
+        )
+        .await
+    {
+        Ok(chunk) => chunk,
+        Err(ArtifactError::Store(error)) => {
+            let line = json!({
+                "level": "warn",
+                "event": "artifact_read_failed",
+                "error": error.0,
+            });
+            call.ports.log.line(&line.to_string());
+            return Err(ToolError::Failed(ArtifactError::Store(error).to_string()));
+        }
+        Err(other) => return Err(ToolError::Failed(other.to_string())),
+    };
+    let page = Page {
+        artifact_id: &args.artifact_id,
+        offset: chunk.offset,
+        next_offset: chunk.next_offset,
+        total_bytes: chunk.total_bytes,
+        eof: chunk.eof,
+        encoding: ENCODING,
+        data: base64::engine::general_purpose::STANDARD.encode(&chunk.bytes),
+    };
+    let text = serde_json::to_string(&page)
+        .map_err(|e| ToolError::Internal(format!("artifact_read: {e}")))?;
+    Ok(ToolResult::text(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_numbers_include_integral_floats() {
+        let cases = [
+            (json!(5), Some(5)),
+            (json!(-3), Some(-3)),
+            (json!(250.0), Some(250)),
+            (json!(2.5), None),
+            (json!(u64::MAX), Some(i128::from(u64::MAX))),
+            (json!(1e300), Some(i128::MAX)),
+            (json!("5"), None),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(whole(&value), expected, "{value}");
+        }
+    }
+
+    #[test]
+    fn the_schema_registers_and_describes_the_result() {
+        let mut registry = crate::registry::Registry::new();
+        registry
+            .register(Box::new(ArtifactRead::new()))
+            .expect("the schema uses only enforceable keywords");
+        let spec = ArtifactRead::new().0;
+        assert!(spec.output_schema.is_none());
+        for word in ["nextOffset", "eof", "base64", crate::artifacts::NOT_FOUND] {
+            assert!(spec.description.contains(word), "{word}");
+        }
+    }
+}
