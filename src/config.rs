@@ -22,6 +22,10 @@ pub const UPSTREAM_TIMEOUT_MS: &str = "UPSTREAM_TIMEOUT_MS";
 pub const UPSTREAM_MAX_BYTES: &str = "UPSTREAM_MAX_BYTES";
 /// How long a saved artifact stays readable through `artifact_read`.
 pub const STREAMING_ARTIFACT_RETENTION_SECONDS: &str = "STREAMING_ARTIFACT_RETENTION_SECONDS";
+/// `true` makes the six schema tools advertise `outputSchema` and return `structuredContent`.
+pub const MCP_STRUCTURED_OUTPUT: &str = "MCP_STRUCTURED_OUTPUT";
+/// The largest serialized `structuredContent` value, in bytes; larger goes to an artifact.
+pub const MCP_STRUCTURED_MAX_BYTES: &str = "MCP_STRUCTURED_MAX_BYTES";
 /// GitHub token (a secret).
 pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
 /// GitHub API root (GitHub Enterprise, tests).
@@ -55,6 +59,8 @@ pub const SETTINGS: &[&str] = &[
     UPSTREAM_TIMEOUT_MS,
     UPSTREAM_MAX_BYTES,
     STREAMING_ARTIFACT_RETENTION_SECONDS,
+    MCP_STRUCTURED_OUTPUT,
+    MCP_STRUCTURED_MAX_BYTES,
     GITHUB_TOKEN,
     GITHUB_API_URL,
     CIRCLECI_TOKEN,
@@ -113,6 +119,13 @@ pub const ARTIFACT_RETENTION_SECONDS: Bounds = Bounds {
     max: 604_800,
 };
 
+/// `MCP_STRUCTURED_MAX_BYTES`: default 256 KiB, clamped to 16 KiB..=16 MiB.
+pub const STRUCTURED_MAX_BYTES: Bounds = Bounds {
+    default: 256 * 1024,
+    min: 16 * 1024,
+    max: 16 * 1024 * 1024,
+};
+
 /// The server's settings, typed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -132,6 +145,10 @@ pub struct Config {
     pub upstream_max_bytes: usize,
     /// How long an artifact stays readable after it was saved, in seconds.
     pub artifact_retention_seconds: u64,
+    /// Whether the schema tools advertise output schemas and return `structuredContent`.
+    pub structured_output: bool,
+    /// Largest serialized `structuredContent` value, in bytes.
+    pub structured_max_bytes: usize,
     /// Vendor base URLs and credentials.
     pub upstream: UpstreamSettings,
     /// Settings that were out of range and clamped: (name, value given, value used).
@@ -150,6 +167,8 @@ impl Default for Config {
             upstream_timeout_ms: TIMEOUT_MS.default,
             upstream_max_bytes: MAX_BYTES.default as usize,
             artifact_retention_seconds: ARTIFACT_RETENTION_SECONDS.default,
+            structured_output: false,
+            structured_max_bytes: STRUCTURED_MAX_BYTES.default as usize,
             upstream: UpstreamSettings::default(),
             clamped: Vec::new(),
         }
@@ -220,11 +239,21 @@ impl Config {
             STREAMING_ARTIFACT_RETENTION_SECONDS,
             ARTIFACT_RETENTION_SECONDS,
         )?;
+        let structured_output = match get(MCP_STRUCTURED_OUTPUT) {
+            None => false,
+            Some(text) => parse_bool(&text).ok_or_else(|| ConfigError {
+                setting: MCP_STRUCTURED_OUTPUT,
+                reason: format!("expected true or false, got {:?}", text.trim()),
+            })?,
+        };
+        let structured_max_bytes = number(MCP_STRUCTURED_MAX_BYTES, STRUCTURED_MAX_BYTES)?;
         config.text_max_chars = usize::try_from(text_max_chars).unwrap_or(usize::MAX);
         config.http_cache_ttl_seconds = ttl;
         config.upstream_timeout_ms = timeout;
         config.upstream_max_bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
         config.artifact_retention_seconds = retention;
+        config.structured_output = structured_output;
+        config.structured_max_bytes = usize::try_from(structured_max_bytes).unwrap_or(usize::MAX);
         config.upstream = UpstreamSettings::from_settings(&get)?;
         Ok(config)
     }
@@ -352,6 +381,32 @@ mod tests {
     fn empty_values_mean_default() {
         let config = from(&[(MCP_TEXT_MAX_CHARS, ""), (MCP_ALLOW_ANONYMOUS, " ")]).unwrap();
         assert_eq!(config, Config::default());
+    }
+
+    #[test]
+    fn structured_output_settings() {
+        assert!(!Config::default().structured_output);
+        assert_eq!(Config::default().structured_max_bytes, 262_144);
+        let config = from(&[
+            (MCP_STRUCTURED_OUTPUT, "true"),
+            (MCP_STRUCTURED_MAX_BYTES, "100000"),
+        ])
+        .unwrap();
+        assert!(config.structured_output);
+        assert_eq!(config.structured_max_bytes, 100_000);
+        assert!(config.clamped.is_empty());
+        for (given, used) in [("1", 16_384), ("99999999", 16_777_216), ("-5", 16_384)] {
+            let config = from(&[(MCP_STRUCTURED_MAX_BYTES, given)]).unwrap();
+            assert_eq!(config.structured_max_bytes, used, "{given}");
+            assert_eq!(
+                config.clamped,
+                [(MCP_STRUCTURED_MAX_BYTES, given.to_owned(), used as u64)]
+            );
+        }
+        let err = from(&[(MCP_STRUCTURED_OUTPUT, "sometimes")]).unwrap_err();
+        assert_eq!(err.setting, MCP_STRUCTURED_OUTPUT);
+        let err = from(&[(MCP_STRUCTURED_MAX_BYTES, "1MB")]).unwrap_err();
+        assert_eq!(err.setting, MCP_STRUCTURED_MAX_BYTES);
     }
 
     #[test]

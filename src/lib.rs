@@ -21,6 +21,7 @@ pub mod jsonrpc;
 pub mod mcp;
 pub mod registry;
 pub mod server;
+pub mod structured;
 pub mod tools;
 #[cfg(target_arch = "wasm32")]
 mod adapter;

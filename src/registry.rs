@@ -246,9 +246,20 @@ impl Registry {
         self.tools.iter().map(|t| t.spec().name.as_str()).collect()
     }
 
-    /// The `tools/list` entries, in registration order.
-    pub fn descriptors(&self) -> Vec<ToolDescriptor> {
-        self.tools.iter().map(|t| t.spec().descriptor()).collect()
+    /// The `tools/list` entries, in registration order. Output schemas are listed only when
+    /// `output_schemas` is true (`MCP_STRUCTURED_OUTPUT`): a tool that advertises one must put
+    /// conforming `structuredContent` in every successful result.
+    pub fn descriptors(&self, output_schemas: bool) -> Vec<ToolDescriptor> {
+        self.tools
+            .iter()
+            .map(|t| {
+                let mut descriptor = t.spec().descriptor();
+                if !output_schemas {
+                    descriptor.output_schema = None;
+                }
+                descriptor
+            })
+            .collect()
     }
 
     /// The number of tools.
@@ -354,7 +365,14 @@ mod tests {
             .unwrap_err();
         assert!(err.0.contains("output schema"), "{err}");
         tool.0.output_schema = Some(json!({"type": "object"}));
-        assert!(Registry::new().register(Box::new(tool)).is_ok());
+        let mut registry = Registry::new();
+        assert!(registry.register(Box::new(tool)).is_ok());
+        // Listed only when structured output is on.
+        assert_eq!(
+            registry.descriptors(true)[0].output_schema,
+            Some(json!({"type": "object"}))
+        );
+        assert_eq!(registry.descriptors(false)[0].output_schema, None);
     }
 
     #[test]
@@ -368,7 +386,7 @@ mod tests {
     fn descriptors_omit_default_annotations() {
         let mut r = Registry::new();
         r.register(spec("a", json!({"type": "object"}))).unwrap();
-        let listed = serde_json::to_value(r.descriptors()).unwrap();
+        let listed = serde_json::to_value(r.descriptors(true)).unwrap();
         assert_eq!(
             listed,
             json!([{"name": "a", "description": "d", "inputSchema": {"type": "object"}}])

@@ -15,6 +15,7 @@ use crate::mcp::{
 };
 use crate::ports::Ports;
 use crate::registry::{schema, Registry, ToolCall, ToolError, ToolResult};
+use crate::structured;
 use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -246,7 +247,7 @@ async fn run_method(
                 return Err(ErrorObject::invalid_params("unknown cursor"));
             }
             to_json(&ListToolsResult {
-                tools: cx.registry.descriptors(),
+                tools: cx.registry.descriptors(cx.config.structured_output),
             })?
         }
         (_, "tools/call") => call_tool(cx, version, params).await?,
@@ -356,6 +357,7 @@ async fn call_tool(
             ))
         }
     };
+    let result = structured::enforce(result, tool.spec(), cx.config);
     to_json(&result.into_wire().for_revision(version))
 }
 

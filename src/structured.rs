@@ -1,0 +1,366 @@
+//! Structured output for code-mode harnesses (issue 5): the `{data, ...}` envelopes the six
+//! schema tools put in `structuredContent`, the size bound that turns an oversized value into
+//! `data: null` plus `incomplete`, their output schemas ([`schema`]), and the server-wide rule
+//! dispatch applies to every result of a schema tool ([`enforce`]).
+//!
+//! `MCP_STRUCTURED_OUTPUT` is server-wide, not per call: once a tool advertises an output schema,
+//! every successful result must carry a conforming value (the SDK clients check), and with the
+//! flag off nothing here may change a byte of `tools/list` or of a result.
+
+pub mod schema;
+
+use crate::config::Config;
+use crate::registry::{ToolResult, ToolSpec};
+use crate::value::{Map, Number, Value};
+
+pub use schema::Contract;
+
+/// Name of the member holding the upstream body after projection.
+pub const DATA: &str = "data";
+/// Name of the member saying `data` is not the whole result.
+pub const INCOMPLETE: &str = "incomplete";
+
+/// Why `data` is not the whole result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// The value was larger than `MCP_STRUCTURED_MAX_BYTES`; it is in an artifact.
+    Size,
+    /// A schema tool answered without a value: a server defect, never expected.
+    Unavailable,
+}
+
+impl Reason {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Size => "size",
+            Reason::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// The `incomplete` member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Incomplete {
+    /// Why.
+    pub reason: Reason,
+    /// Length of the whole value's compact JSON in UTF-8 bytes (0 when unavailable).
+    pub bytes: u64,
+    /// The bound in force (0 when unavailable).
+    pub limit_bytes: u64,
+    /// The artifact holding the whole value; `None` when it could not be saved.
+    pub artifact_id: Option<String>,
+}
+
+impl Incomplete {
+    /// The marker of a result a schema tool failed to give a value for.
+    pub fn unavailable() -> Incomplete {
+        Incomplete {
+            reason: Reason::Unavailable,
+            bytes: 0,
+            limit_bytes: 0,
+            artifact_id: None,
+        }
+    }
+
+    /// The marker of an oversized value of `bytes` bytes against `limit_bytes`.
+    pub fn size(bytes: usize, limit_bytes: usize, artifact_id: Option<String>) -> Incomplete {
+        Incomplete {
+            reason: Reason::Size,
+            bytes: bytes as u64,
+            limit_bytes: limit_bytes as u64,
+            artifact_id,
+        }
+    }
+
+    /// `{reason, bytes, limitBytes, artifactId}`.
+    pub fn to_value(&self) -> Value {
+        let integer =
+            |n: u64| Value::Number(Number::from_i64(i64::try_from(n).unwrap_or(i64::MAX)));
+        let mut map = Map::new();
+        map.insert("reason".into(), Value::from(self.reason.as_str()));
+        map.insert("bytes".into(), integer(self.bytes));
+        map.insert("limitBytes".into(), integer(self.limit_bytes));
+        map.insert(
+            "artifactId".into(),
+            self.artifact_id.clone().map_or(Value::Null, Value::String),
+        );
+        Value::Object(map)
+    }
+}
+
+/// How the value a tool's text is rendered from relates to its structured envelope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Envelope {
+    /// The text is rendered from the envelope itself, `{data, <metadata>}` (the GitHub lists
+    /// and `circleci_get`, whose text has always shown `nextPage` and `cache`).
+    Whole,
+    /// The text is the bare body; the envelope is `{"data": <body>}` (the Atlassian reads, whose
+    /// text matches the reference servers).
+    DataOnly,
+}
+
+/// `{"data":` and `}` around a [`Envelope::DataOnly`] value.
+const DATA_ONLY_OVERHEAD: usize = r#"{"data":}"#.len();
+
+impl Envelope {
+    /// The envelope of `rendered` as compact, lossless JSON: what `structuredContent` would be,
+    /// byte for byte what an artifact holds.
+    pub fn to_json(self, rendered: &Value) -> String {
+        match self {
+            Envelope::Whole => rendered.to_compact_json(),
+            Envelope::DataOnly => {
+                let mut out = String::from(r#"{"data":"#);
+                out.push_str(&rendered.to_compact_json());
+                out.push('}');
+                out
+            }
+        }
+    }
+
+    /// True when [`Envelope::to_json`] of `rendered` is at most `limit` bytes. Counts without
+    /// serializing and stops as soon as the count passes `limit`.
+    pub fn fits(self, rendered: &Value, limit: usize) -> bool {
+        let overhead = match self {
+            Envelope::Whole => 0,
+            Envelope::DataOnly => DATA_ONLY_OVERHEAD,
+        };
+        let Some(budget) = limit.checked_sub(overhead) else {
+            return false;
+        };
+        let mut counter = Counter { used: 0, budget };
+        counter.value(rendered)
+    }
+
+    /// The `structuredContent` value for `rendered`.
+    pub fn into_value(self, rendered: Value) -> Value {
+        match self {
+            Envelope::Whole => rendered,
+            Envelope::DataOnly => {
+                let mut map = Map::new();
+                map.insert(DATA.into(), rendered);
+                Value::Object(map)
+            }
+        }
+    }
+
+    /// The `structuredContent` value for `rendered` when its data is not given: `data` is null,
+    /// the metadata is kept, and `incomplete` follows.
+    pub fn into_incomplete(self, rendered: Value, incomplete: &Incomplete) -> Value {
+        let mut map = match (self, rendered) {
+            (Envelope::Whole, Value::Object(mut map)) => {
+                if let Some(data) = map.get_mut(DATA) {
+                    *data = Value::Null;
+                } else {
+                    map.insert(DATA.into(), Value::Null);
+                }
+                map
+            }
+            // A whole envelope is always an object; anything else keeps no metadata.
+            _ => Map::from_entries([(DATA.to_owned(), Value::Null)]),
+        };
+        map.insert(INCOMPLETE.into(), incomplete.to_value());
+        Value::Object(map)
+    }
+}
+
+/// Counts compact-JSON bytes (as `Value::to_compact_json` writes them) against a budget.
+struct Counter {
+    used: usize,
+    budget: usize,
+}
+
+impl Counter {
+    /// Adds `n`; false once the count is past the budget.
+    fn add(&mut self, n: usize) -> bool {
+        self.used = self.used.saturating_add(n);
+        self.used <= self.budget
+    }
+
+    fn value(&mut self, value: &Value) -> bool {
+        match value {
+            Value::Null => self.add(4),
+            Value::Bool(b) => self.add(if *b { 4 } else { 5 }),
+            Value::Number(n) => self.add(n.literal().len()),
+            Value::String(s) => self.string(s),
+            Value::Array(items) => {
+                let commas = items.len().saturating_sub(1);
+                self.add(2 + commas) && items.iter().all(|item| self.value(item))
+            }
+            Value::Object(map) => {
+                let commas = map.len().saturating_sub(1);
+                self.add(2 + commas)
+                    && map
+                        .iter()
+                        .all(|(k, v)| self.string(k) && self.add(1) && self.value(v))
+            }
+        }
+    }
+
+    /// A string literal with `write_json_string`'s escapes; every byte of a multi-byte UTF-8
+    /// sequence is >= 0x80 and counts one.
+    fn string(&mut self, s: &str) -> bool {
+        let escaped: usize = s
+            .bytes()
+            .map(|b| match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+                0x00..=0x1f => 6,
+                _ => 1,
+            })
+            .sum();
+        self.add(escaped + 2)
+    }
+}
+
+/// The server-wide rule, applied by dispatch to every result of a tool with an output schema:
+/// with the flag off no structured content leaves the server; error results never carry it;
+/// a successful result without it (a server defect) gets `{data: null, incomplete: {reason:
+/// "unavailable", ...}}` so it still conforms to the advertised schema.
+pub fn enforce(mut result: ToolResult, spec: &ToolSpec, config: &Config) -> ToolResult {
+    if spec.output_schema.is_none() {
+        return result;
+    }
+    if !config.structured_output || result.is_error {
+        result.structured_content = None;
+    } else if result.structured_content.is_none() {
+        result.structured_content = Some(unavailable());
+    }
+    result
+}
+
+/// The value a schema tool's successful result gets when it has none.
+pub fn unavailable() -> Value {
+    Envelope::DataOnly.into_incomplete(Value::Null, &Incomplete::unavailable())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::ToolAnnotations;
+    use serde_json::json;
+
+    fn parse(text: &str) -> Value {
+        crate::value::parse(text).unwrap()
+    }
+
+    #[test]
+    fn counting_agrees_with_serializing() {
+        let samples = [
+            "null",
+            "true",
+            "false",
+            "0",
+            "-1.50e+10",
+            r#""""#,
+            r#""a\"b\\c\n\r\t\b\f\u0001\u001f é 😀 \/""#,
+            r#"[]"#,
+            r#"{}"#,
+            r#"[1,[2,[3,{}]],"x",null]"#,
+            r#"{"b":1,"2":[true,false],"a":{"nested":{"k":"v"}},"":""}"#,
+        ];
+        for text in samples {
+            let value = parse(text);
+            for envelope in [Envelope::Whole, Envelope::DataOnly] {
+                let len = envelope.to_json(&value).len();
+                assert!(envelope.fits(&value, len), "{text} {envelope:?} at {len}");
+                assert!(
+                    !envelope.fits(&value, len - 1),
+                    "{text} {envelope:?} below {len}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn envelopes() {
+        let whole = parse(r#"{"data":{"a":1.0},"nextPage":2}"#);
+        assert_eq!(
+            Envelope::Whole.to_json(&whole),
+            r#"{"data":{"a":1.0},"nextPage":2}"#
+        );
+        assert_eq!(
+            Envelope::DataOnly.to_json(&parse(r#""diff --git""#)),
+            r#"{"data":"diff --git"}"#
+        );
+        let incomplete = Incomplete::size(300_000, 262_144, Some("id-1".into()));
+        assert_eq!(
+            Envelope::Whole
+                .into_incomplete(whole, &incomplete)
+                .to_compact_json(),
+            r#"{"data":null,"nextPage":2,"incomplete":{"reason":"size","bytes":300000,"limitBytes":262144,"artifactId":"id-1"}}"#
+        );
+        assert_eq!(
+            Envelope::DataOnly
+                .into_incomplete(parse("[1]"), &Incomplete::size(10, 5, None))
+                .to_compact_json(),
+            r#"{"data":null,"incomplete":{"reason":"size","bytes":10,"limitBytes":5,"artifactId":null}}"#
+        );
+        assert_eq!(
+            Envelope::DataOnly.into_value(parse("{}")).to_compact_json(),
+            r#"{"data":{}}"#
+        );
+    }
+
+    fn spec(output_schema: Option<serde_json::Value>) -> ToolSpec {
+        ToolSpec {
+            name: "t".into(),
+            title: None,
+            description: "d".into(),
+            input_schema: json!({"type": "object"}),
+            output_schema,
+            annotations: ToolAnnotations::default(),
+        }
+    }
+
+    #[test]
+    fn enforcement_follows_the_flag_and_the_schema() {
+        let on = Config {
+            structured_output: true,
+            ..Config::default()
+        };
+        let off = Config::default();
+        let schema_tool = spec(Some(Contract::Paged.output_schema()));
+        let plain_tool = spec(None);
+        let with = ToolResult::text("x").with_structured(Value::from("s"));
+        let bare = ToolResult::text("x");
+        let error = ToolResult {
+            is_error: true,
+            ..with.clone()
+        };
+        // Tools without a schema are never touched.
+        assert_eq!(enforce(with.clone(), &plain_tool, &off), with);
+        assert_eq!(enforce(bare.clone(), &plain_tool, &on), bare);
+        // Flag off: a schema tool's structured content is dropped.
+        assert_eq!(enforce(with.clone(), &schema_tool, &off), bare);
+        // Flag on: kept; errors lose it; a missing value is reported as unavailable.
+        assert_eq!(enforce(with.clone(), &schema_tool, &on), with);
+        assert_eq!(enforce(error, &schema_tool, &on).structured_content, None);
+        let guarded = enforce(bare, &schema_tool, &on).structured_content.unwrap();
+        assert_eq!(
+            guarded.to_compact_json(),
+            r#"{"data":null,"incomplete":{"reason":"unavailable","bytes":0,"limitBytes":0,"artifactId":null}}"#
+        );
+    }
+
+    #[test]
+    fn the_unavailable_value_conforms_to_every_contract() {
+        let value: serde_json::Value =
+            serde_json::from_str(&unavailable().to_compact_json()).unwrap();
+        for contract in [
+            Contract::Paged,
+            Contract::CircleCiRead,
+            Contract::AtlassianRead,
+        ] {
+            let result = crate::registry::schema::validate(&contract.output_schema(), &value);
+            assert_eq!(result, Ok(()), "{contract:?}");
+        }
+        // ...and a size marker without the metadata does not pass for a paged tool.
+        let sized = Envelope::DataOnly
+            .into_incomplete(Value::Null, &Incomplete::size(1, 1, None))
+            .to_compact_json();
+        let sized: serde_json::Value = serde_json::from_str(&sized).unwrap();
+        assert!(
+            crate::registry::schema::validate(&Contract::Paged.output_schema(), &sized).is_err()
+        );
+    }
+}
