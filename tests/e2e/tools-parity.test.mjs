@@ -79,7 +79,18 @@ for (const vendor of ["jira", "confluence", "bitbucket"]) {
       const expected = decided ? decided(entry.result.text) : entry.result.text;
       if (decided) assert.notEqual(expected, entry.result.text, `${entry.name}: the decided difference still applies`);
       const want = expected.split("\n").filter((_, i) => i !== entry.result.savedAtLine);
-      const got = r.text.split("\n").filter((line) => !SAVED_AT.test(line));
+      // The first block is the reference's text; a 429 (or a 503 with Retry-After) adds a retry
+      // sentence as a second block
+      // (decision 0011), which the reference cannot say without changing its text.
+      const blocks = r.result.content ?? [];
+      const retryAfter = Object.keys(entry.upstream.headers ?? {}).some((k) => k.toLowerCase() === "retry-after");
+      const status = entry.upstream.status;
+      const wantBlocks = status === 429 || (status === 503 && retryAfter) ? 2 : 1;
+      if (blocks.length !== wantBlocks) problems.push(`${blocks.length} content blocks, want ${wantBlocks}`);
+      if (wantBlocks === 2 && !/^(Retry after \d+ seconds \(at [0-9T:.-]+Z\)\.|The API gave no retry time)/.test(blocks[1]?.text ?? "")) {
+        problems.push(`second block is not a retry hint: ${JSON.stringify(blocks[1]?.text)}`);
+      }
+      const got = (blocks[0]?.text ?? "").split("\n").filter((line) => !SAVED_AT.test(line));
       if (got.join("\n") !== want.join("\n")) {
         const i = want.findIndex((line, n) => got[n] !== line);
         problems.push(`text differs at line ${i}:\n    want ${JSON.stringify(want[i])}\n    got  ${JSON.stringify(got[i])}`);
