@@ -11,7 +11,7 @@ export WRANGLER_SEND_METRICS := false
 export CLOUDFLARE_CF_FETCH_ENABLED := false
 
 NODE_TEST := node --test --test-force-exit --test-timeout=600000
-ORACLE_TESTS := $(wildcard tests/oracle/*.test.mjs)
+ORACLE_TESTS := $(wildcard tests/oracle/*.test.mjs tests/parity/*.test.mjs)
 E2E_TESTS := $(wildcard tests/e2e/*.test.mjs)
 BENCHES := $(wildcard bench/*.mjs)
 PORT ?= 8787
@@ -39,11 +39,11 @@ test: tools test-host test-oracle test-e2e conformance ## everything: host, orac
 test-host: ## cargo test (the core, on the host)
 	cargo test
 
-test-oracle: ## node oracle tests in tests/oracle (skipped when there are none)
+test-oracle: ## node oracle tests (tests/oracle) and reference-parity golden checks (tests/parity)
 ifneq ($(ORACLE_TESTS),)
 	$(NODE_TEST) $(ORACLE_TESTS)
 else
-	@echo "no oracle tests in tests/oracle; skipped"
+	@echo "no oracle tests; skipped"
 endif
 
 test-e2e: build ## the built worker in workerd, driven by the MCP SDK client and raw HTTP
