@@ -5,6 +5,7 @@
 use crate::mcp::ToolAnnotations;
 use crate::projection;
 use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
+use crate::structured::{Contract, Envelope};
 use crate::tools::output::{self, CommonArgs};
 use crate::upstream::{self, ApiPath, Method, Vendor};
 use futures::future::LocalBoxFuture;
@@ -74,9 +75,12 @@ impl Passthrough {
         .await;
         Ok(match reply {
             Ok(reply) => {
-                output::render_body(reply.body, &args, call.config)
-                    .finish(&call)
-                    .await
+                let mut rendered = output::render_body(reply.body, &args, call.config);
+                if self.spec.output_schema.is_some() {
+                    // The text stays the bare body (reference parity); the envelope wraps it.
+                    rendered = rendered.with_envelope(Envelope::DataOnly);
+                }
+                rendered.finish(&call).await
             }
             Err(error) => output::upstream_error(&error),
         })
@@ -173,7 +177,8 @@ fn spec(vendor: Vendor, method: Method) -> ToolSpec {
             "properties": properties,
             "required": required,
         }),
-        output_schema: None,
+        // The reads are the Atlassian schema tools; the write verbs stay text only.
+        output_schema: (method == Method::Get).then(|| Contract::AtlassianRead.output_schema()),
         annotations,
     }
 }

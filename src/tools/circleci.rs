@@ -7,6 +7,7 @@ use crate::mcp::ToolAnnotations;
 use crate::ports::header;
 use crate::projection;
 use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
+use crate::structured::{Contract, Envelope};
 use crate::time::iso8601_utc_ms;
 use crate::tools::output::{self, CommonArgs, Rendered};
 use crate::upstream::{self, ApiPath, Method, Vendor};
@@ -54,7 +55,7 @@ caller, except pipelines, workflows and jobs (their status changes), which are a
             "required": ["path"],
             "additionalProperties": false
         }),
-        output_schema: None,
+        output_schema: Some(Contract::CircleCiRead.output_schema()),
         annotations: ToolAnnotations {
             title: Some("CircleCI API GET".into()),
             read_only_hint: Some(true),
@@ -261,6 +262,7 @@ async fn respond(
 ) -> ToolResult {
     let data = output::project(body, common.jq.as_deref());
     Rendered::new(envelope(data, info), common.output_format, call.config)
+        .with_envelope(Envelope::Whole)
         .finish(call)
         .await
 }

@@ -6,6 +6,7 @@
 mod spec;
 
 use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
+use crate::structured::Envelope;
 use crate::tools::output::{self, CommonArgs, Rendered};
 use crate::upstream::{self, link, ApiPath, Method, Vendor};
 use crate::value::{Map, Number, Value};
@@ -306,6 +307,7 @@ async fn list(call: &ToolCall<'_>, request: Request) -> Result<ToolResult, ToolE
             let next = link::next_page(&reply.headers);
             let data = output::project(reply.body, common.jq.as_deref());
             Rendered::new(envelope(data, next), common.output_format, call.config)
+                .with_envelope(Envelope::Whole)
                 .finish(call)
                 .await
         }

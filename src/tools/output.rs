@@ -11,6 +11,7 @@ use crate::mcp::ContentBlock;
 use crate::projection;
 use crate::registry::{ToolCall, ToolError, ToolResult};
 use crate::render::{self, ArtifactRef, Cut, OutputFormat};
+use crate::structured::{Envelope, Incomplete};
 use crate::upstream::UpstreamError;
 use crate::value::{Map, Number, Value};
 use serde_json::{Map as JsonMap, Value as Json};
@@ -116,6 +117,8 @@ pub struct Rendered {
     pub text: String,
     /// Where the full rendering was cut, if it was.
     pub cut: Option<Cut>,
+    /// How the structured envelope is built from `value`, for the tools with an output schema.
+    pub envelope: Option<Envelope>,
 }
 
 impl Rendered {
@@ -135,29 +138,68 @@ impl Rendered {
             format,
             text,
             cut,
+            envelope: None,
         }
     }
 
-    /// The artifact's content: the value the text was rendered from, as compact JSON.
-    pub fn artifact_json(&self) -> Vec<u8> {
-        self.value.to_compact_json().into_bytes()
+    /// Marks the result as one of a tool with an output schema, whose envelope is built from
+    /// the rendered value as `envelope` says.
+    pub fn with_envelope(mut self, envelope: Envelope) -> Rendered {
+        self.envelope = Some(envelope);
+        self
     }
 
-    /// The tool result: one text block. When the text was cut, the full value is saved as the
-    /// call's artifact and the guidance block names it (or, if saving failed, names none).
+    /// The artifact's content, as compact JSON: for a tool with an output schema, the envelope
+    /// exactly as `structuredContent` would hold it (whatever `MCP_STRUCTURED_OUTPUT` says, so
+    /// an artifact's content never depends on the flag); for any other tool, the value the
+    /// text was rendered from.
+    pub fn artifact_json(&self) -> Vec<u8> {
+        match self.envelope {
+            Some(envelope) => envelope.to_json(&self.value).into_bytes(),
+            None => self.value.to_compact_json().into_bytes(),
+        }
+    }
+
+    /// The tool result: one text block and, for a tool with an output schema while
+    /// `MCP_STRUCTURED_OUTPUT` is on, `structuredContent`. When the text was cut or the
+    /// structured value is over `MCP_STRUCTURED_MAX_BYTES`, the full value is saved as the
+    /// call's one artifact, named by both the guidance block and `incomplete.artifactId` (or,
+    /// if saving failed, by neither).
     pub async fn finish(self, call: &ToolCall<'_>) -> ToolResult {
+        let limit = call.config.structured_max_bytes;
+        let structured = self.envelope.filter(|_| call.config.structured_output);
+        let oversized = structured.is_some_and(|envelope| !envelope.fits(&self.value, limit));
         let mut slot = ArtifactSlot::new(Artifacts::new(call.ports, call.config), call.principal);
+        let mut full_bytes = 0;
+        let artifact = if self.cut.is_some() || oversized {
+            slot.save(|| {
+                let json = self.artifact_json();
+                full_bytes = json.len();
+                json
+            })
+            .await
+        } else {
+            None
+        };
         let text = match &self.cut {
             None => self.text,
             Some(cut) => {
-                let artifact = slot
-                    .save(|| self.artifact_json())
-                    .await
+                let named = artifact
+                    .as_ref()
                     .map(|id| ArtifactRef { id: id.to_string() });
-                cut.apply(&self.text, artifact.as_ref())
+                cut.apply(&self.text, named.as_ref())
             }
         };
-        ToolResult::text(text)
+        let mut result = ToolResult::text(text);
+        result.structured_content = structured.map(|envelope| {
+            if oversized {
+                let id = artifact.map(|id| id.to_string());
+                envelope.into_incomplete(self.value, &Incomplete::size(full_bytes, limit, id))
+            } else {
+                envelope.into_value(self.value)
+            }
+        });
+        result
     }
 }
 
@@ -176,7 +218,8 @@ pub fn error_result(text: impl Into<String>) -> ToolResult {
 }
 
 /// The `isError` result for a failed vendor call. Atlassian texts match the reference servers
-/// byte for byte and so cannot say when to retry; for them the retry hint of a rate limit goes
+/// byte for byte and so cannot say when to retry; for them the retry hint of a 429 (or a 503 with
+/// Retry-After) goes
 /// in a second text block (GitHub and CircleCI texts carry it already).
 pub fn upstream_error(error: &UpstreamError) -> ToolResult {
     let mut result = error_result(error.text());

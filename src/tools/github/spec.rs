@@ -5,6 +5,7 @@ use super::{LIST_JOBS, LIST_RUNS};
 use crate::mcp::ToolAnnotations;
 use crate::projection;
 use crate::registry::ToolSpec;
+use crate::structured::Contract;
 use serde_json::{json, Value as Json};
 
 /// Page size when none is given (GitHub's own default).
@@ -117,7 +118,7 @@ its id and call github_list_workflow_jobs. Always live data, never cached."
             "required": ["owner", "repo"],
             "additionalProperties": false
         }),
-        output_schema: None,
+        output_schema: Some(Contract::Paged.output_schema()),
         annotations: annotations("List GitHub Actions workflow runs"),
     }
 }
@@ -149,7 +150,7 @@ Always live data, never cached."
             "required": ["owner", "repo", "runId"],
             "additionalProperties": false
         }),
-        output_schema: None,
+        output_schema: Some(Contract::Paged.output_schema()),
         annotations: annotations("List the jobs of a GitHub Actions run"),
     }
 }
