@@ -1,195 +1,24 @@
 //! Host tests of artifacts and `artifact_read`: chunked round trips equal to the saved bytes,
 //! ranged reads that never fetch a whole object, the one not-found text for another principal's,
 //! unknown, malformed and expired ids, retention (clamps, read-time enforcement from the stored
-//! creation time), store failures (a null artifact and one log line), id format, and the
-//! truncation path (one artifact per call, named in the guidance block).
+//! creation time), store failures (a null artifact and one log line) and the id format. The
+//! truncation path is in tests/artifacts_truncation.rs.
 
+mod artifacts_common;
 mod ci_common;
 mod protocol_common;
 
+use artifacts_common::*;
 use base64::Engine as _;
-use ci_common::{json_response, settings};
 use devtools_mcp_edge::artifacts::{ArtifactId, ArtifactSlot, Artifacts, NOT_FOUND};
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::config::Config;
-use devtools_mcp_edge::ports::fake::{FakeEnv, MemoryArtifacts, ScriptedHttp};
-use devtools_mcp_edge::ports::{ArtifactChunk, ArtifactMeta, ArtifactStore, Ports, StoreError};
-use devtools_mcp_edge::registry;
-use devtools_mcp_edge::render::ArtifactRef;
+use devtools_mcp_edge::ports::fake::FakeEnv;
+use devtools_mcp_edge::ports::{ArtifactMeta, ArtifactStore, Ports};
 use devtools_mcp_edge::server::Server;
 use futures::executor::block_on;
-use futures::future::LocalBoxFuture;
 use protocol_common::*;
 use serde_json::{json, Value as Json};
-use std::cell::{Cell, RefCell};
-
-const READ: &str = "artifact_read";
-const RUNS: &str = "github_list_workflow_runs";
-const ALICE: &str = "alice-token-1-0123456789";
-
-/// An artifact store that records every ranged read (offset, length asked, bytes returned) and
-/// every head, over an in-memory store.
-#[derive(Default)]
-struct Counting {
-    inner: MemoryArtifacts,
-    ranges: RefCell<Vec<(u64, u64, usize)>>,
-    heads: Cell<usize>,
-}
-
-impl ArtifactStore for Counting {
-    fn put<'a>(
-        &'a self,
-        key: &'a str,
-        bytes: Vec<u8>,
-        meta: ArtifactMeta,
-    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
-        self.inner.put(key, bytes, meta)
-    }
-
-    fn get_range<'a>(
-        &'a self,
-        key: &'a str,
-        offset: u64,
-        length: u64,
-    ) -> LocalBoxFuture<'a, Result<Option<ArtifactChunk>, StoreError>> {
-        Box::pin(async move {
-            let chunk = self.inner.get_range(key, offset, length).await?;
-            let got = chunk.as_ref().map_or(0, |c| c.bytes.len());
-            self.ranges.borrow_mut().push((offset, length, got));
-            Ok(chunk)
-        })
-    }
-
-    fn head<'a>(
-        &'a self,
-        key: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>> {
-        self.heads.set(self.heads.get() + 1);
-        self.inner.head(key)
-    }
-}
-
-/// What `tools/call` answered: the first text block, `isError`, and the whole result.
-struct Reply {
-    text: String,
-    is_error: bool,
-    result: Json,
-}
-
-fn call_with(server: &Server, ports: Ports<'_>, token: &str, name: &str, args: Json) -> Reply {
-    let body = request(
-        1,
-        "tools/call",
-        json!({"name": name, "arguments": args, "_meta": meta_2026()}),
-    );
-    let auth = format!("Bearer {token}");
-    let mut headers = headers_2026("tools/call", Some(name));
-    headers.push(("Authorization", auth.as_str()));
-    let response = block_on(server.handle(post(&body.to_string(), &headers), ports));
-    assert_eq!(
-        response.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
-    let result = body_json(&response)["result"].clone();
-    assert!(result.is_object(), "not a result: {result}");
-    Reply {
-        text: result["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        is_error: result["isError"].as_bool().unwrap_or(false),
-        result,
-    }
-}
-
-/// A server with the production registry, GitHub configured, and `extra` settings.
-fn server(extra: &[(&str, &str)]) -> Server {
-    Server::with_registry(&settings_fn(settings(extra)), registry::production())
-}
-
-/// One `artifact_read` chunk, parsed.
-fn read(server: &Server, ports: Ports<'_>, token: &str, args: Json) -> Json {
-    let reply = call_with(server, ports, token, READ, args);
-    assert!(!reply.is_error, "artifact_read failed: {}", reply.text);
-    assert!(reply.result.get("structuredContent").is_none());
-    serde_json::from_str(&reply.text).unwrap_or_else(|e| panic!("{e}: {}", reply.text))
-}
-
-/// Reads artifact `id` whole, `max_bytes` at a time, checking each chunk's bookkeeping.
-fn read_all(server: &Server, ports: Ports<'_>, token: &str, id: &str, max_bytes: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut offset = 0;
-    loop {
-        let page = read(
-            server,
-            ports,
-            token,
-            json!({"artifactId": id, "offset": offset, "maxBytes": max_bytes}),
-        );
-        let keys: Vec<&str> = page
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                "artifactId",
-                "offset",
-                "nextOffset",
-                "totalBytes",
-                "eof",
-                "encoding",
-                "data"
-            ]
-        );
-        assert_eq!(page["artifactId"], id);
-        assert_eq!(page["offset"], offset);
-        assert_eq!(page["encoding"], "base64");
-        let data = base64::engine::general_purpose::STANDARD
-            .decode(page["data"].as_str().unwrap())
-            .unwrap();
-        assert!(data.len() as u64 <= max_bytes);
-        out.extend_from_slice(&data);
-        let next = page["nextOffset"].as_u64().unwrap();
-        assert_eq!(next, offset + data.len() as u64);
-        assert_eq!(page["eof"], next == page["totalBytes"].as_u64().unwrap());
-        if page["eof"] == true {
-            assert_eq!(out.len() as u64, page["totalBytes"].as_u64().unwrap());
-            return out;
-        }
-        assert!(!data.is_empty(), "a chunk before the end is never empty");
-        offset = next;
-    }
-}
-
-/// Bytes that are not UTF-8 and not JSON: artifacts are bytes.
-fn noise(len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i * 7919 % 251) as u8).collect()
-}
-
-fn save(ports: Ports<'_>, config: &Config, owner: &str, bytes: Vec<u8>) -> ArtifactId {
-    block_on(Artifacts::new(ports, config).save(
-        &Principal::named(owner),
-        bytes,
-        "application/json",
-    ))
-    .expect("the in-memory store accepts the artifact")
-}
-
-fn is_uuid_v4(id: &str) -> bool {
-    let b = id.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            14 => *c == b'4',
-            19 => matches!(c, b'8' | b'9' | b'a' | b'b'),
-            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(c),
-        })
-}
 
 #[test]
 fn chunks_read_back_equal_the_saved_bytes_without_fetching_whole_objects() {
@@ -202,7 +31,7 @@ fn chunks_read_back_equal_the_saved_bytes_without_fetching_whole_objects() {
     let config = Config::default();
     let bytes = noise(200_003);
     let id = save(ports, &config, "ci", bytes.clone());
-    let server = server(&[]);
+    let server = artifact_server(&[]);
     for max_bytes in [65_536, 70_000, 1, 200_003, 1_048_576] {
         store.ranges.borrow_mut().clear();
         let small = bytes.len().min(40);
@@ -288,7 +117,7 @@ fn offsets_and_chunk_sizes_through_the_tool() {
     let config = Config::default();
     let big = noise(1_048_576 + 1_000);
     let id = save(env.ports(), &config, "ci", big.clone());
-    let server = server(&[]);
+    let server = artifact_server(&[]);
     let ports = env.ports();
     let chunk = |args: Json| read(&server, ports, TOKEN, args);
     // maxBytes defaults to 65536 and is clamped into 1..1048576, never refused.
@@ -361,7 +190,7 @@ fn unreadable_artifacts_all_answer_the_same_text() {
     let env = FakeEnv::new();
     let config = Config::default();
     let id = save(env.ports(), &config, "ci", b"{\"secret\":1}".to_vec());
-    let server = server(&[]);
+    let server = artifact_server(&[]);
     let ports = env.ports();
     // The owner reads it.
     assert_eq!(
@@ -431,8 +260,8 @@ fn retention_is_clamped_and_enforced_from_the_creation_time() {
     let ports = env.ports();
     let config = Config::default();
     let id = save(ports, &config, "ci", b"[1,2,3]".to_vec());
-    let hour = server(&[]);
-    let short = server(&[("STREAMING_ARTIFACT_RETENTION_SECONDS", "300")]);
+    let hour = artifact_server(&[]);
+    let short = artifact_server(&[("STREAMING_ARTIFACT_RETENTION_SECONDS", "300")]);
     let readable = |server: &Server| {
         !call_with(
             server,
@@ -575,7 +404,7 @@ fn store_failures_on_read_are_reported_and_logged() {
     let id = save(env.ports(), &config, "ci", b"{}".to_vec());
     env.artifacts.failing.set(true);
     let reply = call_with(
-        &server(&[]),
+        &artifact_server(&[]),
         env.ports(),
         TOKEN,
         READ,
@@ -598,106 +427,10 @@ fn store_failures_on_read_are_reported_and_logged() {
     );
 }
 
-/// A runs page of `n` runs, as compact JSON (the artifact must reproduce it byte for byte).
-fn runs_body(n: usize) -> String {
-    let runs: Vec<Json> = (0..n)
-        .map(|i| json!({"id": 30433642 + i, "name": "CI build with a long name", "status": "completed"}))
-        .collect();
-    json!({"total_count": n, "workflow_runs": runs}).to_string()
-}
-
-fn runs_env(body: String) -> FakeEnv {
-    FakeEnv::with_http(ScriptedHttp::new(move |_| {
-        Ok(json_response(200, &body, &[]))
-    }))
-}
-
-#[test]
-fn truncated_text_names_one_artifact_holding_the_full_value() {
-    let body = runs_body(400);
-    let env = runs_env(body.clone());
-    let server = server(&[("MCP_TEXT_MAX_CHARS", "1000")]);
-    let ports = env.ports();
-    for format in ["toon", "json"] {
-        let before = env.artifacts.keys();
-        let reply = call_with(
-            &server,
-            ports,
-            TOKEN,
-            RUNS,
-            json!({"owner": "o", "repo": "r", "outputFormat": format}),
-        );
-        assert!(!reply.is_error, "{}", reply.text);
-        let after = env.artifacts.keys();
-        assert_eq!(after.len(), before.len() + 1, "one artifact per call");
-        let key = after.iter().find(|k| !before.contains(k)).unwrap();
-        let id = key.rsplit('/').next().unwrap();
-        assert!(is_uuid_v4(id));
-        let line = ArtifactRef { id: id.to_owned() }.guidance_line();
-        assert!(
-            reply.text.contains(&format!(
-                "**To access the complete data:**\n{line}\n- Consider"
-            )),
-            "{}",
-            reply.text
-        );
-        // The artifact is the value the text was rendered from: the {data, nextPage} envelope.
-        let whole = read_all(&server, ports, TOKEN, id, 4_096);
-        assert_eq!(
-            String::from_utf8(whole).unwrap(),
-            format!("{{\"data\":{body},\"nextPage\":null}}")
-        );
-        // Only its owner can read it.
-        let other = call_with(&server, ports, ALICE, READ, json!({"artifactId": id}));
-        assert_eq!((other.is_error, other.text.as_str()), (true, NOT_FOUND));
-    }
-}
-
-#[test]
-fn untruncated_results_save_nothing_and_a_failed_save_still_answers() {
-    let env = runs_env(runs_body(2));
-    let server = server(&[("MCP_TEXT_MAX_CHARS", "1000")]);
-    let reply = call_with(
-        &server,
-        env.ports(),
-        TOKEN,
-        RUNS,
-        json!({"owner": "o", "repo": "r"}),
-    );
-    assert!(!reply.is_error && !reply.text.contains("Truncated"));
-    assert!(env.artifacts.keys().is_empty());
-
-    let env = runs_env(runs_body(400));
-    env.artifacts.failing.set(true);
-    let reply = call_with(
-        &server,
-        env.ports(),
-        TOKEN,
-        RUNS,
-        json!({"owner": "o", "repo": "r"}),
-    );
-    assert!(!reply.is_error);
-    assert!(reply.text.contains("## Response Truncated"));
-    assert!(
-        reply
-            .text
-            .contains("**To access the complete data:**\n- Consider refining"),
-        "no artifact line when saving failed: {}",
-        reply.text
-    );
-    let failures: Vec<String> = env
-        .log
-        .lines()
-        .into_iter()
-        .filter(|l| l.contains("artifact_save_failed"))
-        .collect();
-    assert_eq!(failures.len(), 1, "{failures:?}");
-}
-
 #[test]
 fn artifact_read_is_listed_without_an_output_schema_whatever_the_flag() {
     for flag in ["false", "true"] {
-        let server = server(&[("MCP_STRUCTURED_OUTPUT", flag)]);
+        let server = artifact_server(&[("MCP_STRUCTURED_OUTPUT", flag)]);
         let env = FakeEnv::new();
         let body = request(1, "tools/list", json!({"_meta": meta_2026()}));
         let response = block_on(server.handle(
