@@ -212,6 +212,18 @@ impl Counter {
     }
 }
 
+/// Replaces numbers outside the double range (`1e400`) with null, as `JSON.stringify` writes
+/// `Infinity` and as the text shows them: the JSON-RPC layer cannot carry them, and an envelope
+/// must serialize.
+pub fn null_non_finite(value: &mut Value) {
+    match value {
+        Value::Number(n) if !n.as_f64().is_finite() => *value = Value::Null,
+        Value::Array(items) => items.iter_mut().for_each(null_non_finite),
+        Value::Object(map) => map.values_mut().for_each(null_non_finite),
+        _ => {}
+    }
+}
+
 /// The server-wide rule, applied by dispatch to every result of a tool with an output schema:
 /// with the flag off no structured content leaves the server; error results never carry it;
 /// a successful result without it (a server defect) gets `{data: null, incomplete: {reason:

@@ -278,6 +278,11 @@ impl Map {
         }
     }
 
+    /// The values in JavaScript key order, mutably (keys and their order cannot change).
+    pub fn values_mut(&mut self) -> impl ExactSizeIterator<Item = &mut Value> {
+        self.entries.iter_mut().map(|(_, v)| v)
+    }
+
     /// Whether `key` is present.
     pub fn contains_key(&self, key: &str) -> bool {
         self.position(key).is_some()

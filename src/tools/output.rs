@@ -11,7 +11,7 @@ use crate::mcp::ContentBlock;
 use crate::projection;
 use crate::registry::{ToolCall, ToolError, ToolResult};
 use crate::render::{self, ArtifactRef, Cut, OutputFormat};
-use crate::structured::{Envelope, Incomplete};
+use crate::structured::{self, Envelope, Incomplete};
 use crate::upstream::UpstreamError;
 use crate::value::{Map, Number, Value};
 use serde_json::{Map as JsonMap, Value as Json};
@@ -165,9 +165,13 @@ impl Rendered {
     /// structured value is over `MCP_STRUCTURED_MAX_BYTES`, the full value is saved as the
     /// call's one artifact, named by both the guidance block and `incomplete.artifactId` (or,
     /// if saving failed, by neither).
-    pub async fn finish(self, call: &ToolCall<'_>) -> ToolResult {
+    pub async fn finish(mut self, call: &ToolCall<'_>) -> ToolResult {
         let limit = call.config.structured_max_bytes;
         let structured = self.envelope.filter(|_| call.config.structured_output);
+        if self.envelope.is_some() && (structured.is_some() || self.cut.is_some()) {
+            // Before measuring, so the size, the artifact and structuredContent agree.
+            structured::null_non_finite(&mut self.value);
+        }
         let oversized = structured.is_some_and(|envelope| !envelope.fits(&self.value, limit));
         let mut slot = ArtifactSlot::new(Artifacts::new(call.ports, call.config), call.principal);
         let mut full_bytes = 0;
