@@ -1,5 +1,5 @@
-//! The vendor tools: one module per family, and [`output`], the path every tool's result takes
-//! (common arguments, projection, rendering, truncation).
+//! The vendor tools (one module per family), `artifact_read`, and [`output`], the path every tool's
+//! result takes (common arguments, projection, rendering, truncation, the call's artifact).
 
 pub mod artifact_read;
 pub mod atlassian;
