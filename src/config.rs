@@ -3,6 +3,7 @@
 //! range are clamped into it; an unparsable value is an error, never a silent default.
 
 use crate::auth::TokenTable;
+use crate::policy::enforce::PolicySettings;
 use crate::upstream::vendor::UpstreamSettings;
 use std::fmt;
 
@@ -26,6 +27,12 @@ pub const STREAMING_ARTIFACT_RETENTION_SECONDS: &str = "STREAMING_ARTIFACT_RETEN
 pub const MCP_STRUCTURED_OUTPUT: &str = "MCP_STRUCTURED_OUTPUT";
 /// The largest serialized `structuredContent` value, in bytes; larger goes to an artifact.
 pub const MCP_STRUCTURED_MAX_BYTES: &str = "MCP_STRUCTURED_MAX_BYTES";
+/// The enterprise policy document (JSON), a var or secret; see docs/policy.md.
+pub const MCP_POLICY: &str = "MCP_POLICY";
+/// The key of the policy document in the `POLICY` KV namespace.
+pub const MCP_POLICY_KV_KEY: &str = "MCP_POLICY_KV_KEY";
+/// How long an approval request (pending or approved) lives.
+pub const MCP_APPROVAL_TTL_SECONDS: &str = "MCP_APPROVAL_TTL_SECONDS";
 /// GitHub token (a secret).
 pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
 /// GitHub API root (GitHub Enterprise, tests).
@@ -61,6 +68,9 @@ pub const SETTINGS: &[&str] = &[
     STREAMING_ARTIFACT_RETENTION_SECONDS,
     MCP_STRUCTURED_OUTPUT,
     MCP_STRUCTURED_MAX_BYTES,
+    MCP_POLICY,
+    MCP_POLICY_KV_KEY,
+    MCP_APPROVAL_TTL_SECONDS,
     GITHUB_TOKEN,
     GITHUB_API_URL,
     CIRCLECI_TOKEN,
@@ -126,6 +136,13 @@ pub const STRUCTURED_MAX_BYTES: Bounds = Bounds {
     max: 16 * 1024 * 1024,
 };
 
+/// `MCP_APPROVAL_TTL_SECONDS`: default one hour, clamped to 60 (KV's minimum TTL)..=86 400.
+pub const APPROVAL_TTL_SECONDS: Bounds = Bounds {
+    default: 3_600,
+    min: 60,
+    max: 86_400,
+};
+
 /// The server's settings, typed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -151,6 +168,8 @@ pub struct Config {
     pub structured_max_bytes: usize,
     /// Vendor base URLs and credentials.
     pub upstream: UpstreamSettings,
+    /// Where the enterprise policy is, and the approval TTL.
+    pub policy: PolicySettings,
     /// Settings that were out of range and clamped: (name, value given, value used).
     pub clamped: Vec<(&'static str, String, u64)>,
 }
@@ -170,6 +189,10 @@ impl Default for Config {
             structured_output: false,
             structured_max_bytes: STRUCTURED_MAX_BYTES.default as usize,
             upstream: UpstreamSettings::default(),
+            policy: PolicySettings {
+                approval_ttl_seconds: APPROVAL_TTL_SECONDS.default,
+                ..PolicySettings::default()
+            },
             clamped: Vec::new(),
         }
     }
@@ -247,6 +270,7 @@ impl Config {
             })?,
         };
         let structured_max_bytes = number(MCP_STRUCTURED_MAX_BYTES, STRUCTURED_MAX_BYTES)?;
+        let approval_ttl = number(MCP_APPROVAL_TTL_SECONDS, APPROVAL_TTL_SECONDS)?;
         config.text_max_chars = usize::try_from(text_max_chars).unwrap_or(usize::MAX);
         config.http_cache_ttl_seconds = ttl;
         config.upstream_timeout_ms = timeout;
@@ -255,6 +279,22 @@ impl Config {
         config.structured_output = structured_output;
         config.structured_max_bytes = usize::try_from(structured_max_bytes).unwrap_or(usize::MAX);
         config.upstream = UpstreamSettings::from_settings(&get)?;
+        // The document itself is checked at each call, so a broken one refuses tool calls
+        // (fail closed) while tools/list and the rest of the server keep working.
+        let kv_key = get(MCP_POLICY_KV_KEY).map(|k| k.trim().to_owned());
+        if let Some(key) = &kv_key {
+            if key.len() > 512 {
+                return Err(ConfigError {
+                    setting: MCP_POLICY_KV_KEY,
+                    reason: "a KV key is at most 512 bytes".into(),
+                });
+            }
+        }
+        config.policy = PolicySettings {
+            document: get(MCP_POLICY),
+            kv_key,
+            approval_ttl_seconds: approval_ttl,
+        };
         Ok(config)
     }
 

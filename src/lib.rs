@@ -16,6 +16,8 @@ pub mod cache;
 pub mod artifacts;
 pub mod render;
 pub mod auth;
+pub mod policy;
+pub mod approvals;
 pub mod config;
 pub mod jsonrpc;
 pub mod mcp;

@@ -118,6 +118,13 @@ pub trait CacheStore {
     ) -> LocalBoxFuture<'a, Result<(), StoreError>>;
     /// Removes the entry at `key`, if any.
     fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), StoreError>>;
+    /// The keys starting with `prefix`, at most `limit` of them (KV list: eventually consistent,
+    /// so a key written moments ago elsewhere may be missing).
+    fn list<'a>(
+        &'a self,
+        prefix: &'a str,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<String>, StoreError>>;
 }
 
 /// What is known of a stored artifact without reading its body.
@@ -180,6 +187,13 @@ pub trait Log {
     fn line(&self, line: &str);
 }
 
+/// The worker's settings (secrets first, then vars), read by name at request time: a policy held
+/// in KV names the secrets of its identities, which are only known once it is read.
+pub trait Settings {
+    /// The setting `name`, if set.
+    fn get(&self, name: &str) -> Option<String>;
+}
+
 /// Everything the core needs from its environment, borrowed for one request.
 #[derive(Clone, Copy)]
 pub struct Ports<'a> {
@@ -187,6 +201,11 @@ pub struct Ports<'a> {
     pub http: &'a dyn UpstreamHttp,
     /// The HTTP cache (KV `HTTP_CACHE`).
     pub cache: &'a dyn CacheStore,
+    /// Policy state (KV `POLICY`): a KV-held policy document and approvals. Writes complete
+    /// before the call returns.
+    pub state: &'a dyn CacheStore,
+    /// Settings by name.
+    pub settings: &'a dyn Settings,
     /// The artifact store (R2 `ARTIFACTS`).
     pub artifacts: &'a dyn ArtifactStore,
     /// The clock.

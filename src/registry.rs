@@ -144,6 +144,15 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
     /// Runs one call.
     fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>>;
+    /// The upstream request a call with `arguments` would make (vendor, method, normalised
+    /// path), worked out before it runs so enterprise policy can decide on it; `None` for tools
+    /// that make no upstream request.
+    fn upstream_target(
+        &self,
+        _arguments: &Map<String, Json>,
+    ) -> Option<Result<crate::policy::Target, ToolError>> {
+        None
+    }
 }
 
 /// Why a tool could not be registered (a programming error, caught by tests).
@@ -184,6 +193,10 @@ pub fn production() -> Result<Registry, RegistryError> {
     }
     // Offered whatever MCP_STRUCTURED_OUTPUT says: truncated texts name artifacts either way.
     registry.register(Box::new(crate::tools::artifact_read::ArtifactRead::new()))?;
+    // Listed even without a policy: tools/list hides nothing, and they say why they refuse.
+    for tool in crate::tools::approvals::tools() {
+        registry.register(tool)?;
+    }
     Ok(registry)
 }
 

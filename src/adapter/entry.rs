@@ -2,7 +2,10 @@
 //! ports for this request, runs the core [`Server`] and converts its answer back. It never returns
 //! `Err`, so the runtime's generic error page never reaches a client.
 
-use super::env::{setting, ConsoleLog, CryptoRng, JsClock, ARTIFACTS_BINDING, CACHE_BINDING};
+use super::env::{
+    setting, ConsoleLog, CryptoRng, EnvSettings, JsClock, ARTIFACTS_BINDING, CACHE_BINDING,
+    POLICY_BINDING,
+};
 use super::fetch::FetchHttp;
 use super::kv::KvCache;
 use super::r2::R2Artifacts;
@@ -33,6 +36,9 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     });
     let request = read_request(req).await;
     let cache = KvCache::new(env.kv(CACHE_BINDING).map_err(missing(CACHE_BINDING)), ctx);
+    // Optional: only a policy held in KV, or approvals, need it; without it they fail closed.
+    let state = KvCache::awaited(env.kv(POLICY_BINDING).map_err(missing(POLICY_BINDING)));
+    let settings = EnvSettings(&env);
     let artifacts = R2Artifacts::new(
         env.bucket(ARTIFACTS_BINDING)
             .map_err(missing(ARTIFACTS_BINDING)),
@@ -40,6 +46,8 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     let ports = Ports {
         http: &FetchHttp,
         cache: &cache,
+        state: &state,
+        settings: &settings,
         artifacts: &artifacts,
         clock: &JsClock,
         rng: &CryptoRng,

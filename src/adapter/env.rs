@@ -1,11 +1,13 @@
 //! Settings read from the Workers `Env`, and the ports served by JavaScript globals: the clock
 //! (`Date.now()`), randomness (`crypto.getRandomValues`) and the log (`console.log`).
 
-use crate::ports::{Clock, Log, Rng};
+use crate::ports::{Clock, Log, Rng, Settings};
 use worker::Env;
 
 /// Binding name of the KV namespace used as the HTTP cache.
 pub const CACHE_BINDING: &str = "HTTP_CACHE";
+/// Binding name of the KV namespace holding policy state (a KV-held policy, approvals).
+pub const POLICY_BINDING: &str = "POLICY";
 /// Binding name of the R2 bucket holding oversized results.
 pub const ARTIFACTS_BINDING: &str = "ARTIFACTS";
 
@@ -18,6 +20,15 @@ pub fn setting(env: &Env, name: &str) -> Option<String> {
         .map(|s| s.to_string())
         .or_else(|_| env.var(name).map(|v| v.to_string()))
         .ok()
+}
+
+/// Settings read from one request's `Env`.
+pub struct EnvSettings<'a>(pub &'a Env);
+
+impl Settings for EnvSettings<'_> {
+    fn get(&self, name: &str) -> Option<String> {
+        setting(self.0, name)
+    }
 }
 
 /// Wall-clock time from `Date.now()`.

@@ -1,5 +1,6 @@
-//! The cache store on Workers KV. Writes run after the response through `ctx.wait_until`, so a
-//! cache fill never adds KV's write latency to the request that produced it.
+//! The cache store on Workers KV. For the HTTP cache, writes run after the response through
+//! `ctx.wait_until`, so a cache fill never adds KV's write latency to the request that produced
+//! it; for policy state (approvals) they complete before the call returns.
 
 use crate::ports::{CacheEntry, CacheStore, StoreError};
 use futures::future::LocalBoxFuture;
@@ -12,16 +13,26 @@ const MAX_KEY_BYTES: usize = 512;
 /// KV's limit on serialised metadata, in bytes.
 const MAX_METADATA_BYTES: usize = 1024;
 
-/// A [`CacheStore`] over the `HTTP_CACHE` namespace; without the binding every call fails.
+/// A [`CacheStore`] over a KV namespace; without the binding every call fails.
 pub struct KvCache {
     store: Result<KvStore, String>,
-    ctx: Context,
+    /// Where deferred writes are scheduled; `None` when writes are awaited.
+    ctx: Option<Context>,
 }
 
 impl KvCache {
     /// A cache over `store` (or the reason it is missing), scheduling writes on `ctx`.
     pub fn new(store: Result<KvStore, String>, ctx: Context) -> KvCache {
-        KvCache { store, ctx }
+        KvCache {
+            store,
+            ctx: Some(ctx),
+        }
+    }
+
+    /// A store whose writes finish before `put` returns: approvals must be readable by the next
+    /// request, and a consumed approval must be marked before the call it allows runs.
+    pub fn awaited(store: Result<KvStore, String>) -> KvCache {
+        KvCache { store, ctx: None }
     }
 
     fn store(&self) -> Result<&KvStore, StoreError> {
@@ -81,7 +92,10 @@ impl CacheStore for KvCache {
                 .and_then(|put| put.metadata(entry.metadata))
                 .map(|put| put.expiration_ttl(ttl_seconds.max(MIN_TTL_SECONDS)))
                 .map_err(kv_error)?;
-            self.ctx.wait_until(async move {
+            let Some(ctx) = &self.ctx else {
+                return write.execute().await.map_err(kv_error);
+            };
+            ctx.wait_until(async move {
                 if let Err(error) = write.execute().await {
                     worker::console_error!(
                         "{{\"event\":\"cache_write_failed\",\"error\":{}}}",
@@ -95,6 +109,36 @@ impl CacheStore for KvCache {
 
     fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move { self.store()?.delete(key).await.map_err(kv_error) })
+    }
+
+    fn list<'a>(
+        &'a self,
+        prefix: &'a str,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<String>, StoreError>> {
+        Box::pin(async move {
+            let store = self.store()?;
+            let mut keys = Vec::new();
+            let mut cursor: Option<String> = None;
+            // KV pages hold at most 1000 keys; follow the cursor until `limit` or the end.
+            loop {
+                let mut request = store.list().prefix(prefix.to_owned());
+                if let Some(c) = cursor.take() {
+                    request = request.cursor(c);
+                }
+                let page = request.execute().await.map_err(kv_error)?;
+                keys.extend(page.keys.into_iter().map(|k| k.name));
+                if keys.len() >= limit || page.list_complete {
+                    break;
+                }
+                match page.cursor {
+                    Some(c) if !c.is_empty() => cursor = Some(c),
+                    _ => break,
+                }
+            }
+            keys.truncate(limit);
+            Ok(keys)
+        })
     }
 }
 

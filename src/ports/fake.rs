@@ -143,6 +143,47 @@ impl CacheStore for MemoryCache {
             Ok(())
         })
     }
+
+    fn list<'a>(
+        &'a self,
+        prefix: &'a str,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<String>, StoreError>> {
+        Box::pin(async move {
+            self.check()?;
+            let now = self.clock.now_ms();
+            // KV lists keys in lexicographic order and leaves out expired ones.
+            let mut keys: Vec<String> = self
+                .entries
+                .borrow()
+                .iter()
+                .filter(|(k, (_, expires))| k.starts_with(prefix) && *expires > now)
+                .map(|(k, _)| k.clone())
+                .collect();
+            keys.sort_unstable();
+            keys.truncate(limit);
+            Ok(keys)
+        })
+    }
+}
+
+/// Settings from a map, changeable during a test.
+#[derive(Debug, Default)]
+pub struct MemorySettings(RefCell<HashMap<String, String>>);
+
+impl MemorySettings {
+    /// Sets `name` to `value`.
+    pub fn set(&self, name: &str, value: &str) {
+        self.0
+            .borrow_mut()
+            .insert(name.to_owned(), value.to_owned());
+    }
+}
+
+impl Settings for MemorySettings {
+    fn get(&self, name: &str) -> Option<String> {
+        self.0.borrow().get(name).cloned()
+    }
 }
 
 /// An object store in memory; can be set to fail.
@@ -270,6 +311,10 @@ pub struct FakeEnv {
     pub http: ScriptedHttp,
     /// Cache.
     pub cache: MemoryCache,
+    /// Policy state (the `POLICY` namespace).
+    pub state: MemoryCache,
+    /// Settings read at request time.
+    pub settings: MemorySettings,
     /// Artifacts.
     pub artifacts: MemoryArtifacts,
     /// Clock (shared with the cache).
@@ -292,6 +337,8 @@ impl FakeEnv {
         FakeEnv {
             http,
             cache: MemoryCache::new(clock.clone()),
+            state: MemoryCache::new(clock.clone()),
+            settings: MemorySettings::default(),
             artifacts: MemoryArtifacts::default(),
             clock,
             rng: SeededRng::new(42),
@@ -304,6 +351,8 @@ impl FakeEnv {
         Ports {
             http: &self.http,
             cache: &self.cache,
+            state: &self.state,
+            settings: &self.settings,
             artifacts: &self.artifacts,
             clock: &self.clock,
             rng: &self.rng,

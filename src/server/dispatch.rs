@@ -13,6 +13,7 @@ use crate::mcp::{
     self, CacheHints, CacheScope, CallToolParams, DiscoverResult, Implementation, InitializeParams,
     InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
 };
+use crate::policy::enforce::{self, Gate};
 use crate::ports::Ports;
 use crate::registry::{schema, Registry, ToolCall, ToolError, ToolResult};
 use crate::structured;
@@ -246,9 +247,9 @@ async fn run_method(
                 // Every list is one page, so no cursor was ever handed out.
                 return Err(ErrorObject::invalid_params("unknown cursor"));
             }
-            to_json(&ListToolsResult {
-                tools: cx.registry.descriptors(cx.config.structured_output),
-            })?
+            let mut tools = cx.registry.descriptors(cx.config.structured_output);
+            enforce::describe(&mut tools, cx.principal, cx.config, cx.ports).await;
+            to_json(&ListToolsResult { tools })?
         }
         (_, "tools/call") => call_tool(cx, version, params).await?,
         _ => return Err(ErrorObject::method_not_found(&method)),
@@ -303,33 +304,57 @@ async fn call_tool(
         .get(&params.name)
         .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?;
     let arguments = params.arguments.unwrap_or_default();
+    // Enterprise policy decides before the tool runs; an allowed call may run with another
+    // identity's credential (a per-call copy of the settings) and reports which one acted.
+    let mut upstream_meta = None;
+    let call_config: Config;
     let outcome = match schema::validate(
         &tool.spec().input_schema,
         &Json::Object(arguments.clone()),
     ) {
         Err(errors) => Err(ToolError::InvalidArguments(errors.join("; "))),
-        Ok(()) => {
-            let call = ToolCall {
-                principal: cx.principal,
-                arguments,
-                protocol_version: version,
-                meta,
-                ports: cx.ports,
-                config: cx.config,
-            };
-            match AssertUnwindSafe(tool.call(call)).catch_unwind().await {
-                Ok(outcome) => outcome,
-                Err(payload) => {
-                    log_event(
-                        cx.ports,
-                        "error",
-                        "panic",
-                        json!({ "tool": params.name, "detail": panic_message(payload.as_ref()) }),
-                    );
-                    return Err(ErrorObject::internal());
+        Ok(()) => match enforce::gate(tool, &arguments, cx.principal, cx.config, cx.ports).await {
+            Err(error) => Err(error),
+            Ok(Gate::Refuse(refusal)) => Ok(refusal),
+            Ok(gate) => {
+                let config = match gate {
+                    Gate::Run { settings, upstream } => {
+                        upstream_meta = upstream;
+                        match settings {
+                            Some(settings) => {
+                                call_config = Config {
+                                    upstream: settings,
+                                    ..cx.config.clone()
+                                };
+                                &call_config
+                            }
+                            None => cx.config,
+                        }
+                    }
+                    Gate::Off | Gate::Refuse(_) => cx.config,
+                };
+                let call = ToolCall {
+                    principal: cx.principal,
+                    arguments,
+                    protocol_version: version,
+                    meta,
+                    ports: cx.ports,
+                    config,
+                };
+                match AssertUnwindSafe(tool.call(call)).catch_unwind().await {
+                    Ok(outcome) => outcome,
+                    Err(payload) => {
+                        log_event(
+                            cx.ports,
+                            "error",
+                            "panic",
+                            json!({ "tool": params.name, "detail": panic_message(payload.as_ref()) }),
+                        );
+                        return Err(ErrorObject::internal());
+                    }
                 }
             }
-        }
+        },
     };
     let result = match outcome {
         Ok(result) => result,
@@ -357,7 +382,10 @@ async fn call_tool(
             ))
         }
     };
-    let result = structured::enforce(result, tool.spec(), cx.config);
+    let mut result = structured::enforce(result, tool.spec(), cx.config);
+    if let Some((vendor, identity)) = &upstream_meta {
+        enforce::add_upstream_meta(&mut result, *vendor, identity);
+    }
     to_json(&result.into_wire().for_revision(version))
 }
 

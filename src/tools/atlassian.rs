@@ -3,13 +3,14 @@
 //! the text and the error texts match the reference servers byte for byte (docs/parity.md).
 
 use crate::mcp::ToolAnnotations;
+use crate::policy::Target;
 use crate::projection;
 use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
 use crate::structured::{Contract, Envelope};
 use crate::tools::output::{self, CommonArgs};
 use crate::upstream::{self, ApiPath, Method, Vendor};
 use futures::future::LocalBoxFuture;
-use serde_json::{json, Value as Json};
+use serde_json::{json, Map, Value as Json};
 
 /// Argument name of the API path.
 pub const PATH: &str = "path";
@@ -94,6 +95,17 @@ impl Tool for Passthrough {
 
     fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
         Box::pin(self.run(call))
+    }
+
+    fn upstream_target(&self, arguments: &Map<String, Json>) -> Option<Result<Target, ToolError>> {
+        let path = arguments
+            .get(PATH)
+            .and_then(Json::as_str)
+            .ok_or_else(|| ToolError::InvalidArguments("path must be a string".into()))
+            .and_then(|raw| {
+                ApiPath::parse(raw).map_err(|e| ToolError::InvalidArguments(e.to_string()))
+            });
+        Some(path.map(|p| Target::new(self.vendor, self.method, &p)))
     }
 }
 

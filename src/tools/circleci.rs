@@ -4,6 +4,7 @@
 
 use crate::cache::{cache_key, CachedResponse, HttpCache, UpstreamIdentity};
 use crate::mcp::ToolAnnotations;
+use crate::policy::Target;
 use crate::ports::header;
 use crate::projection;
 use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
@@ -183,6 +184,16 @@ impl Tool for CircleGet {
     }
     fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
         Box::pin(get(call))
+    }
+
+    fn upstream_target(
+        &self,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<Result<Target, ToolError>> {
+        let path = serde_json::from_value::<Args>(serde_json::Value::Object(arguments.clone()))
+            .map_err(|e| ToolError::InvalidArguments(e.to_string()))
+            .and_then(|args| api_path(&args.path));
+        Some(path.map(|p| Target::new(Vendor::CircleCi, Method::Get, &p)))
     }
 }
 

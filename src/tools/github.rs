@@ -5,6 +5,7 @@
 
 mod spec;
 
+use crate::policy::Target;
 use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
 use crate::structured::Envelope;
 use crate::tools::output::{self, CommonArgs, Rendered};
@@ -12,6 +13,7 @@ use crate::upstream::{self, link, ApiPath, Method, Vendor};
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
+use serde_json::{Map as JsonMap, Value as Json};
 use spec::{list_jobs_spec, list_runs_spec, DEFAULT_PER_PAGE, MAX_PER_PAGE, RUN_STATUSES};
 
 /// Name of the workflow-runs tool.
@@ -274,6 +276,12 @@ impl Tool for ListRuns {
             list(&call, args.request()?).await
         })
     }
+    fn upstream_target(
+        &self,
+        arguments: &JsonMap<String, Json>,
+    ) -> Option<Result<Target, ToolError>> {
+        Some(target::<RunsArgs>(arguments, RunsArgs::request))
+    }
 }
 
 impl Tool for ListJobs {
@@ -286,6 +294,26 @@ impl Tool for ListJobs {
             list(&call, args.request()?).await
         })
     }
+    fn upstream_target(
+        &self,
+        arguments: &JsonMap<String, Json>,
+    ) -> Option<Result<Target, ToolError>> {
+        Some(target::<JobsArgs>(arguments, JobsArgs::request))
+    }
+}
+
+/// The GET a call would make, for policy: the same argument checks and path as the call.
+fn target<A: serde::de::DeserializeOwned>(
+    arguments: &JsonMap<String, Json>,
+    request: fn(&A) -> Result<Request, ToolError>,
+) -> Result<Target, ToolError> {
+    let args: A = serde_json::from_value(Json::Object(arguments.clone()))
+        .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+    Ok(Target::new(
+        Vendor::GitHub,
+        Method::Get,
+        &request(&args)?.path,
+    ))
 }
 
 /// Sends `request`, projects the body and answers the `{data, nextPage}` envelope; an upstream

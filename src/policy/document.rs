@@ -1,0 +1,309 @@
+//! Reading a policy document: the JSON shape (unknown members refused), and validation into a
+//! [`Policy`] with every reference checked and every named secret read. Each error names the
+//! entry at fault and never quotes a secret's value.
+
+use super::glob::{PathGlob, ToolGlob};
+use super::{Approvers, Credential, Effect, Identity, Policy, Rule, DEFAULT_IDENTITY};
+use crate::upstream::{Method, Secret, Vendor};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    #[serde(default)]
+    identities: Vec<RawIdentity>,
+    #[serde(default)]
+    groups: BTreeMap<String, Vec<String>>,
+    rules: Vec<RawRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawIdentity {
+    name: String,
+    vendor: String,
+    secret: Option<String>,
+    user_secret: Option<String>,
+    token_secret: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMatch {
+    principals: Option<Vec<String>>,
+    groups: Option<Vec<String>>,
+    tools: Option<Vec<String>>,
+    methods: Option<Vec<String>>,
+    paths: Option<Vec<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawApprovers {
+    #[serde(default)]
+    principals: Vec<String>,
+    #[serde(default)]
+    groups: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    id: String,
+    #[serde(default, rename = "match")]
+    matching: RawMatch,
+    effect: Effect,
+    #[serde(default)]
+    identities: BTreeMap<String, String>,
+    approvers: Option<RawApprovers>,
+    reason: Option<String>,
+}
+
+/// A name in the policy: 1 to 64 characters of `A-Z a-z 0-9 . _ -`.
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+fn vendor_by_id(id: &str) -> Option<Vendor> {
+    Vendor::ALL.into_iter().find(|v| v.id() == id)
+}
+
+fn method_by_name(name: &str) -> Option<Method> {
+    [
+        Method::Get,
+        Method::Post,
+        Method::Put,
+        Method::Patch,
+        Method::Delete,
+    ]
+    .into_iter()
+    .find(|m| m.as_str() == name)
+}
+
+/// A list that must not be empty when present.
+fn non_empty<T>(list: Option<Vec<T>>, what: &str) -> Result<Option<Vec<T>>, String> {
+    match list {
+        Some(l) if l.is_empty() => Err(format!(
+            "match.{what} is an empty list, which never matches (leave it out to match every value)"
+        )),
+        other => Ok(other),
+    }
+}
+
+/// Parses and validates `text`; `setting` reads a secret by name.
+pub fn parse(text: &str, setting: &dyn Fn(&str) -> Option<String>) -> Result<Policy, String> {
+    let raw: RawPolicy = serde_json::from_str(text).map_err(|e| {
+        if e.is_data() {
+            format!("{e}")
+        } else {
+            format!("not valid JSON (line {}, column {})", e.line(), e.column())
+        }
+    })?;
+    let mut identities = Vec::with_capacity(raw.identities.len());
+    for (i, entry) in raw.identities.into_iter().enumerate() {
+        let at = format!("identities[{i}] ({:?})", entry.name);
+        identities.push(identity(entry, setting).map_err(|e| format!("{at}: {e}"))?);
+    }
+    for (i, a) in identities.iter().enumerate() {
+        if identities[..i].iter().any(|b| b.name == a.name) {
+            return Err(format!("identity {:?} is defined twice", a.name));
+        }
+    }
+    for (name, members) in &raw.groups {
+        if !valid_name(name) {
+            return Err(format!(
+                "group name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 . _ -"
+            ));
+        }
+        if let Some(bad) = members.iter().find(|m| !valid_principal(m)) {
+            return Err(format!(
+                "groups.{name}: {bad:?} is not a principal name (1 to 64 characters of A-Z a-z 0-9 . _ -)"
+            ));
+        }
+    }
+    let mut rules: Vec<Rule> = Vec::with_capacity(raw.rules.len());
+    for (i, entry) in raw.rules.into_iter().enumerate() {
+        let at = format!("rules[{i}] ({:?})", entry.id);
+        let rule = rule(entry, &identities, &raw.groups).map_err(|e| format!("{at}: {e}"))?;
+        if rules.iter().any(|r| r.id == rule.id) {
+            return Err(format!("{at}: rule id {:?} is used twice", rule.id));
+        }
+        rules.push(rule);
+    }
+    Ok(Policy {
+        identities,
+        groups: raw.groups,
+        rules,
+    })
+}
+
+/// Principal names follow the `MCP_AUTH_TOKENS` syntax, which is the policy's name syntax.
+fn valid_principal(name: &str) -> bool {
+    valid_name(name)
+}
+
+fn identity(
+    raw: RawIdentity,
+    setting: &dyn Fn(&str) -> Option<String>,
+) -> Result<Identity, String> {
+    if !valid_name(&raw.name) {
+        return Err("the name must be 1 to 64 characters of A-Z a-z 0-9 . _ -".into());
+    }
+    if raw.name == DEFAULT_IDENTITY {
+        return Err(format!(
+            "the name {DEFAULT_IDENTITY:?} is reserved for the vendor's configured credential"
+        ));
+    }
+    let vendor = vendor_by_id(&raw.vendor).ok_or_else(|| {
+        format!(
+            "vendor {:?} is not one of github, circleci, jira, confluence, bitbucket",
+            raw.vendor
+        )
+    })?;
+    let read = |name: &str| -> Result<Secret, String> {
+        if name.is_empty() || name.starts_with("MCP_") {
+            return Err(format!(
+                "{name:?} cannot hold a credential (MCP_ settings belong to the server)"
+            ));
+        }
+        setting(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .map(Secret::new)
+            .ok_or_else(|| format!("secret {name} is not set"))
+    };
+    let credential = match (vendor, raw.secret, raw.user_secret, raw.token_secret) {
+        (Vendor::GitHub | Vendor::CircleCi, Some(secret), None, None) => {
+            Credential::Token(read(&secret)?)
+        }
+        (Vendor::GitHub | Vendor::CircleCi, ..) => {
+            return Err(format!(
+                "a {} identity names its token with \"secret\" (and no userSecret/tokenSecret)",
+                vendor.id()
+            ))
+        }
+        (_, None, Some(user), Some(token)) => Credential::Pair(read(&user)?, read(&token)?),
+        _ => {
+            return Err(format!(
+                "a {} identity names its Basic pair with \"userSecret\" and \"tokenSecret\" (and no \"secret\")",
+                vendor.id()
+            ))
+        }
+    };
+    Ok(Identity {
+        name: raw.name,
+        vendor,
+        credential,
+    })
+}
+
+fn rule(
+    raw: RawRule,
+    identities: &[Identity],
+    groups: &BTreeMap<String, Vec<String>>,
+) -> Result<Rule, String> {
+    if !valid_name(&raw.id) {
+        return Err("the id must be 1 to 64 characters of A-Z a-z 0-9 . _ -".into());
+    }
+    let known_group = |g: &String| -> Result<(), String> {
+        if groups.contains_key(g) {
+            Ok(())
+        } else {
+            Err(format!("group {g:?} is not defined"))
+        }
+    };
+    let m = raw.matching;
+    let principals = non_empty(m.principals, "principals")?;
+    if let Some(bad) = principals.iter().flatten().find(|p| !valid_principal(p)) {
+        return Err(format!("{bad:?} is not a principal name"));
+    }
+    let match_groups = non_empty(m.groups, "groups")?;
+    for g in match_groups.iter().flatten() {
+        known_group(g)?;
+    }
+    let tools = non_empty(m.tools, "tools")?
+        .map(|l| {
+            l.iter()
+                .map(|t| ToolGlob::parse(t))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    let methods = non_empty(m.methods, "methods")?
+        .map(|l| {
+            l.iter()
+                .map(|name| {
+                    method_by_name(name).ok_or_else(|| {
+                        format!("method {name:?} is not one of GET, POST, PUT, PATCH, DELETE")
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    let paths = non_empty(m.paths, "paths")?
+        .map(|l| {
+            l.iter()
+                .map(|p| PathGlob::parse(p))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    let mut chosen = Vec::new();
+    for (vendor_id, name) in raw.identities {
+        let vendor = vendor_by_id(&vendor_id).ok_or_else(|| {
+            format!("identities: {vendor_id:?} is not one of github, circleci, jira, confluence, bitbucket")
+        })?;
+        if name != DEFAULT_IDENTITY {
+            let identity = identities
+                .iter()
+                .find(|i| i.name == name)
+                .ok_or_else(|| format!("identity {name:?} is not defined"))?;
+            if identity.vendor != vendor {
+                return Err(format!(
+                    "identity {name:?} is a {} identity, not {vendor_id}",
+                    identity.vendor.id()
+                ));
+            }
+        }
+        chosen.push((vendor, name));
+    }
+    if raw.effect == Effect::Deny && !chosen.is_empty() {
+        return Err("a deny rule cannot name identities".into());
+    }
+    let approvers = match (raw.effect, raw.approvers) {
+        (Effect::ApprovalRequired, Some(a)) => {
+            if a.principals.is_empty() && a.groups.is_empty() {
+                return Err("approvers names nobody".into());
+            }
+            if let Some(bad) = a.principals.iter().find(|p| !valid_principal(p)) {
+                return Err(format!("approvers: {bad:?} is not a principal name"));
+            }
+            for g in &a.groups {
+                known_group(g)?;
+            }
+            Approvers {
+                principals: a.principals,
+                groups: a.groups,
+            }
+        }
+        (Effect::ApprovalRequired, None) => {
+            return Err("an approval_required rule needs \"approvers\"".into())
+        }
+        (_, Some(_)) => return Err("only approval_required rules take \"approvers\"".into()),
+        (_, None) => Approvers::default(),
+    };
+    Ok(Rule {
+        id: raw.id,
+        principals,
+        groups: match_groups,
+        tools,
+        methods,
+        paths,
+        effect: raw.effect,
+        identities: chosen,
+        approvers,
+        reason: raw.reason.filter(|r| !r.trim().is_empty()),
+    })
+}

@@ -1,0 +1,450 @@
+//! Policy at the `tools/call` boundary: loading the document (a setting, or a KV key read at
+//! every call), the gate a call passes before its tool runs (built-in tools, rules, approvals,
+//! identity selection), the refusal results with their `_meta`, and one log line per decision.
+
+use super::{Decision, Effect, Policy, Target};
+use crate::approvals::{arguments_hash, Approvals, Record, Status};
+use crate::auth::Principal;
+use crate::config::Config;
+use crate::mcp::{ContentBlock, ToolDescriptor};
+use crate::ports::Ports;
+use crate::registry::{Tool, ToolError, ToolResult};
+use crate::upstream::{UpstreamSettings, Vendor};
+use serde_json::{json, Map, Value as Json};
+
+/// Result `_meta` key naming the upstream identity that acted.
+pub const UPSTREAM_META: &str = "mcp-devtools/upstream";
+/// The artifact tool, which checks ownership itself whatever the policy.
+pub const ARTIFACT_READ: &str = "artifact_read";
+/// The approval tools, open to approvers only.
+pub const APPROVAL_LIST: &str = "approval_list";
+/// See [`APPROVAL_LIST`].
+pub const APPROVAL_DECIDE: &str = "approval_decide";
+/// Refusal code: denied.
+pub const CODE_DENIED: &str = "policy_denied";
+/// Refusal code: approval required.
+pub const CODE_APPROVAL: &str = "approval_required";
+
+/// The policy settings: where the document is and how long approvals live.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicySettings {
+    /// `MCP_POLICY`: the document itself.
+    pub document: Option<String>,
+    /// `MCP_POLICY_KV_KEY`: the key of the document in the `POLICY` namespace.
+    pub kv_key: Option<String>,
+    /// `MCP_APPROVAL_TTL_SECONDS`.
+    pub approval_ttl_seconds: u64,
+}
+
+impl PolicySettings {
+    /// True when the server runs under enterprise policy.
+    pub fn is_configured(&self) -> bool {
+        self.document.is_some() || self.kv_key.is_some()
+    }
+}
+
+/// The policy in force for one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Loaded {
+    /// No policy configured: everything is allowed with the default credentials.
+    Off,
+    /// A valid policy.
+    Active(Policy),
+    /// A policy that cannot be used; every call is refused with this reason.
+    Broken(String),
+}
+
+/// Reads and validates the policy; secrets come from `ports.settings`.
+pub async fn load(settings: &PolicySettings, ports: Ports<'_>) -> Loaded {
+    let setting = |name: &str| ports.settings.get(name);
+    if let Some(text) = &settings.document {
+        return match Policy::parse(text, &setting) {
+            Ok(policy) => Loaded::Active(policy),
+            Err(problem) => Loaded::Broken(format!(
+                "the enterprise policy (MCP_POLICY) is invalid: {problem}"
+            )),
+        };
+    }
+    let Some(key) = &settings.kv_key else {
+        return Loaded::Off;
+    };
+    let source = format!("the enterprise policy (KV key {key:?} in POLICY)");
+    match ports.state.get(key).await {
+        Ok(Some(entry)) => match std::str::from_utf8(&entry.value) {
+            Ok(text) => match Policy::parse(text, &setting) {
+                Ok(policy) => Loaded::Active(policy),
+                Err(problem) => Loaded::Broken(format!("{source} is invalid: {problem}")),
+            },
+            Err(_) => Loaded::Broken(format!("{source} is invalid: not UTF-8 text")),
+        },
+        Ok(None) => Loaded::Broken(format!("{source} is missing")),
+        Err(error) => Loaded::Broken(format!("{source} could not be read: {}", error.0)),
+    }
+}
+
+/// What the gate lets happen to a call.
+#[derive(Debug)]
+pub enum Gate {
+    /// No policy: the call runs as it always did.
+    Off,
+    /// The call is refused with this result.
+    Refuse(ToolResult),
+    /// The call runs, with these upstream settings when an identity was chosen, and reports
+    /// the identity that acted.
+    Run {
+        /// Upstream settings with the chosen identity's credential.
+        settings: Option<UpstreamSettings>,
+        /// (vendor, identity) for `_meta["mcp-devtools/upstream"]`.
+        upstream: Option<(Vendor, String)>,
+    },
+}
+
+/// Decides a call before its tool runs. An `Err` is the tool's own argument error (the
+/// request it would make cannot be worked out).
+pub async fn gate(
+    tool: &dyn Tool,
+    arguments: &Map<String, Json>,
+    principal: &Principal,
+    config: &Config,
+    ports: Ports<'_>,
+) -> Result<Gate, ToolError> {
+    let name = tool.spec().name.as_str();
+    let who = principal.name();
+    let policy = match load(&config.policy, ports).await {
+        Loaded::Off => return Ok(Gate::Off),
+        Loaded::Broken(reason) => {
+            log(
+                ports,
+                "error",
+                "policy_invalid",
+                json!({ "reason": reason }),
+            );
+            let decision = Decision::builtin_deny(who, name, None, reason);
+            return Ok(refuse(ports, &decision, None));
+        }
+        Loaded::Active(policy) => policy,
+    };
+    if name == ARTIFACT_READ {
+        log_decision(ports, who, name, None, "allow", None, "builtin", None, None);
+        return Ok(Gate::Run {
+            settings: None,
+            upstream: None,
+        });
+    }
+    if name == APPROVAL_LIST || name == APPROVAL_DECIDE {
+        if policy.is_approver(who) {
+            log_decision(ports, who, name, None, "allow", None, "builtin", None, None);
+            return Ok(Gate::Run {
+                settings: None,
+                upstream: None,
+            });
+        }
+        let decision = Decision::builtin_deny(
+            who,
+            name,
+            None,
+            format!("Only approvers named by the enterprise policy may use {name}."),
+        );
+        return Ok(refuse(ports, &decision, None));
+    }
+    let target = tool.upstream_target(arguments).transpose()?;
+    let decision = policy.decide(who, name, target);
+    match decision.effect {
+        Effect::Deny => Ok(refuse(ports, &decision, None)),
+        Effect::Allow => Ok(run(ports, &policy, &config.upstream, &decision, None)),
+        Effect::ApprovalRequired => approval(ports, &policy, config, &decision, arguments).await,
+    }
+}
+
+/// Under policy, adds to each listed tool's description how the policy restricts it for
+/// `principal`; no tool is hidden, so a client can always see why a call is refused.
+pub async fn describe(
+    tools: &mut [ToolDescriptor],
+    principal: &Principal,
+    config: &Config,
+    ports: Ports<'_>,
+) {
+    let policy = match load(&config.policy, ports).await {
+        Loaded::Off => return,
+        Loaded::Active(policy) => policy,
+        Loaded::Broken(_) => {
+            for tool in tools {
+                tool.description.push_str(
+                    "\n\nRestricted: the enterprise policy is invalid, so every call is refused \
+                     until it is fixed (the refusal names the problem).",
+                );
+            }
+            return;
+        }
+    };
+    for tool in tools {
+        let note = match tool.name.as_str() {
+            ARTIFACT_READ => None,
+            APPROVAL_LIST | APPROVAL_DECIDE if policy.is_approver(principal.name()) => None,
+            APPROVAL_LIST | APPROVAL_DECIDE => {
+                Some("Restricted by enterprise policy: only approvers may use this tool.")
+            }
+            name => policy.restriction(principal.name(), name),
+        };
+        if let Some(note) = note {
+            tool.description.push_str("\n\n");
+            tool.description.push_str(note);
+        }
+    }
+}
+
+/// The `_meta` of a result that ran under policy: `{vendor, identity}` of the acting credential.
+pub fn add_upstream_meta(result: &mut ToolResult, vendor: Vendor, identity: &str) {
+    result.meta.get_or_insert_with(Map::new).insert(
+        UPSTREAM_META.into(),
+        json!({ "vendor": vendor.id(), "identity": identity }),
+    );
+}
+
+fn run(
+    ports: Ports<'_>,
+    policy: &Policy,
+    base: &UpstreamSettings,
+    decision: &Decision,
+    approval: Option<&Record>,
+) -> Gate {
+    let upstream = match (&decision.target, &decision.identity) {
+        (Some(t), Some(identity)) => Some((t.vendor, identity.clone())),
+        _ => None,
+    };
+    log_decision(
+        ports,
+        &decision.principal,
+        &decision.tool,
+        decision.target.as_ref(),
+        decision.effect.as_str(),
+        decision.rule.as_deref(),
+        "run",
+        upstream.as_ref().map(|(v, i)| (*v, i.as_str())),
+        approval.map(|r| r.id.as_str()),
+    );
+    Gate::Run {
+        settings: upstream
+            .as_ref()
+            .map(|(vendor, identity)| policy.settings_for(base, *vendor, identity)),
+        upstream,
+    }
+}
+
+async fn approval(
+    ports: Ports<'_>,
+    policy: &Policy,
+    config: &Config,
+    decision: &Decision,
+    arguments: &Map<String, Json>,
+) -> Result<Gate, ToolError> {
+    let approvals = Approvals::new(ports);
+    let hash = arguments_hash(arguments);
+    let store_down = |detail: String| {
+        log(
+            ports,
+            "error",
+            "approval_store_failed",
+            json!({ "detail": detail }),
+        );
+        let mut refused = decision.clone();
+        refused.reason = format!(
+            "{} The approval store is unavailable, so no approval can be requested or used now; \
+             try again later.",
+            decision.reason
+        );
+        refuse(ports, &refused, None)
+    };
+    let existing = match approvals
+        .bound(&decision.principal, &decision.tool, &hash)
+        .await
+    {
+        Ok(found) => found,
+        Err(e) => return Ok(store_down(format!("{e:?}"))),
+    };
+    let record = match existing {
+        Some(record) if record.status == Status::Approved => {
+            return match approvals.consume(record).await {
+                Ok(record) => {
+                    log_approval(ports, "consumed", &record, &decision.principal);
+                    Ok(run(
+                        ports,
+                        policy,
+                        &config.upstream,
+                        decision,
+                        Some(&record),
+                    ))
+                }
+                Err(e) => Ok(store_down(format!("{e:?}"))),
+            };
+        }
+        Some(record) if matches!(record.status, Status::Pending | Status::Denied) => record,
+        _ => {
+            let fresh = Record {
+                id: String::new(),
+                requester: decision.principal.clone(),
+                tool: decision.tool.clone(),
+                arguments_hash: hash,
+                arguments: arguments.clone(),
+                rule: decision.rule.clone().unwrap_or_default(),
+                reason: decision.reason.clone(),
+                method: decision
+                    .target
+                    .as_ref()
+                    .map(|t| t.method.as_str().to_owned()),
+                path: decision.target.as_ref().map(|t| t.path.clone()),
+                approvers: decision.approvers.clone(),
+                status: Status::Pending,
+                created_at_ms: 0,
+                expires_at_ms: 0,
+                decided_by: None,
+                decision_reason: None,
+            };
+            match approvals
+                .create(fresh, config.policy.approval_ttl_seconds)
+                .await
+            {
+                Ok(record) => {
+                    log_approval(ports, "requested", &record, &decision.principal);
+                    record
+                }
+                Err(e) => return Ok(store_down(format!("{e:?}"))),
+            }
+        }
+    };
+    Ok(refuse(ports, decision, Some(&record)))
+}
+
+/// The refusal result of `decision` (with its approval request, if any), logged.
+fn refuse(ports: Ports<'_>, decision: &Decision, approval: Option<&Record>) -> Gate {
+    let code = if approval.is_some() {
+        CODE_APPROVAL
+    } else {
+        CODE_DENIED
+    };
+    log_decision(
+        ports,
+        &decision.principal,
+        &decision.tool,
+        decision.target.as_ref(),
+        decision.effect.as_str(),
+        decision.rule.as_deref(),
+        code,
+        None,
+        approval.map(|r| r.id.as_str()),
+    );
+    let mut decision_json = decision.to_json();
+    if let Some(record) = approval {
+        decision_json.insert("approval".into(), record.summary());
+    }
+    let mut meta = Map::new();
+    meta.insert("code".into(), json!(code));
+    meta.insert("decision".into(), Json::Object(decision_json));
+    Gate::Refuse(ToolResult {
+        content: vec![ContentBlock::text(refusal_text(decision, approval))],
+        is_error: true,
+        structured_content: None,
+        meta: Some(meta),
+    })
+}
+
+fn refusal_text(decision: &Decision, approval: Option<&Record>) -> String {
+    let request = match &decision.target {
+        Some(t) => format!("{} {} {}", decision.tool, t.method.as_str(), t.path),
+        None => decision.tool.clone(),
+    };
+    let rule = decision
+        .rule
+        .as_deref()
+        .map_or(String::new(), |r| format!(" (rule {r})"));
+    match approval {
+        None => format!(
+            "Refused by the enterprise policy{rule}: {} Call: {request}, as {}. Do not retry \
+             this call; the refusal is not temporary.",
+            decision.reason, decision.principal
+        ),
+        Some(record) if record.status == Status::Denied => format!(
+            "Refused: approval request {} for this call{rule} was denied{}{}. It stays denied \
+             until {}. Call: {request}, as {}.",
+            record.id,
+            record
+                .decided_by
+                .as_deref()
+                .map_or(String::new(), |by| format!(" by {by}")),
+            record
+                .decision_reason
+                .as_deref()
+                .map_or(String::new(), |r| format!(" ({r})")),
+            record.expires_at(),
+            decision.principal
+        ),
+        Some(record) => format!(
+            "This call needs approval under the enterprise policy{rule}: {} Approval request {} \
+             is pending until {}; approvers: {}. Ask one of them to approve it (tool \
+             approval_decide), then repeat exactly the same call once. Call: {request}, as {}.",
+            decision.reason,
+            record.id,
+            record.expires_at(),
+            record.approvers.join(", "),
+            decision.principal
+        ),
+    }
+}
+
+fn log(ports: Ports<'_>, level: &str, event: &str, fields: Json) {
+    let mut line = json!({ "level": level, "event": event });
+    if let (Some(line), Json::Object(fields)) = (line.as_object_mut(), fields) {
+        line.extend(fields);
+    }
+    ports.log.line(&line.to_string());
+}
+
+#[allow(clippy::too_many_arguments)]
+fn log_decision(
+    ports: Ports<'_>,
+    principal: &str,
+    tool: &str,
+    target: Option<&Target>,
+    effect: &str,
+    rule: Option<&str>,
+    outcome: &str,
+    upstream: Option<(Vendor, &str)>,
+    approval_id: Option<&str>,
+) {
+    let mut fields = json!({
+        "principal": principal,
+        "tool": tool,
+        "method": target.map(|t| t.method.as_str()),
+        "path": target.map(|t| t.path.as_str()),
+        "effect": effect,
+        "rule": rule,
+        "outcome": outcome,
+    });
+    if let Some(map) = fields.as_object_mut() {
+        if let Some((vendor, identity)) = upstream {
+            map.insert("vendor".into(), json!(vendor.id()));
+            map.insert("identity".into(), json!(identity));
+        }
+        if let Some(id) = approval_id {
+            map.insert("approvalId".into(), json!(id));
+        }
+    }
+    log(ports, "info", "policy_decision", fields);
+}
+
+/// One line per approval event (requested, approved, denied, consumed); never the arguments.
+pub fn log_approval(ports: Ports<'_>, action: &str, record: &Record, by: &str) {
+    log(
+        ports,
+        "info",
+        "approval",
+        json!({
+            "action": action,
+            "approvalId": record.id,
+            "requester": record.requester,
+            "tool": record.tool,
+            "rule": record.rule,
+            "by": by,
+        }),
+    );
+}

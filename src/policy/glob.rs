@@ -1,0 +1,331 @@
+//! The two glob forms of a policy: tool-name globs (`*` = any run of characters) and path globs
+//! (matched segment by segment; `*` stays within a segment, a whole `**` segment spans any
+//! number of segments), plus the path form globs are matched against.
+
+use std::fmt;
+
+/// A tool-name glob: `*` matches any run of characters, everything else matches itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolGlob(String);
+
+impl ToolGlob {
+    /// Accepts a non-empty glob of tool-name characters and `*`.
+    pub fn parse(text: &str) -> Result<ToolGlob, String> {
+        let ok = !text.is_empty()
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'*'));
+        if ok {
+            Ok(ToolGlob(text.to_owned()))
+        } else {
+            Err(format!(
+                "tool glob {text:?} must be tool-name characters (A-Z a-z 0-9 _ - .) and '*'"
+            ))
+        }
+    }
+
+    /// True when `name` matches.
+    pub fn matches(&self, name: &str) -> bool {
+        wildcard(self.0.as_bytes(), name.as_bytes())
+    }
+}
+
+impl fmt::Display for ToolGlob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One segment of a path glob.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Segment {
+    /// `**`: zero or more whole segments.
+    Any,
+    /// A segment pattern (lower-cased), `*` within it.
+    Pattern(Vec<u8>),
+}
+
+/// A path glob such as `/rest/api/3/issue/**` or `/2.0/repositories/acme/*/pullrequests`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathGlob {
+    text: String,
+    segments: Vec<Segment>,
+}
+
+impl PathGlob {
+    /// Parses a glob: it starts with `/`, and `**` is only ever a whole segment.
+    pub fn parse(text: &str) -> Result<PathGlob, String> {
+        let Some(rest) = text.strip_prefix('/') else {
+            return Err(format!("path glob {text:?} must start with '/'"));
+        };
+        if text.contains(['?', '#']) {
+            return Err(format!(
+                "path glob {text:?}: the query string is not matched, so a glob cannot contain '?' or '#'"
+            ));
+        }
+        if text
+            .chars()
+            .any(|c| c.is_control() || c == ' ' || c == '\\')
+        {
+            return Err(format!(
+                "path glob {text:?} contains a space, a backslash or a control character"
+            ));
+        }
+        let mut segments = Vec::new();
+        for segment in rest.split('/') {
+            if segment == "**" {
+                segments.push(Segment::Any);
+            } else if segment.contains("**") {
+                return Err(format!(
+                    "path glob {text:?}: \"**\" must be a whole segment"
+                ));
+            } else if segment == "." || segment == ".." {
+                return Err(format!(
+                    "path glob {text:?}: '.' and '..' segments never occur in a normalised path"
+                ));
+            } else {
+                segments.push(Segment::Pattern(normalise_segment(segment).into_bytes()));
+            }
+        }
+        Ok(PathGlob {
+            text: text.to_owned(),
+            segments,
+        })
+    }
+
+    /// True when `path` (normalised by [`match_form`]) matches.
+    pub fn matches(&self, path: &str) -> bool {
+        let path = path.strip_prefix('/').unwrap_or(path);
+        let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
+        match_segments(&self.segments, &parts)
+    }
+}
+
+impl fmt::Display for PathGlob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// The form a normalised request path is matched in: escapes of unreserved characters decoded
+/// (`%61dmin` is `admin` to every server) and ASCII lower-cased, so neither spelling slips past a
+/// deny rule. Other escapes (`%2F` included) stay as they are, inside their segment.
+pub fn match_form(path: &str) -> String {
+    path.split('/')
+        .map(normalise_segment)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn normalise_segment(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = String::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'%' {
+            let decoded = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            match decoded {
+                Some(d) if d.is_ascii_alphanumeric() || matches!(d, b'-' | b'.' | b'_' | b'~') => {
+                    out.push(d.to_ascii_lowercase() as char);
+                    i += 3;
+                    continue;
+                }
+                Some(_) => {
+                    // Escapes compare case-insensitively too: %2f and %2F are the same byte.
+                    if let Some(esc) = segment.get(i..i + 3) {
+                        out.push_str(&esc.to_ascii_lowercase());
+                    }
+                    i += 3;
+                    continue;
+                }
+                None => {}
+            }
+        }
+        // Multi-byte UTF-8 is copied as is; only ASCII letters change case.
+        let len = utf8_len(b);
+        if let Some(chunk) = segment.get(i..i + len) {
+            out.push_str(&chunk.to_ascii_lowercase());
+        }
+        i += len;
+    }
+    out
+}
+
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
+/// Dynamic programming over (glob segment, path segment): `reach[j]` says the first `j` path
+/// segments are matched by the globs seen so far. Linear in globs x segments, so no glob can
+/// make matching slow.
+fn match_segments(globs: &[Segment], parts: &[&[u8]]) -> bool {
+    let mut reach = vec![false; parts.len() + 1];
+    reach[0] = true;
+    for glob in globs {
+        let mut next = vec![false; parts.len() + 1];
+        match glob {
+            Segment::Any => {
+                let mut seen = false;
+                for (j, slot) in next.iter_mut().enumerate() {
+                    seen |= reach[j];
+                    *slot = seen;
+                }
+            }
+            Segment::Pattern(p) => {
+                for (j, part) in parts.iter().enumerate() {
+                    next[j + 1] = reach[j] && wildcard(p, part);
+                }
+            }
+        }
+        reach = next;
+    }
+    reach[parts.len()]
+}
+
+/// `*`-only wildcard matching (iterative, linear backtracking on the last star).
+fn wildcard(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(&c) if c == text[t] => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p.min(pattern.len())..].iter().all(|&c| c == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(glob: &str, p: &str) -> bool {
+        PathGlob::parse(glob).unwrap().matches(&match_form(p))
+    }
+
+    #[test]
+    fn tool_globs() {
+        let cases = [
+            ("jira_*", "jira_get", true),
+            ("jira_*", "jira_", true),
+            ("jira_*", "conf_get", false),
+            ("*_get", "bb_get", true),
+            ("*_get", "bb_get_x", false),
+            ("*", "anything", true),
+            ("github_*_runs", "github_list_workflow_runs", true),
+            ("jira_get", "jira_get", true),
+            ("jira_get", "jira_gett", false),
+            ("a*b*c", "aXXbYYc", true),
+            ("a*b*c", "aXXcYYb", false),
+        ];
+        for (glob, name, expected) in cases {
+            assert_eq!(
+                ToolGlob::parse(glob).unwrap().matches(name),
+                expected,
+                "{glob} ~ {name}"
+            );
+        }
+        for bad in ["", "jira get", "jira/x", "a?"] {
+            assert!(ToolGlob::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn path_globs() {
+        let cases = [
+            ("/rest/api/3/issue/*", "/rest/api/3/issue/PROJ-1", true),
+            (
+                "/rest/api/3/issue/*",
+                "/rest/api/3/issue/PROJ-1/comment",
+                false,
+            ),
+            (
+                "/rest/api/3/issue/**",
+                "/rest/api/3/issue/PROJ-1/comment",
+                true,
+            ),
+            ("/rest/api/3/issue/**", "/rest/api/3/issue", true),
+            ("/rest/**", "/rest/", true),
+            ("/**", "/", true),
+            ("/**/admin/**", "/rest/api/3/admin/x", true),
+            ("/**/admin/**", "/admin", true),
+            ("/**/admin/**", "/rest/administrators", false),
+            ("/**/admin", "/a/b/admin", true),
+            (
+                "/repos/*/*/actions/runs",
+                "/repos/acme/web/actions/runs",
+                true,
+            ),
+            ("/repos/*/*/actions/runs", "/repos/acme/actions/runs", false),
+            (
+                "/rest/api/3/issue/PROJ-*",
+                "/rest/api/3/issue/proj-12",
+                true,
+            ),
+            (
+                "/rest/api/3/issue/PROJ-*",
+                "/rest/api/3/issue/OPS-12",
+                false,
+            ),
+            ("/x/*.json", "/x/a.json", true),
+            ("/x/*.json", "/x/a.yaml", false),
+            // Escapes of unreserved characters are the same path to the server.
+            ("/**/admin/**", "/rest/api/3/%61dmin", true),
+            ("/**/admin/**", "/rest/api/3/ADMIN", true),
+            // An encoded slash stays inside its segment.
+            ("/a/*", "/a/b%2Fc", true),
+            ("/a/b/c", "/a/b%2Fc", false),
+            // `?` and `[` are literal.
+            ("/a/[x]", "/a/[x]", true),
+            ("/a/[x]", "/a/x", false),
+        ];
+        for (glob, p, expected) in cases {
+            assert_eq!(path(glob, p), expected, "{glob} ~ {p}");
+        }
+    }
+
+    #[test]
+    fn bad_path_globs_name_the_problem() {
+        let cases = [
+            ("rest/**", "must start with '/'"),
+            ("/a**/b", "whole segment"),
+            ("/a/../b", "'..'"),
+            ("/a?x=1", "query string"),
+            ("/a b", "space"),
+        ];
+        for (glob, expected) in cases {
+            let err = PathGlob::parse(glob).unwrap_err();
+            assert!(err.contains(expected), "{glob}: {err}");
+        }
+    }
+
+    #[test]
+    fn many_double_stars_stay_fast() {
+        let glob = PathGlob::parse("/**/a/**/a/**/a/**/a/**/a/**/a/**/a/**/z").unwrap();
+        let long = format!("/{}", vec!["a"; 40].join("/"));
+        assert!(!glob.matches(&long));
+    }
+}

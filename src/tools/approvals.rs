@@ -1,0 +1,176 @@
+//! The approval tools of enterprise policy: `approval_list` (pending requests the caller may
+//! decide) and `approval_decide` (approve or deny one). Dispatch's policy gate admits only
+//! approvers; each request's own approver list and the no-self-approval rule are checked here.
+
+use crate::approvals::{ApprovalError, Approvals, Record};
+use crate::mcp::ToolAnnotations;
+use crate::policy::enforce::{log_approval, APPROVAL_DECIDE, APPROVAL_LIST};
+use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
+use crate::time::iso8601_utc_ms;
+use futures::future::LocalBoxFuture;
+use serde::Deserialize;
+use serde_json::{json, Value as Json};
+
+const NO_POLICY: &str = "This server runs without an enterprise policy (MCP_POLICY or \
+MCP_POLICY_KV_KEY), so no call needs approval and there is nothing to list or decide.";
+
+/// `approval_list`.
+pub struct ApprovalList(ToolSpec);
+/// `approval_decide`.
+pub struct ApprovalDecide(ToolSpec);
+
+/// Both tools, in listing order.
+pub fn tools() -> Vec<Box<dyn Tool>> {
+    vec![
+        Box::new(ApprovalList(ToolSpec {
+            name: APPROVAL_LIST.into(),
+            title: Some("List pending approvals".into()),
+            description: "Lists the pending approval requests you may decide under this \
+                server's enterprise policy: calls another principal made that a policy rule \
+                marks approval_required, naming you (or a group of yours) as approver. Each \
+                entry gives the approvalId, the requester, the tool and its exact arguments, \
+                the upstream method and path, the rule and its reason, and when it expires. \
+                Decide one with approval_decide. Only approvers may use this tool."
+                .into(),
+            input_schema: json!({"type": "object", "properties": {}}),
+            output_schema: None,
+            annotations: ToolAnnotations {
+                read_only_hint: Some(true),
+                open_world_hint: Some(false),
+                ..ToolAnnotations::default()
+            },
+        })),
+        Box::new(ApprovalDecide(ToolSpec {
+            name: APPROVAL_DECIDE.into(),
+            title: Some("Approve or deny a request".into()),
+            description: "Approves or denies one pending approval request (its approvalId \
+                from approval_list). Once approved, the requester's next identical call runs \
+                once, before the request expires. You cannot decide your own requests, and a \
+                request is decided only once. Only approvers named by the enterprise policy may \
+                use this tool."
+                .into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "approvalId": {"type": "string", "minLength": 1, "description": "The request's id (apr_...)."},
+                    "approve": {"type": "boolean", "description": "true approves, false denies."},
+                    "reason": {"type": "string", "description": "Why, recorded with the decision and shown to the requester."},
+                },
+                "required": ["approvalId", "approve"],
+            }),
+            output_schema: None,
+            annotations: ToolAnnotations {
+                read_only_hint: Some(false),
+                destructive_hint: Some(false),
+                idempotent_hint: Some(false),
+                open_world_hint: Some(false),
+                ..ToolAnnotations::default()
+            },
+        })),
+    ]
+}
+
+fn entry(record: &Record) -> Json {
+    json!({
+        "approvalId": record.id,
+        "requester": record.requester,
+        "tool": record.tool,
+        "arguments": record.arguments,
+        "method": record.method,
+        "path": record.path,
+        "rule": record.rule,
+        "reason": record.reason,
+        "createdAt": iso8601_utc_ms(record.created_at_ms),
+        "expiresAt": record.expires_at(),
+    })
+}
+
+fn store_failure(call: &ToolCall<'_>, error: ApprovalError) -> ToolError {
+    if let ApprovalError::Store(detail) = &error {
+        call.ports.log.line(
+            &json!({"level": "error", "event": "approval_store_failed", "detail": detail})
+                .to_string(),
+        );
+    }
+    ToolError::Failed(error.to_string())
+}
+
+async fn list(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
+    if !call.config.policy.is_configured() {
+        return Err(ToolError::Failed(NO_POLICY.into()));
+    }
+    let pending = Approvals::new(call.ports)
+        .pending_for(call.principal.name())
+        .await
+        .map_err(|e| store_failure(&call, e))?;
+    if pending.is_empty() {
+        return Ok(ToolResult::text(
+            "No pending approval requests for you to decide.",
+        ));
+    }
+    let entries: Vec<Json> = pending.iter().map(entry).collect();
+    let text = serde_json::to_string_pretty(&json!({ "pending": entries }))
+        .map_err(|e| ToolError::Internal(e.to_string()))?;
+    Ok(ToolResult::text(text))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DecideArgs {
+    approval_id: String,
+    approve: bool,
+    reason: Option<String>,
+}
+
+async fn decide(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
+    if !call.config.policy.is_configured() {
+        return Err(ToolError::Failed(NO_POLICY.into()));
+    }
+    let args: DecideArgs = call.parse_arguments()?;
+    let me = call.principal.name();
+    let reason = args
+        .reason
+        .map(|r| r.chars().take(500).collect::<String>())
+        .filter(|r| !r.trim().is_empty());
+    let record = Approvals::new(call.ports)
+        .decide(args.approval_id.trim(), me, args.approve, reason)
+        .await
+        .map_err(|e| store_failure(&call, e))?;
+    let action = if args.approve { "approved" } else { "denied" };
+    log_approval(call.ports, action, &record, me);
+    let next = if args.approve {
+        format!(
+            "{} may now repeat the identical call once, until {}.",
+            record.requester,
+            record.expires_at()
+        )
+    } else {
+        format!(
+            "{}'s identical calls are refused until {}.",
+            record.requester,
+            record.expires_at()
+        )
+    };
+    Ok(ToolResult::text(format!(
+        "Request {} ({} by {}) is {action}. {next}",
+        record.id, record.tool, record.requester
+    )))
+}
+
+impl Tool for ApprovalList {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+        Box::pin(list(call))
+    }
+}
+
+impl Tool for ApprovalDecide {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+        Box::pin(decide(call))
+    }
+}
