@@ -210,6 +210,18 @@ pub fn array_index_key(key: &str) -> Option<u32> {
     (n <= 4_294_967_294).then_some(n as u32)
 }
 
+/// Whether two entries share a key: pairwise for small objects, hashed for large ones.
+fn has_repeated_key(entries: &[(String, Value)]) -> bool {
+    if entries.len() <= 16 {
+        return entries
+            .iter()
+            .enumerate()
+            .any(|(i, (k, _))| entries[..i].iter().any(|(other, _)| other == k));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(entries.len());
+    !entries.iter().all(|(k, _)| seen.insert(k.as_str()))
+}
+
 impl Map {
     /// An empty object.
     pub fn new() -> Map {
@@ -218,7 +230,19 @@ impl Map {
 
     /// An object from entries in insertion order, as `JSON.parse` or an object literal builds it.
     pub fn from_entries<I: IntoIterator<Item = (String, Value)>>(entries: I) -> Map {
-        let mut map = Map::new();
+        let entries: Vec<(String, Value)> = entries.into_iter().collect();
+        // The common case, no integer-like and no repeated key, keeps the vector as it is.
+        if !entries.iter().any(|(k, _)| array_index_key(k).is_some()) && !has_repeated_key(&entries)
+        {
+            return Map {
+                entries,
+                index_keys: 0,
+            };
+        }
+        let mut map = Map {
+            entries: Vec::with_capacity(entries.len()),
+            index_keys: 0,
+        };
         for (k, v) in entries {
             map.insert(k, v);
         }
@@ -452,6 +476,21 @@ mod tests {
     }
 
     #[test]
+    fn large_objects_dedupe_and_order_like_json_parse() {
+        let mut text = String::from("{");
+        for i in 0..40 {
+            text.push_str(&format!("\"k{i}\":{i},"));
+        }
+        text.push_str("\"k3\":\"again\",\"7\":true}");
+        let v = parse(&text).unwrap();
+        let Value::Object(m) = &v else { panic!() };
+        assert_eq!(m.len(), 41);
+        assert_eq!(m.keys().next().map(String::as_str), Some("7"));
+        assert_eq!(m.keys().nth(4).map(String::as_str), Some("k3"));
+        assert_eq!(m.get("k3"), Some(&Value::from("again")));
+    }
+
+    #[test]
     fn remove_keeps_index_partition() {
         let mut m = Map::from_entries([
             ("x".to_owned(), Value::Null),
@@ -470,7 +509,10 @@ mod tests {
     #[test]
     fn numbers_keep_their_literal() {
         let v = parse("[12345678901234567890123, 1.10, -0, 1e400]").unwrap();
-        assert_eq!(v.to_compact_json(), "[12345678901234567890123,1.10,-0,1e400]");
+        assert_eq!(
+            v.to_compact_json(),
+            "[12345678901234567890123,1.10,-0,1e400]"
+        );
         let Value::Array(items) = &v else { panic!() };
         let Value::Number(n) = &items[3] else {
             panic!()
@@ -497,7 +539,16 @@ mod tests {
 
     #[test]
     fn from_f64_round_trips() {
-        for f in [0.0, 1.0, -2.5, 1e21, 1.5e-7, 123456789.125, 5e-324, 1.7976931348623157e308] {
+        for f in [
+            0.0,
+            1.0,
+            -2.5,
+            1e21,
+            1.5e-7,
+            123456789.125,
+            5e-324,
+            1.7976931348623157e308,
+        ] {
             let n = Number::from_f64(f).unwrap();
             assert_eq!(n.literal().parse::<f64>().unwrap(), f, "{}", n.literal());
             assert_eq!(parse(n.literal()).unwrap(), Value::Number(n));

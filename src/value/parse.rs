@@ -35,6 +35,8 @@ pub fn parse(text: &str) -> Result<Value, ParseError> {
         src: text.as_bytes(),
         text,
         pos: 0,
+        entries: Vec::new(),
+        items: Vec::new(),
     };
     p.skip_ws();
     let v = p.value(0)?;
@@ -61,6 +63,12 @@ struct Parser<'a> {
     src: &'a [u8],
     text: &'a str,
     pos: usize,
+    /// Entries of the objects being parsed, innermost last; each object takes its own off the
+    /// end when it closes, so every map and array is allocated once at its exact size (which
+    /// also keeps a parsed tree compact in memory, and rendering it fast).
+    entries: Vec<(String, Value)>,
+    /// Items of the arrays being parsed, likewise.
+    items: Vec<Value>,
 }
 
 impl<'a> Parser<'a> {
@@ -109,12 +117,12 @@ impl<'a> Parser<'a> {
             return Err(self.err("nesting too deep"));
         }
         self.pos += 1;
-        let mut map = Map::new();
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
-            return Ok(Value::Object(map));
+            return Ok(Value::Object(Map::new()));
         }
+        let start = self.entries.len();
         loop {
             self.skip_ws();
             if self.peek() != Some(b'"') {
@@ -128,13 +136,14 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip_ws();
             let v = self.value(depth)?;
-            map.insert(key, v);
+            self.entries.push((key, v));
             self.skip_ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
-                    return Ok(Value::Object(map));
+                    let entries = self.entries.split_off(start);
+                    return Ok(Value::Object(Map::from_entries(entries)));
                 }
                 _ => return Err(self.err("expected ',' or '}' in an object")),
             }
@@ -146,21 +155,22 @@ impl<'a> Parser<'a> {
             return Err(self.err("nesting too deep"));
         }
         self.pos += 1;
-        let mut items = Vec::new();
         self.skip_ws();
         if self.peek() == Some(b']') {
             self.pos += 1;
-            return Ok(Value::Array(items));
+            return Ok(Value::Array(Vec::new()));
         }
+        let start = self.items.len();
         loop {
             self.skip_ws();
-            items.push(self.value(depth)?);
+            let v = self.value(depth)?;
+            self.items.push(v);
             self.skip_ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
-                    return Ok(Value::Array(items));
+                    return Ok(Value::Array(self.items.split_off(start)));
                 }
                 _ => return Err(self.err("expected ',' or ']' in an array")),
             }
@@ -242,20 +252,20 @@ impl<'a> Parser<'a> {
             Some(b'u') => {
                 self.pos += 1;
                 let hi = self.hex4()?;
-                let c = if (0xD800..0xDC00).contains(&hi) && self.src[self.pos..].starts_with(b"\\u")
-                {
-                    let save = self.pos;
-                    self.pos += 2;
-                    let lo = self.hex4()?;
-                    if (0xDC00..0xE000).contains(&lo) {
-                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                let c =
+                    if (0xD800..0xDC00).contains(&hi) && self.src[self.pos..].starts_with(b"\\u") {
+                        let save = self.pos;
+                        self.pos += 2;
+                        let lo = self.hex4()?;
+                        if (0xDC00..0xE000).contains(&lo) {
+                            char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                        } else {
+                            self.pos = save;
+                            None
+                        }
                     } else {
-                        self.pos = save;
-                        None
-                    }
-                } else {
-                    char::from_u32(hi)
-                };
+                        char::from_u32(hi)
+                    };
                 out.push(c.unwrap_or('\u{FFFD}'));
                 return Ok(());
             }
@@ -290,7 +300,14 @@ mod tests {
     #[test]
     fn accepts_what_json_parse_accepts() {
         for ok in [
-            "0", "-0", "1.5e-7", "1E+2", " [ ] ", "{}", r#""\u00e9\ud83d\ude00\/""#, "null",
+            "0",
+            "-0",
+            "1.5e-7",
+            "1E+2",
+            " [ ] ",
+            "{}",
+            r#""\u00e9\ud83d\ude00\/""#,
+            "null",
             "[true,false,{\"a\":[1,{}]}]",
         ] {
             assert!(parse(ok).is_ok(), "{ok}");
@@ -300,8 +317,24 @@ mod tests {
     #[test]
     fn rejects_what_json_parse_rejects() {
         for bad in [
-            "", "01", "1.", ".5", "+1", "[1,]", "{\"a\":1,}", "{a:1}", "'x'", "\"\t\"", "\"\\x\"",
-            "[1] 2", "\u{feff}1", "nul", "-", "1e", "\"\\u12\"", "NaN",
+            "",
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "[1,]",
+            "{\"a\":1,}",
+            "{a:1}",
+            "'x'",
+            "\"\t\"",
+            "\"\\x\"",
+            "[1] 2",
+            "\u{feff}1",
+            "nul",
+            "-",
+            "1e",
+            "\"\\u12\"",
+            "NaN",
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }
@@ -311,7 +344,10 @@ mod tests {
     fn surrogate_escapes() {
         assert_eq!(parse(r#""\ud83d\ude00""#).unwrap(), Value::from("😀"));
         assert_eq!(parse(r#""\ud800x""#).unwrap(), Value::from("\u{FFFD}x"));
-        assert_eq!(parse(r#""\udc00\ud800\u0041""#).unwrap(), Value::from("\u{FFFD}\u{FFFD}A"));
+        assert_eq!(
+            parse(r#""\udc00\ud800\u0041""#).unwrap(),
+            Value::from("\u{FFFD}\u{FFFD}A")
+        );
     }
 
     #[test]
