@@ -30,7 +30,7 @@ fn runs_args() -> Json {
 }
 
 /// Settings: structured bound at its minimum (16 KiB), text bound as given.
-fn bounded(text_max: &str) -> Vec<(&'static str, String)> {
+fn bounded(text_max: &str) -> Extra {
     vec![
         ("MCP_STRUCTURED_MAX_BYTES", "16384".to_owned()),
         ("MCP_TEXT_MAX_CHARS", text_max.to_owned()),
@@ -172,9 +172,12 @@ fn the_bound_counts_utf8_bytes_of_compact_json() {
     assert_eq!(value["incomplete"]["bytes"], 18_024);
 }
 
+/// Settings added to the flag for one scenario.
+type Extra = Vec<(&'static str, String)>;
+
 /// The scenarios the byte-identity proof runs in both modes: every schema tool, projections,
 /// truncation (with its artifact), an oversized value, errors, and tools without a schema.
-fn scenarios() -> Vec<(&'static str, Json, Vec<(&'static str, String)>)> {
+fn scenarios() -> Vec<(&'static str, Json, Extra)> {
     let small_text = vec![("MCP_TEXT_MAX_CHARS", "1000".to_owned())];
     let tiny_bound = bounded("1000000");
     vec![
