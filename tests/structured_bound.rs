@@ -260,9 +260,26 @@ fn scenario_upstream() -> FakeEnv {
 fn without_structured(reply: &Reply) -> String {
     let mut json = reply.json.clone();
     if let Some(result) = json["result"].as_object_mut() {
-        result.remove("structuredContent");
+        result.shift_remove("structuredContent");
     }
     serde_json::to_string(&json).unwrap()
+}
+
+/// Asserts `a == b`, reporting where they first differ (the replies are large).
+fn same_bytes(a: &str, b: &str, tool: &str, version: &str) {
+    if a != b {
+        let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+        let around = |s: &str| {
+            s.get(at.saturating_sub(40)..(at + 80).min(s.len()))
+                .unwrap_or("")
+                .to_owned()
+        };
+        panic!(
+            "{tool} {version}: differ at byte {at}:\n  on:  {}\n  off: {}",
+            around(a),
+            around(b)
+        );
+    }
 }
 
 #[test]
@@ -272,14 +289,14 @@ fn flag_off_is_byte_identical_apart_from_the_structured_members() {
     let off_list = list(&flagged_server(false, &[]));
     let mut stripped = on_list.clone();
     for tool in stripped["result"]["tools"].as_array_mut().unwrap() {
-        tool.as_object_mut().unwrap().remove("outputSchema");
+        tool.as_object_mut().unwrap().shift_remove("outputSchema");
     }
     assert_ne!(on_list.to_string(), off_list);
     assert_eq!(serde_json::to_string(&stripped).unwrap(), off_list);
     // tools/call: each scenario on fresh fakes with the same seed, so artifact ids agree.
     let mut with_structured = 0;
     for (tool, args, extra) in scenarios() {
-        for version in ["2025-06-18", "2025-11-25", "2025-03-26"] {
+        for version in ["2025-06-18", "2025-11-25", "2026-07-28", "2025-03-26"] {
             let run = |flag: bool| {
                 let server = server_with(flag, &extra);
                 call_with(
@@ -297,10 +314,10 @@ fn flag_off_is_byte_identical_apart_from_the_structured_members() {
                 "{tool}: {}",
                 off.raw
             );
-            assert_eq!(without_structured(&on), off.raw, "{tool} {args} {version}");
+            same_bytes(&without_structured(&on), &off.raw, tool, version);
             if version == "2025-03-26" {
                 // Older clients never see structured content, so both modes are identical.
-                assert_eq!(on.raw, off.raw, "{tool} {version}");
+                same_bytes(&on.raw, &off.raw, tool, version);
             } else if on.structured().is_some() {
                 with_structured += 1;
             }
@@ -310,7 +327,7 @@ fn flag_off_is_byte_identical_apart_from_the_structured_members() {
     // scenario but the 404 (a failed projection is a value, `_jqError`, not an error).
     assert_eq!(
         with_structured,
-        2 * 11,
+        3 * 11,
         "schema-tool successes with structuredContent"
     );
 }

@@ -118,7 +118,8 @@ pub fn call(server: &Server, env: &FakeEnv, name: &str, arguments: Json) -> Repl
     call_with(server, env, name, arguments, "2025-06-18", TOKEN)
 }
 
-/// Calls `name` under revision `version` with bearer `token`.
+/// Calls `name` under revision `version` (2026-07-28 with its per-request `_meta` and headers)
+/// with bearer `token`.
 pub fn call_with(
     server: &Server,
     env: &FakeEnv,
@@ -127,16 +128,21 @@ pub fn call_with(
     version: &str,
     token: &str,
 ) -> Reply {
-    let body = request(
-        1,
-        "tools/call",
-        json!({"name": name, "arguments": arguments}),
-    );
+    let stateless = version == "2026-07-28";
+    let mut params = json!({"name": name, "arguments": arguments});
+    if stateless {
+        // 2026-07-28 has no initialize: each request names its revision in _meta and headers.
+        params["_meta"] = meta_2026();
+    }
+    let body = request(1, "tools/call", params);
     let auth = format!("Bearer {token}");
-    let headers = [
+    let mut headers = vec![
         ("MCP-Protocol-Version", version),
         ("Authorization", auth.as_str()),
     ];
+    if stateless {
+        headers.extend(headers_2026("tools/call", Some(name)).into_iter().skip(1));
+    }
     let response =
         futures::executor::block_on(server.handle(post(&body.to_string(), &headers), env.ports()));
     assert_eq!(
