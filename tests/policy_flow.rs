@@ -107,8 +107,8 @@ fn approval_round_trip_between_two_principals() {
     let listed = call(&server, &env, "carol", "approval_list", json!({}));
     assert_eq!(listed.get("isError"), None, "{listed}");
     let listed: Json = serde_json::from_str(text(&listed)).expect("the list is JSON");
-    let entry = &listed["pending"][0];
-    assert_eq!(entry["approvalId"], json!(id));
+    let entry = &listed["approvals"][0];
+    assert_eq!(entry["id"], json!(id));
     assert_eq!(entry["requester"], json!("alice"));
     assert_eq!(entry["tool"], json!("bb_post"));
     assert_eq!(

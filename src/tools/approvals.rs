@@ -27,8 +27,9 @@ pub fn tools() -> Vec<Box<dyn Tool>> {
             title: Some("List pending approvals".into()),
             description: "Lists the pending approval requests you may decide under this \
                 server's enterprise policy: calls another principal made that a policy rule \
-                marks approval_required, naming you (or a group of yours) as approver. Each \
-                entry gives the approvalId, the requester, the tool and its exact arguments, \
+                marks approval_required, naming you (or a group of yours) as approver, as JSON \
+                {\"approvals\": [...]}. Each entry gives the id (the approvalId to decide), the \
+                requester, the tool and its exact arguments, \
                 the upstream method and path, the rule and its reason, and when it expires. \
                 Decide one with approval_decide. Only approvers may use this tool."
                 .into(),
@@ -72,7 +73,7 @@ pub fn tools() -> Vec<Box<dyn Tool>> {
 
 fn entry(record: &Record) -> Json {
     json!({
-        "approvalId": record.id,
+        "id": record.id,
         "requester": record.requester,
         "tool": record.tool,
         "arguments": record.arguments,
@@ -103,13 +104,9 @@ async fn list(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
         .pending_for(call.principal.name())
         .await
         .map_err(|e| store_failure(&call, e))?;
-    if pending.is_empty() {
-        return Ok(ToolResult::text(
-            "No pending approval requests for you to decide.",
-        ));
-    }
+    // Always the same JSON shape, empty list included, so a program can parse every answer.
     let entries: Vec<Json> = pending.iter().map(entry).collect();
-    let text = serde_json::to_string_pretty(&json!({ "pending": entries }))
+    let text = serde_json::to_string_pretty(&json!({ "approvals": entries }))
         .map_err(|e| ToolError::Internal(e.to_string()))?;
     Ok(ToolResult::text(text))
 }
