@@ -30,6 +30,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Miniflare } from "miniflare";
 import WebSocket from "ws";
 import { readFileSync, readdirSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import os from "node:os";
@@ -110,8 +111,17 @@ function compatibilityDate() {
   return /^compatibility_date\s*=\s*"([^"]+)"/m.exec(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"))[1];
 }
 
+/** A port nothing listens on right now (the inspector needs a fixed one). */
+async function freePort() {
+  const server = net.createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 async function startBenchWorker(vars) {
-  const inspectorPort = 20000 + Math.floor(Math.random() * 20000);
+  const inspectorPort = await freePort();
   const mf = new Miniflare({
     modules: [
       { type: "ESModule", path: path.join(BUILD, "bench-wrapper.mjs"), contents: WRAPPER },
