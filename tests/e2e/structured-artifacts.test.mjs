@@ -38,21 +38,24 @@ let big;
 let small;
 let failing;
 let off;
+let clamped;
 
 before(async () => {
   upstream = await startFakeUpstream();
   addStructuredRoutes(upstream);
   const on = { MCP_STRUCTURED_OUTPUT: "true" };
-  [big, small, failing, off] = await Promise.all([
+  [big, small, failing, off, clamped] = await Promise.all([
     startStack({ upstream, listTools: true, vars: { ...on, MCP_STRUCTURED_MAX_BYTES: String(MAX_BOUND) } }),
     startStack({ upstream, listTools: true, vars: { ...on, MCP_STRUCTURED_MAX_BYTES: String(MIN_BOUND), STREAMING_ARTIFACT_RETENTION_SECONDS: String(RETENTION_SECONDS) } }),
     startStack({ upstream, listTools: true, vars: { ...on, MCP_STRUCTURED_MAX_BYTES: String(MIN_BOUND) }, worker: { wrapped: FAILING_BUCKET } }),
     startStack({ upstream, listTools: true, vars: { MCP_STRUCTURED_MAX_BYTES: String(MIN_BOUND) } }),
+    // Both below their ranges: clamped to 16384 bytes and 300 seconds.
+    startStack({ upstream, listTools: true, vars: { ...on, MCP_STRUCTURED_MAX_BYTES: "1", STREAMING_ARTIFACT_RETENTION_SECONDS: "1" } }),
   ]);
 });
 
 after(async () => {
-  for (const s of [big, small, failing, off]) await s?.close();
+  for (const s of [big, small, failing, off, clamped]) await s?.close();
   await upstream?.close();
 });
 
@@ -224,5 +227,24 @@ test("flag off: no structuredContent, the same text, and artifact_read still ser
   const { bytes } = await readArtifact(off.call, named[1], { maxBytes: 1048576 });
   assert.deepEqual(JSON.parse(bytes.toString("utf8")), (await referencePage()).result.structuredContent,
     "artifact contents do not depend on the flag");
-  for (const s of [big, small, failing, off]) s.assertNoSecrets();
+  for (const s of [big, small, failing, off, clamped]) s.assertNoSecrets();
+});
+
+test("settings below their ranges are clamped: the bound to 16384 bytes, retention to 300 seconds", async () => {
+  const r = await clamped.call(RUNS, PAGE);
+  assert.equal(r.isError, false, r.text);
+  const { incomplete } = r.result.structuredContent;
+  assert.equal(incomplete.limitBytes, MIN_BOUND, "MCP_STRUCTURED_MAX_BYTES=1 is clamped to 16384");
+  const clampLines = clamped.logs.filter((l) => l.includes("setting_clamped"));
+  for (const name of ["MCP_STRUCTURED_MAX_BYTES", "STREAMING_ARTIFACT_RETENTION_SECONDS"]) {
+    assert.ok(clampLines.some((l) => l.includes(name)), `a setting_clamped line names ${name}: ${clampLines}`);
+  }
+  // Retention 1 s is clamped to 300 s: 290 s old still reads, 310 s old does not.
+  await backdateArtifact(clamped.worker.mf, incomplete.artifactId, 290 * 1000);
+  const inside = await clamped.call("artifact_read", { artifactId: incomplete.artifactId, maxBytes: 8 });
+  assert.equal(inside.isError, false, inside.text);
+  await backdateArtifact(clamped.worker.mf, incomplete.artifactId, 20 * 1000);
+  const expired = await clamped.call("artifact_read", { artifactId: incomplete.artifactId, maxBytes: 8 });
+  assert.equal(expired.isError, true);
+  assert.ok(expired.text.includes(NOT_FOUND), expired.text);
 });
