@@ -67,6 +67,9 @@ export const POLICY = {
   groups: { platform: ["alice", "bob"], "release-managers": ["carol"] },
   rules: [
     { id: "no-admin", match: { paths: ["/**/admin/**"] }, effect: "deny", reason: ADMIN_REASON },
+    // artifact_read is never governed by rules (docs/policy.md): these two must change nothing.
+    { id: "alice-no-artifacts", match: { principals: ["alice"], tools: ["artifact_read"] }, effect: "deny" },
+    { id: "everyone-reads-artifacts", match: { tools: ["artifact_*"] }, effect: "allow" },
     {
       id: "merges-need-approval",
       match: { groups: ["platform"], tools: ["bb_post"], paths: ["/2.0/repositories/acme/*/pullrequests/*/merge"] },
@@ -116,7 +119,7 @@ export async function startPolicyStack({ policy = POLICY, vars = {}, ...options 
   const assertNoSecrets = stack.assertNoSecrets;
   return {
     ...stack,
-    /** The POLICY KV namespace, through Miniflare. */
+    /** The POLICY KV namespace, through Miniflare (a promise). */
     kv: () => stack.worker.mf.getKVNamespace(POLICY_BINDING),
     /** startStack's check plus the identities' Basic values and tokens. */
     assertNoSecrets() {
