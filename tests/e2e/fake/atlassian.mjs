@@ -27,6 +27,52 @@ function jiraIssue(base, n) {
   };
 }
 
+/**
+ * Issues of project OPS that mention GitHub workflows by name (tests/e2e/fake/github.mjs: CI,
+ * Release, Nightly): Release and Nightly are mentioned, CI is not. Only a text search finds them,
+ * so listings of PROJ stay as they were.
+ */
+const OPS_MENTIONS = [
+  { n: 7, summary: "Release workflow fails on main", text: "The Release workflow has failed on main since the signing key rotated." },
+  { n: 12, summary: "Nightly workflow: flaky lint step", text: "Lint in the Nightly workflow times out now and then." },
+  { n: 15, summary: "Nightly workflow runs out of disk space", text: "Clean the cache before the build job of the Nightly workflow." },
+];
+
+function opsIssue(base, mention) {
+  const issue = jiraIssue(base, mention.n);
+  const id = String(20000 + mention.n);
+  return {
+    ...issue, id, self: `${base}/rest/api/3/issue/${id}`, key: `OPS-${mention.n}`,
+    fields: {
+      ...issue.fields, summary: mention.summary, project: { key: "OPS", name: "Operations", id: "10001" },
+      description: { type: "doc", version: 1, content: [{ type: "paragraph", content: [{ type: "text", text: mention.text }] }] },
+    },
+  };
+}
+
+/** The plain text of an issue's summary and description, for the fake's `text ~` search. */
+function issueText(issue) {
+  const walk = (node) => (node?.text ?? "") + " " + (node?.content ?? []).map(walk).join(" ");
+  return `${issue.fields.summary} ${walk(issue.fields.description)}`;
+}
+
+const words = (s) => new Set(s.toLowerCase().match(/[a-z0-9]+/g) ?? []);
+
+/**
+ * The issues a JQL `text ~ "phrase"` clause finds (every word of the phrase in the summary or
+ * description, as Jira's word search does), or null when the JQL has no such clause.
+ */
+function textSearch(base, jql) {
+  const m = /\btext\s*~\s*"((?:[^"\\]|\\.)*)"/i.exec(jql);
+  if (!m) return null;
+  const wanted = [...words(m[1].replace(/\\(.)/g, "$1"))];
+  const all = [...Array.from({ length: JIRA_ISSUES }, (_, i) => jiraIssue(base, i + 1)), ...OPS_MENTIONS.map((o) => opsIssue(base, o))];
+  return all.filter((issue) => {
+    const have = words(issueText(issue));
+    return wanted.every((w) => have.has(w));
+  });
+}
+
 function jiraIssueNumber(keyOrId) {
   const n = /^PROJ-(\d+)$/.test(keyOrId) ? Number(keyOrId.slice(5)) : Number(keyOrId) - 10000;
   return n >= 1 && n <= JIRA_ISSUES ? n : null;
@@ -43,13 +89,17 @@ function jiraRoutes(ctx) {
       if (/\bORDER BY\s*$/i.test(jql) || /[=!<>]\s*$/.test(jql)) {
         return json(res, 400, { errorMessages: [`Error in the JQL Query: Expecting either a value, list or function but got 'EOF'. You must surround 'EOF' in quotation marks to use it as a value. (line 1, character ${jql.length + 1})`], errors: {}, warningMessages: [] });
       }
+      const found = textSearch(ctx.url, jql);
+      const total = found ? found.length : JIRA_ISSUES;
       const issues = [];
-      for (let n = start + 1; n <= Math.min(JIRA_ISSUES, start + max); n++) issues.push(jiraIssue(ctx.url, n));
-      const body = { issues, isLast: start + max >= JIRA_ISSUES };
+      for (let n = start + 1; n <= Math.min(total, start + max); n++) issues.push(found ? found[n - 1] : jiraIssue(ctx.url, n));
+      const body = { issues, isLast: start + max >= total };
       if (!body.isLast) body.nextPageToken = Buffer.from(String(start + max)).toString("base64url");
       json(res, 200, body);
     }],
     ["GET", /^\/rest\/api\/3\/issue\/([^/]+)$/, (req, res, m) => {
+      const ops = OPS_MENTIONS.find((o) => m[1] === `OPS-${o.n}` || m[1] === String(20000 + o.n));
+      if (ops) return json(res, 200, opsIssue(ctx.url, ops));
       const n = jiraIssueNumber(m[1]);
       if (n === null) return json(res, 404, JIRA_NOT_FOUND);
       json(res, 200, jiraIssue(ctx.url, n));

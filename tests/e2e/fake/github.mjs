@@ -10,6 +10,19 @@ import { at, json, text, intParam, sha } from "./util.mjs";
 /** How many runs every repository has; run ids count down from here on page 1. */
 export const GITHUB_RUNS = 250;
 
+/** Most runs a `history-<n>` repository can have. */
+const MAX_HISTORY_RUNS = 5000;
+
+/**
+ * How many runs owner/repo has: `history-<n>` repositories have n (1..5000), so measurements can
+ * scale the data; every other repository has GITHUB_RUNS.
+ */
+export function runCount(owner, repo) {
+  const m = /^history-(\d+)$/.exec(repo);
+  const n = m ? Number(m[1]) : 0;
+  return n >= 1 && n <= MAX_HISTORY_RUNS ? n : GITHUB_RUNS;
+}
+
 /** The workflows every repository has, by id; `workflowId` may also be the file name. */
 export const WORKFLOWS = [
   { id: 1000, name: "CI", file: "ci.yml" },
@@ -50,7 +63,7 @@ function repository(base, owner, repo) {
   };
 }
 
-/** Run `id` of owner/repo; the newest run (id GITHUB_RUNS) is still in progress. */
+/** Run `id` of owner/repo; the newest run (id runCount) is still in progress. */
 export function githubRun(base, owner, repo, id) {
   const conclusions = ["success", "failure", "cancelled", "success", "success"];
   const workflow = WORKFLOWS[id % WORKFLOWS.length];
@@ -60,7 +73,7 @@ export function githubRun(base, owner, repo, id) {
   const attempt = id % 7 === 0 ? 2 : 1;
   const head = sha(id);
   const api = `${base}/repos/${owner}/${repo}`;
-  const running = id === GITHUB_RUNS;
+  const running = id === runCount(owner, repo);
   return {
     id, name: workflow.name, node_id: `WFR_kwLO${id}`, head_branch: branch, head_sha: head,
     path: `.github/workflows/${workflow.file}`, display_title: `Change number ${id}`, run_number: id, event,
@@ -86,7 +99,11 @@ export function githubRun(base, owner, repo, id) {
   };
 }
 
-/** The jobs of one attempt of run `runId`: 3, or a 25-job matrix for every tenth run. */
+/**
+ * The jobs of one attempt of run `runId`: 3, or a 25-job matrix for every tenth run. In the latest
+ * attempt of a failed run, job `failingJob(runId)` fails at its `Run <job>` step and every other
+ * job succeeds, so "which job and step failed" has one answer per failed run.
+ */
 function attemptJobs(base, owner, repo, runId, attempt) {
   const names = runId % 10 === 0
     ? Array.from({ length: 25 }, (_, i) => `test (node ${i + 1})`)
@@ -95,7 +112,8 @@ function attemptJobs(base, owner, repo, runId, attempt) {
   const run = githubRun(base, owner, repo, runId);
   return names.map((name, i) => {
     const id = runId * 1000 + attempt * 100 + i + 1;
-    const failed = attempt === 1 && run.run_attempt > 1 && i === 0;
+    const failsHere = attempt === run.run_attempt && run.conclusion === "failure" && name === failingJob(runId);
+    const failed = (attempt === 1 && run.run_attempt > 1 && i === 0) || failsHere;
     const running = run.status !== "completed";
     return {
       id, run_id: runId, workflow_name: run.name, head_branch: run.head_branch, run_url: `${api}/actions/runs/${runId}`,
@@ -104,12 +122,18 @@ function attemptJobs(base, owner, repo, runId, attempt) {
       status: running ? "in_progress" : "completed", conclusion: running ? null : failed ? "failure" : "success",
       created_at: at(runId * 7), started_at: at(runId * 7), completed_at: running ? null : at(runId * 7 + i + 1), name,
       steps: ["Set up job", "Run actions/checkout@v4", `Run ${name}`, "Complete job"].map((step, n) => ({
-        name: step, status: "completed", conclusion: "success", number: n + 1, started_at: at(runId * 7), completed_at: at(runId * 7 + 1),
+        name: step, status: "completed", conclusion: failsHere && n === 2 ? "failure" : "success", number: n + 1,
+        started_at: at(runId * 7), completed_at: at(runId * 7 + 1),
       })),
       check_run_url: `${api}/check-runs/${id}`, labels: ["ubuntu-latest"], runner_id: 10 + i,
       runner_name: `GitHub Actions ${10 + i}`, runner_group_id: 2, runner_group_name: "GitHub Actions",
     };
   });
+}
+
+/** The job that fails in the latest attempt of failed run `runId` (failed runs have 3 jobs). */
+export function failingJob(runId) {
+  return ["build", "test", "lint"][runId % 3];
 }
 
 /** GitHub's Link header for `page` of `last`: prev, next, last, first, as api.github.com orders them. */
@@ -138,7 +162,7 @@ function paged(req, res, linkBase, key, items) {
 
 function runsMatching(base, owner, repo, query, workflow) {
   const runs = [];
-  for (let id = GITHUB_RUNS; id >= 1; id--) {
+  for (let id = runCount(owner, repo); id >= 1; id--) {
     const run = githubRun(base, owner, repo, id);
     const status = query.get("status");
     if (workflow && run.workflow_id !== workflow.id) continue;
@@ -169,13 +193,13 @@ export function githubRoutes(ctx) {
     }],
     ["GET", /^\/repos\/([^/]+)\/([^/]+)\/actions\/runs\/(\d+)$/, (req, res, m) => {
       const id = Number(m[3]);
-      if (id < 1 || id > GITHUB_RUNS) return notFound(res);
+      if (id < 1 || id > runCount(m[1], m[2])) return notFound(res);
       json(res, 200, githubRun(ctx.url, m[1], m[2], id));
     }],
     ["GET", /^\/repos\/([^/]+)\/([^/]+)\/actions\/runs\/(\d+)\/jobs$/, (req, res, m) => {
       const [, owner, repo] = m;
       const id = Number(m[3]);
-      if (id < 1 || id > GITHUB_RUNS) return notFound(res, "https://docs.github.com/rest/actions/workflow-jobs");
+      if (id < 1 || id > runCount(owner, repo)) return notFound(res, "https://docs.github.com/rest/actions/workflow-jobs");
       const attempts = githubRun(ctx.url, owner, repo, id).run_attempt;
       const filter = req.query.get("filter") ?? "latest";
       if (filter !== "latest" && filter !== "all") {
