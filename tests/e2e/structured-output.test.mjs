@@ -302,15 +302,16 @@ test("flag off is byte-identical: tools/list without outputSchema, every result 
   assert.ok(structuredSeen >= 10, `the flag-on side carried structuredContent (${structuredSeen} results)`);
 });
 
-test("with outputFormat json and no truncation JSON.parse(content[0].text) equals structuredContent; truncated text stays as before", async () => {
+test("the default bound (262144 bytes) sends the ~300 KB page to an artifact; the truncated text is as before and names it", async () => {
   const r = await structured(RUNS, { ...REPO, perPage: 100, outputFormat: "json" });
   assert.match(r.text, /Response Truncated/);
   assert.ok(r.text.length <= 42_000, "the text is cut for the model as before");
   assert.equal(r.sc.nextPage, 2);
-  // The default bound (262144) is smaller than this page, so data may be in an artifact; the
-  // other spec (structured-artifacts) covers both sides of the bound.
-  if (r.sc.incomplete) assert.equal(r.sc.incomplete.reason, "size");
-  else assert.equal(r.sc.data.workflow_runs.length, 100);
+  assert.equal(r.sc.data, null);
+  assert.equal(r.sc.incomplete.reason, "size");
+  assert.equal(r.sc.incomplete.limitBytes, 262144, "the default MCP_STRUCTURED_MAX_BYTES");
+  assert.ok(r.sc.incomplete.bytes > 262144, `${r.sc.incomplete.bytes} bytes`);
+  assert.ok(r.text.includes(r.sc.incomplete.artifactId), "the text names the same artifact");
   const flagOff = await off.call(RUNS, { ...REPO, perPage: 100, outputFormat: "json" });
   assert.equal(maskIds(r.result.content[0].text), maskIds(flagOff.result.content[0].text), "the text does not depend on the flag");
   on.assertNoSecrets();
