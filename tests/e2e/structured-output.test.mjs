@@ -9,7 +9,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { startFakeUpstream } from "./fake-upstream.mjs";
-import { startStack } from "./tools-common.mjs";
+import { startStack, PRINCIPALS } from "./tools-common.mjs";
 import {
   REPO, ONE_RUN_REPO, ONE_RUN_ID, EMPTY_204_PATH, SCHEMA_TOOLS, addStructuredRoutes, recordingClient,
   textOf, maskIds, maskClock,
@@ -316,4 +316,28 @@ test("the default bound (262144 bytes) sends the ~300 KB page to an artifact; th
   assert.equal(maskIds(r.result.content[0].text), maskIds(flagOff.result.content[0].text), "the text does not depend on the flag");
   on.assertNoSecrets();
   off.assertNoSecrets();
+});
+
+test("a client that negotiated 2025-03-26 (before structuredContent existed) gets the same text only", async () => {
+  const post = async (body, version) => {
+    const res = await fetch(on.worker.mcpUrl, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json", Accept: "application/json, text/event-stream",
+        Authorization: `Bearer ${PRINCIPALS.alice}`, ...(version ? { "MCP-Protocol-Version": version } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 200);
+    return res.json();
+  };
+  const init = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "old", version: "1" } } });
+  assert.equal(init.result.protocolVersion, "2025-03-26");
+  const args = { ...REPO, perPage: 3, jq: "workflow_runs[*].id", outputFormat: "json" };
+  const old = await post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: RUNS, arguments: args } }, "2025-03-26");
+  assert.notEqual(old.result.isError, true, old.result.content?.[0]?.text);
+  assert.equal("structuredContent" in old.result, false);
+  const current = await structured(RUNS, args);
+  assert.equal(old.result.content[0].text, current.text);
+  assert.deepEqual(JSON.parse(old.result.content[0].text), current.sc);
 });
