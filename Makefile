@@ -16,7 +16,7 @@ E2E_TESTS := $(wildcard tests/e2e/*.test.mjs)
 BENCHES := $(wildcard bench/*.mjs)
 PORT ?= 8787
 
-.PHONY: help tools build dev test test-host test-oracle test-e2e deploy size bench conformance fmt lint
+.PHONY: help tools build dev test test-host test-oracle test-e2e deploy size bench load soak conformance fmt lint
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## /  make \1\t/' | expand -t 22
@@ -58,6 +58,12 @@ size: build ## the gzipped upload size, as wrangler deploy --dry-run reports it
 bench: build ## run every bench/*.mjs (upload size, endpoint latency against a trivial worker, ...)
 	@failed=""; for b in $(BENCHES); do echo "== $$b"; node $$b || failed="$$failed $$b"; done; \
 	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
+
+load: build ## throughput, p50/p99, errors and CPU per request at 1, 8, 32, 128 connections (LOAD_SECONDS=10 per level)
+	node bench/load/run.mjs $(or $(LOAD_SECONDS),10)
+
+soak: build ## 10 minutes of mixed calls at 25 req/s; workerd RSS/VmHWM and wasm memory every 30 s (MINUTES=10)
+	node bench/load/soak.mjs $(or $(MINUTES),10)
 
 conformance: build ## the official MCP conformance suite (server scenarios) against the built worker
 	node tests/e2e/conformance.mjs

@@ -1,0 +1,171 @@
+// Shared set-up of the load and soak runs (bench/load/*.mjs): the built worker in workerd
+// (Miniflare) on 127.0.0.1 beside the fake upstream, wrapped so the run can read the size of its
+// wasm linear memory, plus what /proc says about the workerd process (CPU time, RSS, VmHWM) and
+// the MCP request bodies the scenarios send.
+//
+// Bench-only: the wrapper module answers GET /__bench/memory and passes everything else to the
+// worker unchanged; it is never part of a deployment.
+
+import { Miniflare } from "miniflare";
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { ROOT } from "../../tests/e2e/worker.mjs";
+import { startFakeUpstream } from "../../tests/e2e/fake-upstream.mjs";
+import { CREDENTIALS, vendorUrls } from "../../tests/e2e/tools-common.mjs";
+
+/** The bearer token of the load principal. */
+export const TOKEN = "load-token-0123456789abcdef0123";
+const BUILD = path.join(ROOT, "build");
+
+/** Headers of a stateless MCP POST. */
+export const MCP_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  authorization: `Bearer ${TOKEN}`,
+  "mcp-protocol-version": "2025-06-18",
+};
+
+/** The JSON-RPC body of `method` with `params`. */
+export function rpc(method, params = {}, id = 1) {
+  return JSON.stringify({ jsonrpc: "2.0", id, method, params });
+}
+
+/** The JSON-RPC body of a tools/call. */
+export function toolCall(name, args) {
+  return rpc("tools/call", { name, arguments: args });
+}
+
+/** The repository whose runs page is ~300 KB at perPage 100. */
+export const RUNS = { owner: "octo-org", repo: "hello-world", perPage: 100 };
+
+// Runs before index.js: remembers the linear memory of every wasm instance.
+const PATCH = `
+const Instance = WebAssembly.Instance;
+globalThis.__loadMemories = [];
+WebAssembly.Instance = function (module, imports) {
+  const instance = new Instance(module, imports);
+  for (const value of Object.values(instance.exports)) {
+    if (value instanceof WebAssembly.Memory) globalThis.__loadMemories.push(value);
+  }
+  return instance;
+};
+WebAssembly.Instance.prototype = Instance.prototype;
+`;
+const WRAPPER = `
+import "./load-patch.mjs";
+import Worker from "./index.js";
+export default class extends Worker {
+  async fetch(request) {
+    if (new URL(request.url).pathname === "/__bench/memory") {
+      return Response.json({ wasmBytes: globalThis.__loadMemories.reduce((n, m) => n + m.buffer.byteLength, 0) });
+    }
+    return super.fetch(request);
+  }
+}
+`;
+
+function compatibilityDate() {
+  return /^compatibility_date\s*=\s*"([^"]+)"/m.exec(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"))[1];
+}
+
+/** The pids of workerd processes that are children of this process. */
+function workerdPids() {
+  const pids = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const status = readFileSync(`/proc/${name}/status`, "utf8");
+      const ppid = Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]);
+      if (/^Name:\s+workerd/m.test(status) && ppid === process.pid) pids.push(Number(name));
+    } catch { /* the process ended meanwhile */ }
+  }
+  return pids;
+}
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** User + system CPU time of `pid` so far, in milliseconds (/proc/<pid>/stat, all threads). */
+export function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // The command name may hold spaces; the fields after its closing parenthesis are fixed.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** RSS and VmHWM (peak RSS) of `pid`, in bytes. */
+export function processMemory(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
+}
+
+/**
+ * Starts the fake upstream and the worker pointed at it (credentials, one principal, KV and R2 in
+ * memory, logs dropped). `persist`, when given, is a directory that holds the KV and R2 data on
+ * disk instead, so a long run's stored artifacts do not count as workerd memory.
+ * Returns { upstream, url, mcpUrl, pid, wasmBytes(), close() }.
+ */
+export async function startLoadStack(vars = {}, { persist } = {}) {
+  const upstream = await startFakeUpstream();
+  const before = new Set(workerdPids());
+  const mf = new Miniflare({
+    modules: [
+      { type: "ESModule", path: path.join(BUILD, "load-wrapper.mjs"), contents: WRAPPER },
+      { type: "ESModule", path: path.join(BUILD, "load-patch.mjs"), contents: PATCH },
+      { type: "ESModule", path: path.join(BUILD, "index.js"), contents: readFileSync(path.join(BUILD, "index.js")) },
+      { type: "CompiledWasm", path: path.join(BUILD, "index_bg.wasm"), contents: readFileSync(path.join(BUILD, "index_bg.wasm")) },
+    ],
+    compatibilityDate: compatibilityDate(),
+    kvNamespaces: ["HTTP_CACHE", "POLICY"],
+    r2Buckets: ["ARTIFACTS"],
+    ...(persist ? { kvPersist: path.join(persist, "kv"), r2Persist: path.join(persist, "r2") } : {}),
+    bindings: { MCP_AUTH_TOKENS: JSON.stringify({ load: TOKEN }), ...vendorUrls(upstream), ...CREDENTIALS, ...vars },
+    host: "127.0.0.1",
+    handleStructuredLogs: () => {},
+  });
+  const url = (await mf.ready).toString().replace(/\/$/, "");
+  const [pid] = workerdPids().filter((p) => !before.has(p));
+  if (!pid) {
+    await mf.dispose();
+    await upstream.close();
+    throw new Error("no workerd child process found");
+  }
+  return {
+    upstream,
+    url,
+    mcpUrl: `${url}/mcp`,
+    pid,
+    async wasmBytes() {
+      return (await (await fetch(`${url}/__bench/memory`)).json()).wasmBytes;
+    },
+    async close() {
+      await mf.dispose();
+      await upstream.close();
+    },
+  };
+}
+
+/** POSTs one MCP body and returns the parsed JSON-RPC reply; throws on a non-200. */
+export async function post(mcpUrl, body) {
+  const r = await fetch(mcpUrl, { method: "POST", headers: MCP_HEADERS, body });
+  const text = await r.text();
+  if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${text.slice(0, 200)}`);
+  return JSON.parse(text);
+}
+
+/** True when a tools/call or tools/list reply reports a failure (JSON-RPC error or isError). */
+export function isFailure(text) {
+  return /^\{"jsonrpc":"2\.0","id":[^,]*,"error"/.test(text) || text.includes('"isError":true');
+}
+
+/** Saves an artifact (the truncated 300 KB page) and returns its id. */
+export async function makeArtifact(mcpUrl) {
+  const reply = await post(mcpUrl, toolCall("github_list_workflow_runs", RUNS));
+  const text = reply.result?.content?.map((b) => b.text ?? "").join("") ?? "";
+  const id = /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/.exec(text)?.[0];
+  if (!id) throw new Error(`the 300 KB page saved no artifact: ${text.slice(-400)}`);
+  return id;
+}
+
+/** Mebibytes with one decimal. */
+export const mib = (bytes) => (bytes / 1048576).toFixed(1);
