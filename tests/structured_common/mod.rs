@@ -241,3 +241,18 @@ pub fn run(id: u64, pad: usize) -> Json {
 pub fn runs_body(runs: &[Json]) -> String {
     json!({"total_count": runs.len(), "workflow_runs": runs}).to_string()
 }
+
+/// `v` as JavaScript's `JSON.parse` would hold it: every number a double (structuredContent keeps
+/// number literals as the upstream wrote them, text prints them the JavaScript way, and a JS
+/// client sees the two as equal).
+pub fn as_js(v: &Json) -> Json {
+    match v {
+        Json::Number(n) => n
+            .as_f64()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Json::Null, Json::Number),
+        Json::Array(items) => Json::Array(items.iter().map(as_js).collect()),
+        Json::Object(map) => Json::Object(map.iter().map(|(k, v)| (k.clone(), as_js(v))).collect()),
+        other => other.clone(),
+    }
+}
