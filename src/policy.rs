@@ -393,3 +393,149 @@ impl Policy {
         settings
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(rules: &str) -> Policy {
+        let doc = format!(
+            r#"{{"identities": [
+                {{"name": "gh-bot", "vendor": "github", "secret": "GH"}},
+                {{"name": "bb", "vendor": "bitbucket", "userSecret": "BU", "tokenSecret": "BT"}}],
+              "groups": {{"ops": ["olga", "oscar"]}},
+              "rules": {rules}}}"#
+        );
+        Policy::parse(&doc, &|name| Some(format!("value-of-{name}"))).unwrap()
+    }
+
+    fn target(vendor: Vendor, method: Method, path: &str) -> Option<Target> {
+        Some(Target::new(vendor, method, &ApiPath::parse(path).unwrap()))
+    }
+
+    #[test]
+    fn first_match_decides_and_nothing_matching_is_denied() {
+        let p = policy(
+            r#"[{"id": "ops-deny-delete", "match": {"groups": ["ops"], "methods": ["DELETE"]}, "effect": "deny"},
+                {"id": "ops-all", "match": {"groups": ["ops"]}, "effect": "allow", "identities": {"github": "gh-bot"}},
+                {"id": "ann-reads", "match": {"principals": ["ann"], "methods": ["GET"]}, "effect": "allow"}]"#,
+        );
+        let d = p.decide(
+            "olga",
+            "bb_delete",
+            target(Vendor::Bitbucket, Method::Delete, "/x"),
+        );
+        assert_eq!(
+            (d.effect, d.rule.as_deref()),
+            (Effect::Deny, Some("ops-deny-delete"))
+        );
+        assert_eq!(d.identity, None);
+        let d = p.decide(
+            "oscar",
+            "github_list_workflow_runs",
+            target(Vendor::GitHub, Method::Get, "/repos/a/b/actions/runs"),
+        );
+        assert_eq!(
+            (d.effect, d.identity.as_deref()),
+            (Effect::Allow, Some("gh-bot"))
+        );
+        // The rule names no Bitbucket identity: the configured credential acts.
+        let d = p.decide(
+            "oscar",
+            "bb_get",
+            target(Vendor::Bitbucket, Method::Get, "/x"),
+        );
+        assert_eq!(d.identity.as_deref(), Some(DEFAULT_IDENTITY));
+        let d = p.decide(
+            "ann",
+            "bb_get",
+            target(Vendor::Bitbucket, Method::Get, "/x"),
+        );
+        assert_eq!(d.rule.as_deref(), Some("ann-reads"));
+        let d = p.decide(
+            "ann",
+            "bb_post",
+            target(Vendor::Bitbucket, Method::Post, "/x"),
+        );
+        assert_eq!((d.effect, d.rule), (Effect::Deny, None));
+        // A rule with methods or paths never matches a tool without an upstream request.
+        let d = p.decide("ann", "approval_list", None);
+        assert_eq!((d.effect, d.rule), (Effect::Deny, None));
+        let d = p.decide("olga", "approval_list", None);
+        assert_eq!(
+            (d.effect, d.rule.as_deref(), d.identity),
+            (Effect::Allow, Some("ops-all"), None)
+        );
+    }
+
+    #[test]
+    fn targets_are_prefixed_like_requests() {
+        let t = target(Vendor::Bitbucket, Method::Get, "/repositories/a/../b").unwrap();
+        assert_eq!(t.path, "/2.0/repositories/b");
+        let t = target(Vendor::Bitbucket, Method::Get, "/2.0/x?q=1").unwrap();
+        assert_eq!(t.path, "/2.0/x");
+        let t = target(Vendor::Jira, Method::Get, "/rest/api/3/issue/A-1/../A-2").unwrap();
+        assert_eq!(t.path, "/rest/api/3/issue/A-2");
+    }
+
+    #[test]
+    fn approvers_expand_groups_once_each() {
+        let p = policy(
+            r#"[{"id": "ask", "effect": "approval_required", "approvers": {"principals": ["oscar", "zed"], "groups": ["ops"]}}]"#,
+        );
+        let d = p.decide("ann", "jira_post", target(Vendor::Jira, Method::Post, "/x"));
+        assert_eq!(d.approvers, ["olga", "oscar", "zed"]);
+        assert!(p.is_approver("zed") && p.is_approver("olga") && !p.is_approver("ann"));
+        let json = d.to_json();
+        assert_eq!(json["effect"], "approval_required");
+        assert_eq!(
+            json["approvers"],
+            serde_json::json!(["olga", "oscar", "zed"])
+        );
+    }
+
+    #[test]
+    fn restrictions_summarise_the_rules_for_one_principal() {
+        let p = policy(
+            r#"[{"id": "a", "match": {"principals": ["ann"], "tools": ["jira_get"]}, "effect": "allow"},
+                {"id": "b", "match": {"tools": ["jira_*"], "paths": ["/rest/**"]}, "effect": "allow"},
+                {"id": "c", "match": {"tools": ["bb_*"]}, "effect": "deny"}]"#,
+        );
+        assert_eq!(p.restriction("ann", "jira_get"), None);
+        assert!(p
+            .restriction("bob", "jira_get")
+            .unwrap()
+            .contains("some calls"));
+        assert!(p
+            .restriction("ann", "bb_get")
+            .unwrap()
+            .contains("denied to you"));
+        assert!(p
+            .restriction("ann", "conf_get")
+            .unwrap()
+            .contains("denied to you"));
+    }
+
+    #[test]
+    fn identities_replace_only_their_vendor_credential() {
+        let p = policy("[]");
+        let base = UpstreamSettings {
+            atlassian_user_email: Some(Secret::new("a@x")),
+            atlassian_api_token: Some(Secret::new("t")),
+            ..UpstreamSettings::default()
+        };
+        let s = p.settings_for(&base, Vendor::Bitbucket, "bb");
+        let endpoint = s.endpoint(Vendor::Bitbucket).unwrap();
+        assert_eq!(
+            endpoint.credential.identity.expose(),
+            "value-of-BU:value-of-BT"
+        );
+        let s = p.settings_for(&base, Vendor::GitHub, "gh-bot");
+        assert_eq!(s.github_token, Some(Secret::new("value-of-GH")));
+        assert_eq!(s.atlassian_api_token, base.atlassian_api_token);
+        assert_eq!(
+            p.settings_for(&base, Vendor::GitHub, DEFAULT_IDENTITY),
+            base
+        );
+    }
+}

@@ -307,3 +307,105 @@ fn rule(
         reason: raw.reason.filter(|r| !r.trim().is_empty()),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(name: &str) -> Option<String> {
+        (name != "UNSET").then(|| format!("secret-{name}"))
+    }
+
+    #[test]
+    fn the_documented_example_is_valid() {
+        let doc = include_str!("../../docs/policy.md");
+        let start = doc
+            .find("```json\n")
+            .expect("docs/policy.md has a JSON example")
+            + 8;
+        let end = start + doc[start..].find("```").unwrap();
+        let policy = parse(&doc[start..end], &settings).unwrap();
+        assert_eq!(policy.identities.len(), 6);
+        assert_eq!(policy.rules.len(), 5);
+    }
+
+    #[test]
+    fn errors_name_the_entry_and_the_problem() {
+        let cases = [
+            (
+                r#"{"rules": [{"id": "a", "effect": "allow", "extra": 1}]}"#,
+                "unknown field `extra`",
+            ),
+            (r#"{"rules": []"#, "not valid JSON"),
+            (
+                r#"{"identities": [{"name": "x", "vendor": "github", "secret": "UNSET"}], "rules": []}"#,
+                "identities[0] (\"x\"): secret UNSET is not set",
+            ),
+            (
+                r#"{"identities": [{"name": "x", "vendor": "jira", "secret": "S"}], "rules": []}"#,
+                "userSecret",
+            ),
+            (
+                r#"{"identities": [{"name": "default", "vendor": "github", "secret": "S"}], "rules": []}"#,
+                "reserved",
+            ),
+            (
+                r#"{"identities": [{"name": "x", "vendor": "github", "secret": "S"}, {"name": "x", "vendor": "github", "secret": "S"}], "rules": []}"#,
+                "defined twice",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "effect": "allow"}, {"id": "a", "effect": "deny"}]}"#,
+                "used twice",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "match": {"groups": ["g"]}, "effect": "allow"}]}"#,
+                "group \"g\" is not defined",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "match": {"methods": ["get"]}, "effect": "allow"}]}"#,
+                "method \"get\"",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "match": {"paths": ["rest/**"]}, "effect": "allow"}]}"#,
+                "must start with '/'",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "effect": "allow", "identities": {"jira": "nope"}}]}"#,
+                "identity \"nope\" is not defined",
+            ),
+            (
+                r#"{"identities": [{"name": "g", "vendor": "github", "secret": "S"}], "rules": [{"id": "a", "effect": "allow", "identities": {"jira": "g"}}]}"#,
+                "a github identity, not jira",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "effect": "deny", "identities": {"jira": "default"}}]}"#,
+                "deny rule cannot name identities",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "effect": "approval_required"}]}"#,
+                "needs \"approvers\"",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "effect": "approval_required", "approvers": {}}]}"#,
+                "names nobody",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "effect": "allow", "approvers": {"principals": ["x"]}}]}"#,
+                "only approval_required",
+            ),
+            (
+                r#"{"rules": [{"id": "a b", "effect": "allow"}]}"#,
+                "the id must be",
+            ),
+            (
+                r#"{"groups": {"g": ["bad name"]}, "rules": []}"#,
+                "not a principal name",
+            ),
+        ];
+        for (doc, expected) in cases {
+            let err = parse(doc, &settings).unwrap_err();
+            assert!(err.contains(expected), "{doc}\n  -> {err}");
+            assert!(!err.contains("secret-"), "a secret value leaked: {err}");
+        }
+    }
+}

@@ -448,3 +448,70 @@ pub fn log_approval(ports: Ports<'_>, action: &str, record: &Record, by: &str) {
         }),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upstream::{ApiPath, Method};
+
+    fn decision(effect: Effect) -> Decision {
+        Decision {
+            effect,
+            rule: Some("r1".into()),
+            reason: "Because.".into(),
+            principal: "ann".into(),
+            tool: "bb_post".into(),
+            target: Some(Target::new(
+                Vendor::Bitbucket,
+                Method::Post,
+                &ApiPath::parse("/repositories/a/b").unwrap(),
+            )),
+            identity: None,
+            approvers: vec!["bo".into(), "cy".into()],
+        }
+    }
+
+    #[test]
+    fn refusal_texts_say_what_to_do() {
+        let denied = refusal_text(&decision(Effect::Deny), None);
+        assert!(denied.contains("(rule r1): Because."), "{denied}");
+        assert!(
+            denied.contains("bb_post POST /2.0/repositories/a/b, as ann"),
+            "{denied}"
+        );
+        let record = Record {
+            id: "apr_1".into(),
+            requester: "ann".into(),
+            tool: "bb_post".into(),
+            arguments_hash: String::new(),
+            arguments: Map::new(),
+            rule: "r1".into(),
+            reason: "Because.".into(),
+            method: None,
+            path: None,
+            approvers: vec!["bo".into(), "cy".into()],
+            status: Status::Pending,
+            created_at_ms: 0,
+            expires_at_ms: 3_600_000,
+            decided_by: None,
+            decision_reason: None,
+        };
+        let pending = refusal_text(&decision(Effect::ApprovalRequired), Some(&record));
+        assert!(
+            pending.contains("apr_1 is pending until 1970-01-01T01:00:00.000Z"),
+            "{pending}"
+        );
+        assert!(pending.contains("approvers: bo, cy") && pending.contains("approval_decide"));
+    }
+
+    #[test]
+    fn upstream_meta_joins_existing_meta() {
+        let mut result = ToolResult::text("x");
+        result.meta = Some(Map::from_iter([("other".to_owned(), json!(1))]));
+        add_upstream_meta(&mut result, Vendor::Jira, "team");
+        assert_eq!(
+            Json::Object(result.meta.unwrap()),
+            json!({"other": 1, "mcp-devtools/upstream": {"vendor": "jira", "identity": "team"}})
+        );
+    }
+}
