@@ -16,7 +16,7 @@ E2E_TESTS := $(wildcard tests/e2e/*.test.mjs)
 BENCHES := $(wildcard bench/*.mjs)
 PORT ?= 8787
 
-.PHONY: help tools build dev test test-host test-oracle test-e2e deploy size bench load soak conformance fmt lint
+.PHONY: help tools build dev test test-host test-oracle test-e2e deploy size bench load soak example conformance fmt lint
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## /  make \1\t/' | expand -t 22
@@ -64,6 +64,9 @@ load: build ## throughput, p50/p99, errors and CPU per request at 1, 8, 32, 128 
 
 soak: build ## 10 minutes of mixed calls at 25 req/s; workerd RSS/VmHWM and wasm memory every 30 s (MINUTES=10)
 	node bench/load/soak.mjs $(or $(MINUTES),10)
+
+example: build ## the code-mode example (examples/code-mode) against the local worker and the fake upstream
+	node examples/code-mode/local.mjs
 
 conformance: build ## the official MCP conformance suite (server scenarios) against the built worker
 	node tests/e2e/conformance.mjs
