@@ -44,18 +44,25 @@ test("a later rule without identities uses the default credential, reported as i
 
 test("the HTTP cache is keyed by the acting identity: circleci_get by alice and bob both reach CircleCI", async () => {
   const path = "/project/gh/policy-e2e/cache-probe";
+  const cache = await stack.worker.mf.getKVNamespace("HTTP_CACHE");
+  const entries = async () => (await cache.list()).keys.length;
+  const start = await entries();
+  // Cache writes land after the response (decision 0003): wait for them, so a shared key would hit.
+  const cached = async (n) => {
+    for (let i = 0; i < 100 && (await entries()) < start + n; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await entries(), start + n, `${n} cache entries written`);
+  };
   const a = await stack.call("circleci_get", { path }, "alice");
   assert.equal(a.isError, false, a.text);
   assertActedAs(a.result, "circleci", "circle-team");
-  // The cache write lands after the response (decision 0003): let it, so a shared key would hit.
-  await new Promise((r) => setTimeout(r, 150));
+  await cached(1);
   const b = await stack.call("circleci_get", { path }, "bob");
   assert.equal(b.isError, false, b.text);
   assertActedAs(b.result, "circleci", "default");
+  await cached(2);
   const seen = stack.upstream.matching("GET", "/api/v2/project/gh/policy-e2e/cache-probe").map((r) => r.headers["circle-token"]);
   assert.deepEqual(seen, [IDENTITY_AUTH["circle-team"], DEFAULT_AUTH.circleci], "each identity made its own request");
-  // Same identity again: served from its own cache entry.
-  await new Promise((r) => setTimeout(r, 150));
+  // The same identity again is served from its own entry.
   const again = await stack.call("circleci_get", { path }, "alice");
   assertActedAs(again.result, "circleci", "circle-team");
   assert.equal(stack.upstream.count("GET", "/api/v2/project/gh/policy-e2e/cache-probe"), 2);
