@@ -75,7 +75,7 @@ async function backdate(id, seconds) {
 }
 
 test("the round trip: request, list, approve, one identical call runs with the rule's identity, a replay is refused", async () => {
-  const before = merges;
+  const mergesBefore = merges;
   const first = await requestMerge(7, "bob");
   assertApproval(first.approval, "pending", TTL);
   assert.equal(mergeRequests(7).length, 0, "nothing reached Bitbucket");
@@ -104,14 +104,14 @@ test("the round trip: request, list, approve, one identical call runs with the r
   const [req] = mergeRequests(7);
   assert.equal(req.headers.authorization, IDENTITY_AUTH["bb-release"]);
   assert.deepEqual(JSON.parse(req.body), body);
-  assert.equal(merges, before + 1);
+  assert.equal(merges, mergesBefore + 1);
 
   // The approval is spent: the same call again is a new pending request.
   const replay = await requestMerge(7, "bob");
   assertApproval(replay.approval, "pending", TTL);
   assert.notEqual(replay.approval.id, first.approval.id);
   assert.equal(mergeRequests(7).length, 1, "the replay never reached Bitbucket");
-  assert.equal(merges, before + 1);
+  assert.equal(merges, mergesBefore + 1);
 
   const events = stack.events("approval").filter((e) => e.approvalId === first.approval.id).map((e) => [e.action, e.by]);
   assert.deepEqual(events, [["requested", "bob"], ["approved", "carol"], ["consumed", "bob"]]);
