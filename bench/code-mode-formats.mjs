@@ -105,6 +105,16 @@ try {
     row("github_list_workflow_runs", "a page of 30 runs", toon, json, minimalRuns(await upstream(`${api}/runs?per_page=30`)), "github-mcp-server list_workflow_runs");
   }
   {
+    // The fields github-mcp-server keeps, through our jq: the same information in each format.
+    const user = (k) => `${k}: {login: ${k}.login, id: ${k}.id, profile_url: ${k}.html_url, avatar_url: ${k}.avatar_url}`;
+    const jq = "{total_count: total_count, workflow_runs: workflow_runs[*].{id: id, name: name, display_title: display_title, "
+      + "workflow_id: workflow_id, run_number: run_number, run_attempt: run_attempt, event: event, status: status, conclusion: conclusion, "
+      + "head_branch: head_branch, head_sha: head_sha, head_commit: {message: head_commit.message}, path: path, html_url: html_url, "
+      + `pull_requests: pull_requests[*].number, ${user("actor")}, ${user("triggering_actor")}, created_at: created_at, updated_at: updated_at, run_started_at: run_started_at}}`;
+    const [toon, json] = await both("github_list_workflow_runs", { ...REPO, perPage: 30, jq });
+    row("github_list_workflow_runs", "the same, jq to github-mcp-server's fields", toon, json, minimalRuns(await upstream(`${api}/runs?per_page=30`)), "github-mcp-server list_workflow_runs");
+  }
+  {
     const jq = "workflow_runs[*].{id: id, workflow: name, branch: head_branch, conclusion: conclusion, title: display_title, url: html_url}";
     const [toon, json] = await both("github_list_workflow_runs", { ...REPO, perPage: 30, jq });
     row("github_list_workflow_runs", "the same, jq to 6 fields", toon, json, null, "(no projection)");
