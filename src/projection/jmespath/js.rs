@@ -48,46 +48,14 @@ pub(crate) fn trim_start(s: &str) -> &str {
 
 /// `String(n)` / `Number.prototype.toString()`.
 pub(crate) fn number_to_string(n: f64) -> String {
-    if n.is_nan() {
-        return "NaN".into();
-    }
-    if n == 0.0 {
-        return "0".into();
-    }
-    if n.is_infinite() {
-        return if n > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    // Rust's `{:e}` prints the shortest digits that round-trip, like ECMAScript's Number::toString.
-    let sci = format!("{:e}", n.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let k = digits.len() as i32;
-    let point = exp + 1;
     let mut out = String::new();
-    if n < 0.0 {
-        out.push('-');
-    }
-    if k <= point && point <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (point - k) as usize));
-    } else if 0 < point && point <= 21 {
-        out.push_str(&digits[..point as usize]);
-        out.push('.');
-        out.push_str(&digits[point as usize..]);
-    } else if -6 < point && point <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-point) as usize));
-        out.push_str(&digits);
+    if n.is_nan() {
+        out.push_str("NaN");
+    } else if n.is_infinite() {
+        out.push_str(if n > 0.0 { "Infinity" } else { "-Infinity" });
     } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if point > 0 { '+' } else { '-' });
-        out.push_str(&(point - 1).abs().to_string());
+        // The renderers' printer: shortest round-trip digits, ties to even as ECMAScript says.
+        crate::render::number::write_f64(n, "NaN", &mut out);
     }
     out
 }
@@ -333,6 +301,10 @@ mod tests {
             (0.1 + 0.2, "0.30000000000000004"),
             (5e-324, "5e-324"),
             (1.7976931348623157e308, "1.7976931348623157e+308"),
+            // An exact tie between two shortest forms: JavaScript keeps the even digit.
+            (1355249111074954.25, "1355249111074954.2"),
+            (f64::NAN, "NaN"),
+            (f64::NEG_INFINITY, "-Infinity"),
         ] {
             assert_eq!(number_to_string(n), s);
         }
