@@ -82,7 +82,9 @@ export async function failingRunsOnMain(client, { owner, repo, pages = 3, perPag
   for (const name of [...new Set(failures.map((f) => f.workflow))].sort()) {
     const issues = [];
     for (let token; ;) {
-      const queryParams = { jql: `text ~ "${name} workflow" ORDER BY updated DESC`, fields: "summary,status", maxResults: "50" };
+      // A workflow name is free text: quotes and backslashes must not end the JQL string early.
+      const phrase = `${name} workflow`.replace(/["\\]/g, "\\$&");
+      const queryParams = { jql: `text ~ "${phrase}" ORDER BY updated DESC`, fields: "summary,status", maxResults: "50" };
       if (token) queryParams.nextPageToken = token;
       const { data } = await call("jira_get", { path: "/rest/api/3/search/jql", queryParams, jq: ISSUES_JQ });
       issues.push(...data.issues);
