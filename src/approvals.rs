@@ -8,7 +8,9 @@ use crate::time::iso8601_utc_ms;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
+use std::collections::VecDeque;
 use std::fmt;
+use std::sync::Mutex;
 
 const RECORD_PREFIX: &str = "approval/";
 const BINDING_PREFIX: &str = "approval-binding/";
@@ -174,6 +176,28 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Approval ids this isolate has claimed for use, newest last. KV has no compare-and-set: two
+/// identical calls in one isolate can both read an approval as unused before either marks it
+/// consumed. Claiming the id here, with no await between the check and the insert, lets only
+/// the first of them through. Old ids fall out; by then their records say consumed.
+static CLAIMED: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
+/// How many claimed ids an isolate remembers.
+const CLAIMS_KEPT: usize = 4096;
+
+/// Claims approval `id` for one use in this isolate: true the first time, false after.
+pub fn claim(id: &str) -> bool {
+    // A poisoned lock only means a panic elsewhere; the list itself is always consistent.
+    let mut claimed = CLAIMED.lock().unwrap_or_else(|e| e.into_inner());
+    if claimed.iter().any(|c| c == id) {
+        return false;
+    }
+    if claimed.len() == CLAIMS_KEPT {
+        claimed.pop_front();
+    }
+    claimed.push_back(id.to_owned());
+    true
+}
+
 fn binding_key(requester: &str, tool: &str, hash: &str) -> String {
     format!("{BINDING_PREFIX}{requester}/{tool}/{hash}")
 }
@@ -308,7 +332,8 @@ impl<'a> Approvals<'a> {
         Ok(record)
     }
 
-    /// Marks an approved request used and unbinds it, before the call it allows runs.
+    /// Marks an approved request used and unbinds it, before the call it allows runs. The
+    /// caller must have [`claim`]ed the id first.
     pub async fn consume(&self, mut record: Record) -> Result<Record, ApprovalError> {
         record.status = Status::Consumed;
         self.save(&record).await?;
@@ -368,6 +393,14 @@ mod tests {
         };
         assert_ne!(arguments_hash(&x), arguments_hash(&z));
         assert_eq!(arguments_hash(&x).len(), 64);
+    }
+
+    #[test]
+    fn an_approval_is_claimed_once_per_isolate() {
+        let id = "claim-test-5d0c6f1e";
+        assert!(claim(id));
+        assert!(!claim(id));
+        assert!(claim("claim-test-other"));
     }
 
     #[test]

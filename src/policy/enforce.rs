@@ -3,7 +3,7 @@
 //! identity selection), the refusal results with their `_meta`, and one log line per decision.
 
 use super::{Decision, Effect, Policy, Target};
-use crate::approvals::{arguments_hash, Approvals, Record, Status};
+use crate::approvals::{self, arguments_hash, Approvals, Record, Status};
 use crate::auth::Principal;
 use crate::config::Config;
 use crate::mcp::{ContentBlock, ToolDescriptor};
@@ -263,7 +263,9 @@ async fn approval(
         Err(e) => return Ok(store_down(format!("{e:?}"))),
     };
     let record = match existing {
-        Some(record) if record.status == Status::Approved => {
+        // A second identical call racing the first in this isolate finds the id claimed and,
+        // like a replay, makes a new request.
+        Some(record) if record.status == Status::Approved && approvals::claim(&record.id) => {
             return match approvals.consume(record).await {
                 Ok(record) => {
                     log_approval(ports, "consumed", &record, &decision.principal);

@@ -204,3 +204,21 @@ test("expired approvals are refused: an approved one is not used, a pending one 
   assert.match(decideLate.text, /expired|no live/i);
   assert.equal(mergeRequests(14).length, 0);
 });
+
+test("identical calls racing after one approval: exactly one runs (the approval is claimed in the isolate)", async () => {
+  // KV has no compare-and-set, so without the in-isolate claim two simultaneous identical calls
+  // both read the approval as unused (seen in about a third of such races before the fix).
+  for (let round = 0; round < 8; round++) {
+    const n = 900 + round;
+    const { approval } = await requestMerge(n, "bob");
+    const approved = await decide("carol", approval.id, true);
+    assert.equal(approved.isError, false, approved.text);
+    const racers = await Promise.all([0, 1, 2].map(() => stack.call("bb_post", merge(n), "bob")));
+    const ran = racers.filter((r) => !r.isError);
+    assert.equal(ran.length, 1, `round ${round}: ${ran.length} of 3 racing calls ran`);
+    assert.equal(mergeRequests(n).length, 1, `round ${round}: Bitbucket saw one merge`);
+    for (const r of racers.filter((r) => r.isError)) {
+      assert.equal(r.result._meta?.code, "approval_required", "the others are refused like a replay");
+    }
+  }
+});
