@@ -103,6 +103,7 @@ impl ApiPath {
                     }
                 }
                 Dots::None if segment.is_empty() => {}
+                Dots::None if hides_dot_segment(segment) => return Err(PathError::EscapesBase),
                 Dots::None => segments.push(segment),
             }
         }
@@ -157,6 +158,21 @@ impl ApiPath {
         }
         url
     }
+}
+
+/// True when a segment holds an encoded `/` or `\` (`%2F`, `%5C`) and, decoded, contains a `.` or
+/// `..` part: servers that decode encoded slashes before resolving (Tomcat and Jetty options,
+/// some proxies) would climb out of the path that policy globs were matched against.
+fn hides_dot_segment(segment: &str) -> bool {
+    let upper = segment.to_ascii_uppercase();
+    if !upper.contains("%2F") && !upper.contains("%5C") {
+        return false;
+    }
+    upper
+        .replace("%2F", "/")
+        .replace("%5C", "/")
+        .split('/')
+        .any(|part| !matches!(decoded_dots(part), Dots::None))
 }
 
 enum Dots {
@@ -306,6 +322,10 @@ mod tests {
             ("/..", PathError::EscapesBase),
             ("/a/../../b", PathError::EscapesBase),
             ("/%2e%2e/admin", PathError::EscapesBase),
+            ("/%2E%2E%2Fadmin", PathError::EscapesBase),
+            ("/a/..%2f..%2fadmin", PathError::EscapesBase),
+            ("/a/..%5C..%5Cadmin", PathError::EscapesBase),
+            ("/a/x%2F.%2Fy", PathError::EscapesBase),
             ("/a/%zz", PathError::BadEscape),
             ("/a/long-segment%4", PathError::BadEscape),
             ("/a?q=%", PathError::BadEscape),
