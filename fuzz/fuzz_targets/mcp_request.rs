@@ -1,0 +1,204 @@
+//! The whole request path: `Server::handle` with arbitrary bodies and headers, the production
+//! tools and an upstream (in-memory fake) that answers with fuzzer-chosen bodies and statuses.
+//!
+//! Input: one flags byte, then header lines (`Name: value`, an empty value removes the default)
+//! up to a blank line, then the JSON-RPC body up to a NUL byte, then the upstream's body.
+//! Flags: bit 0 picks the server (plain, or structured output plus an enterprise policy),
+//! bits 1-2 the HTTP method, bit 3 marks the body as over the size limit, bits 4-6 the upstream
+//! status.
+//!
+//! Invariants: no panic (the host catches it and logs `"event":"panic"`; on wasm32 it would have
+//! killed the isolate); every upstream request goes to a configured host, with no line break in a
+//! header; reply headers hold no line break; a JSON reply parses; no configured secret appears
+//! in the reply or the log.
+#![no_main]
+
+use devtools_mcp_edge::http::HttpRequest;
+use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
+use devtools_mcp_edge::ports::UpstreamResponse;
+use devtools_mcp_edge::server::Server;
+use devtools_mcp_edge_fuzz::{is_panic_line, serde_parse};
+use libfuzzer_sys::fuzz_target;
+use url::Url;
+
+const TOKEN: &str = "fuzz-client-token-0123456789";
+const POLICY: &str = r#"{
+  "identities": [{"name": "gh-ro", "vendor": "github", "secret": "GH_RO_TOKEN"}],
+  "groups": {"ops": ["ci"]},
+  "rules": [
+    {"id": "no-admin", "match": {"paths": ["/**/admin/**"]}, "effect": "deny"},
+    {"id": "writes", "match": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},
+     "effect": "approval_required", "approvers": {"groups": ["ops"]}},
+    {"id": "reads", "match": {"tools": ["*"]}, "effect": "allow", "identities": {"github": "gh-ro"}}
+  ]
+}"#;
+const SETTINGS: [(&str, &str); 11] = [
+    (
+        "MCP_AUTH_TOKENS",
+        r#"{"ci": "fuzz-client-token-0123456789"}"#,
+    ),
+    ("GITHUB_TOKEN", "ghp_fuzz_SECRET_github"),
+    ("GITHUB_API_URL", "https://api.github.test"),
+    ("CIRCLECI_TOKEN", "circle_fuzz_SECRET"),
+    ("CIRCLECI_API_URL", "https://circleci.test/api/v2"),
+    ("ATLASSIAN_BASE_URL", "https://acme.atlassian.test"),
+    ("ATLASSIAN_USER_EMAIL", "bot@acme.test"),
+    ("ATLASSIAN_API_TOKEN", "atl_fuzz_SECRET"),
+    ("BITBUCKET_API_URL", "https://bitbucket.test"),
+    ("ATLASSIAN_BITBUCKET_USERNAME", "bb-bot"),
+    ("ATLASSIAN_BITBUCKET_APP_PASSWORD", "bb_fuzz_SECRET"),
+];
+const EXTRA: [(&str, &str); 4] = [
+    ("MCP_STRUCTURED_OUTPUT", "true"),
+    ("MCP_STRUCTURED_MAX_BYTES", "2048"),
+    ("MCP_POLICY", POLICY),
+    ("GH_RO_TOKEN", "ghp_fuzz_SECRET_readonly"),
+];
+const SECRETS: [&str; 6] = [
+    "ghp_fuzz_SECRET_github",
+    "circle_fuzz_SECRET",
+    "atl_fuzz_SECRET",
+    "bb_fuzz_SECRET",
+    "ghp_fuzz_SECRET_readonly",
+    TOKEN,
+];
+const HOSTS: [&str; 4] = [
+    "api.github.test",
+    "circleci.test",
+    "acme.atlassian.test",
+    "bitbucket.test",
+];
+const STATUSES: [u16; 8] = [200, 200, 201, 204, 302, 404, 429, 502];
+
+fn settings(extended: bool) -> Vec<(String, String)> {
+    let extra = if extended { &EXTRA[..] } else { &[] };
+    SETTINGS
+        .iter()
+        .chain(extra)
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn server(extended: bool) -> Server {
+    let pairs = settings(extended);
+    Server::new(&move |name| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    })
+}
+
+thread_local! {
+    static SERVERS: [Server; 2] = [server(false), server(true)];
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
+    let (head, rest) = match rest.windows(2).position(|w| w == b"\n\n") {
+        Some(i) => (&rest[..i], &rest[i + 2..]),
+        None => (&[][..], rest),
+    };
+    let (body, upstream_body) = match rest.iter().position(|&b| b == 0) {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &[][..]),
+    };
+    let mut headers: Vec<(String, String)> = vec![
+        ("Content-Type".into(), "application/json".into()),
+        (
+            "Accept".into(),
+            "application/json, text/event-stream".into(),
+        ),
+        ("Authorization".into(), format!("Bearer {TOKEN}")),
+        ("Host".into(), "mcp.example.com".into()),
+    ];
+    for line in String::from_utf8_lossy(head).split('\n') {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+        if !value.is_empty() {
+            headers.push((name.to_owned(), value.to_owned()));
+        }
+    }
+    let method = ["POST", "GET", "DELETE", "OPTIONS"][usize::from(flags >> 1 & 3)];
+    let status = STATUSES[usize::from(flags >> 4 & 7)];
+    let request = HttpRequest {
+        method: method.into(),
+        path: "/mcp".into(),
+        headers,
+        body: body.to_vec(),
+        body_too_large: flags & 8 != 0,
+    };
+    let upstream_body = upstream_body.to_vec();
+    let env = FakeEnv::with_http(ScriptedHttp::new(move |_| {
+        Ok(UpstreamResponse {
+            status,
+            status_text: String::new(),
+            headers: vec![
+                ("Content-Type".into(), "application/json".into()),
+                ("Location".into(), "https://elsewhere.test/next".into()),
+            ],
+            body: upstream_body.clone(),
+        })
+    }));
+    let extended = flags & 1 != 0;
+    for (k, v) in settings(extended) {
+        env.settings.set(&k, &v);
+    }
+    let response = SERVERS.with(|servers| {
+        futures::executor::block_on(servers[usize::from(extended)].handle(request, env.ports()))
+    });
+
+    let log = env.log.lines();
+    if let Some(line) = log.iter().find(|l| is_panic_line(l)) {
+        panic!("the request panicked: {line}");
+    }
+    for sent in env.http.sent() {
+        let url =
+            Url::parse(&sent.url).unwrap_or_else(|e| panic!("upstream URL {}: {e}", sent.url));
+        let host = url.host_str().unwrap_or_default();
+        assert!(
+            HOSTS.contains(&host),
+            "a request to another host: {}",
+            sent.url
+        );
+        assert!(
+            url.username().is_empty() && url.password().is_none(),
+            "{}",
+            sent.url
+        );
+        for (name, value) in &sent.headers {
+            assert!(
+                !(name.contains(['\r', '\n']) || value.contains(['\r', '\n'])),
+                "a line break in upstream header {name:?}"
+            );
+        }
+    }
+    for (name, value) in &response.headers {
+        assert!(
+            !(name.contains(['\r', '\n']) || value.contains(['\r', '\n'])),
+            "a line break in reply header {name:?}"
+        );
+    }
+    let reply = String::from_utf8_lossy(&response.body);
+    if !response.body.is_empty()
+        && response
+            .header("content-type")
+            .is_some_and(|t| t.starts_with("application/json"))
+    {
+        if let Err(e) = serde_parse(&reply) {
+            panic!("a JSON reply that does not parse ({e}): {reply}");
+        }
+    }
+    for secret in SECRETS {
+        assert!(!reply.contains(secret), "a secret in the reply: {reply}");
+        assert!(
+            !log.iter().any(|l| l.contains(secret)),
+            "a secret in the log"
+        );
+    }
+});
