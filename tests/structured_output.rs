@@ -43,6 +43,15 @@ fn exactly_the_six_read_tools_advertise_an_output_schema() {
     }
     let off: Json = serde_json::from_str(&list(&flagged_server(false, &[]))).unwrap();
     assert!(!off.to_string().contains("outputSchema"));
+    // 2025-03-26 results carry no structuredContent, so its tools/list promises no schema.
+    let body = protocol_common::request(1, "tools/list", json!({}));
+    let old = protocol_common::send(
+        &flagged_server(true, &[]),
+        protocol_common::post(&body.to_string(), &[("MCP-Protocol-Version", "2025-03-26")]),
+    );
+    assert_eq!(old.status, 200);
+    let old = String::from_utf8_lossy(&old.body);
+    assert!(old.contains("github_list_workflow_runs") && !old.contains("outputSchema"));
 }
 
 #[test]

@@ -247,7 +247,10 @@ async fn run_method(
                 // Every list is one page, so no cursor was ever handed out.
                 return Err(ErrorObject::invalid_params("unknown cursor"));
             }
-            let mut tools = cx.registry.descriptors(cx.config.structured_output);
+            // 2025-03-26 predates structuredContent, whose results drop it (decision 0007), so
+            // its clients are not promised an outputSchema either.
+            let schemas = cx.config.structured_output && version >= ProtocolVersion::V2025_06_18;
+            let mut tools = cx.registry.descriptors(schemas);
             enforce::describe(&mut tools, cx.principal, cx.config, cx.ports).await;
             to_json(&ListToolsResult { tools })?
         }
