@@ -16,7 +16,7 @@ E2E_TESTS := $(wildcard tests/e2e/*.test.mjs)
 BENCHES := $(wildcard bench/*.mjs)
 PORT ?= 8787
 
-.PHONY: help tools build dev test test-host test-oracle test-e2e deploy size bench load soak example conformance fmt lint
+.PHONY: help tools build dev test test-host test-oracle test-e2e test-fuzz fuzz deploy size bench load soak example conformance fmt lint
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## /  make \1\t/' | expand -t 22
@@ -34,10 +34,19 @@ dev: build ## run the worker on http://127.0.0.1:8787 (PORT=... to change) with 
 	@[ -f .dev.vars ] || { cp .dev.vars.example .dev.vars; echo "created .dev.vars from .dev.vars.example"; }
 	npx wrangler dev --ip 127.0.0.1 --port $(PORT)
 
-test: tools test-host test-oracle test-e2e conformance ## everything: host, oracle, end-to-end and conformance tests
+test: tools test-host test-oracle test-e2e conformance test-fuzz ## everything: host, oracle, end-to-end, conformance and a short fuzz run
 
 test-host: ## cargo test (the core, on the host)
 	cargo test
+
+# Fuzzing (fuzz/, cargo-fuzz on nightly; scripts/fuzz.sh installs what is missing). test-fuzz is
+# the bounded run CI does; fuzz runs longer. FUZZ_SECONDS is per target, FUZZ_TARGETS a subset.
+FUZZ_TARGETS ?=
+test-fuzz: ## every fuzz target for FUZZ_SECONDS (default 20) from the committed corpus
+	scripts/fuzz.sh $(or $(FUZZ_SECONDS),20) $(FUZZ_TARGETS)
+
+fuzz: ## every fuzz target for FUZZ_SECONDS (default 300); FUZZ_JOBS=2 runs two at once
+	scripts/fuzz.sh $(or $(FUZZ_SECONDS),300) $(FUZZ_TARGETS)
 
 test-oracle: ## node oracle tests (tests/oracle) and reference-parity golden checks (tests/parity)
 ifneq ($(ORACLE_TESTS),)
