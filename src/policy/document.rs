@@ -330,6 +330,17 @@ mod tests {
     }
 
     #[test]
+    fn the_dev_vars_example_is_valid() {
+        let example = include_str!("../../.dev.vars.example");
+        let line = example
+            .lines()
+            .find_map(|l| l.strip_prefix("# MCP_POLICY="))
+            .expect(".dev.vars.example shows an MCP_POLICY line");
+        let policy = parse(line, &settings).unwrap();
+        assert_eq!(policy.rules.len(), 1);
+    }
+
+    #[test]
     fn errors_name_the_entry_and_the_problem() {
         let cases = [
             (
