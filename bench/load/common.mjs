@@ -7,6 +7,7 @@
 // worker unchanged; it is never part of a deployment.
 
 import { Miniflare } from "miniflare";
+import { spawn } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { ROOT } from "../../tests/e2e/worker.mjs";
@@ -100,13 +101,38 @@ export function processMemory(pid) {
 }
 
 /**
+ * The fake upstream in a child process of its own, so it does not share a thread with the load
+ * generator: { url, close() }. It records requests in its memory; fine for minutes, not days.
+ */
+async function startUpstreamProcess() {
+  const child = spawn(process.execPath, [path.join(ROOT, "tests/e2e/fake-upstream.mjs"), "0"], { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = /listening on (http:\/\/[^ ]+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.on("exit", (code) => reject(new Error(`the fake upstream exited (${code})`)));
+  });
+  return {
+    url,
+    close: () => new Promise((resolve) => {
+      child.once("exit", resolve);
+      child.kill();
+    }),
+  };
+}
+
+/**
  * Starts the fake upstream and the worker pointed at it (credentials, one principal, KV and R2 in
  * memory, logs dropped). `persist`, when given, is a directory that holds the KV and R2 data on
- * disk instead, so a long run's stored artifacts do not count as workerd memory.
+ * disk instead, so a long run's stored artifacts do not count as workerd memory. `separate: true`
+ * runs the fake upstream in a child process (its `requests` and `count` are then unavailable).
  * Returns { upstream, url, mcpUrl, pid, wasmBytes(), close() }.
  */
-export async function startLoadStack(vars = {}, { persist } = {}) {
-  const upstream = await startFakeUpstream();
+export async function startLoadStack(vars = {}, { persist, separate = false } = {}) {
+  const upstream = separate ? await startUpstreamProcess() : await startFakeUpstream();
   const before = new Set(workerdPids());
   const mf = new Miniflare({
     modules: [

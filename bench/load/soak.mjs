@@ -9,7 +9,10 @@
 // KV and R2 live on disk for the run (a temporary directory), so the artifacts saved along the way
 // are not counted as workerd memory.
 //
-//   node bench/load/soak.mjs [minutes, default 10] [requests per second, default 25]
+// The `nostore` mix leaves out every call that touches KV or R2 (cached reads, artifact_read and the
+// page that saves an artifact), to tell growth in the worker from growth in Miniflare's stores.
+//
+//   node bench/load/soak.mjs [minutes, default 10] [requests per second, default 25] [full|nostore]
 // Exits 1 on any error, or when RSS at the end is over 1.5x RSS after the first minute.
 
 import autocannon from "autocannon";
@@ -20,14 +23,16 @@ import { MCP_HEADERS, RUNS, isFailure, makeArtifact, mib, processMemory, rpc, st
 
 const MINUTES = Number(process.argv[2] ?? "10");
 const RATE = Number(process.argv[3] ?? "25");
+const MIX = process.argv[4] ?? "full";
 const SAMPLE_SECONDS = 30;
 const CONNECTIONS = 8;
 
 const persist = mkdtempSync(path.join(os.tmpdir(), "mcp-soak-"));
-const stack = await startLoadStack({}, { persist });
+// Without truncation nothing is saved to R2 in the nostore mix.
+const stack = await startLoadStack(MIX === "nostore" ? { MCP_TEXT_MAX_CHARS: "1000000" } : {}, { persist });
 let failed = false;
 try {
-  const artifactId = await makeArtifact(stack.mcpUrl);
+  const artifactId = MIX === "nostore" ? null : await makeArtifact(stack.mcpUrl);
   let offset = 0;
   const bodies = [
     rpc("tools/list"),
@@ -43,7 +48,9 @@ try {
   ];
   let failures = 0;
   let firstFailure;
-  const requests = bodies.map((body) => ({
+  const storeFree = (body) => body && !body.includes("circleci_get") && !body.includes('"perPage":100');
+  const mix = MIX === "nostore" ? bodies.filter(storeFree) : bodies;
+  const requests = mix.map((body) => ({
     method: "POST",
     path: "/mcp",
     headers: MCP_HEADERS,
@@ -75,7 +82,7 @@ try {
     console.error(`${s.second} s: ${s.requests} requests, RSS ${mib(s.rss)} MiB, VmHWM ${mib(s.hwm)} MiB, wasm ${mib(s.wasm)} MiB`);
   }
 
-  console.log(`\nsoak: ${MINUTES} min at ${RATE} req/s over ${CONNECTIONS} connections, ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(2)} at the end`);
+  console.log(`\nsoak (${MIX} mix, ${mix.length} calls): ${MINUTES} min at ${RATE} req/s over ${CONNECTIONS} connections, ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(2)} at the end`);
   console.log("| second | requests so far | p99 ms (last 30 s) | workerd RSS MiB | VmHWM MiB | wasm MiB |");
   console.log("|---:|---:|---:|---:|---:|---:|");
   for (const s of samples) console.log(`| ${s.second} | ${s.requests} | ${s.p99 ?? ""} | ${mib(s.rss)} | ${mib(s.hwm)} | ${mib(s.wasm)} |`);
