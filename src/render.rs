@@ -6,6 +6,7 @@
 
 pub mod json;
 pub mod number;
+pub mod sink;
 pub mod toon;
 pub mod truncate;
 
@@ -13,7 +14,10 @@ use crate::value::Value;
 use std::fmt;
 use std::str::FromStr;
 
-pub use truncate::{find_cut, truncate, utf16_len, ArtifactRef, Cut, Truncated, DEFAULT_MAX_UNITS};
+pub use sink::{Bounded, Sink};
+pub use truncate::{
+    find_cut, find_cut_in, truncate, utf16_len, ArtifactRef, Cut, Truncated, DEFAULT_MAX_UNITS,
+};
 
 /// Containers nested deeper than this many levels render as `null`.
 ///
@@ -86,9 +90,22 @@ pub fn render(value: &Value, format: OutputFormat) -> String {
     out
 }
 
-/// Appends the rendering of `value` in `format` to `out` (lets a caller reuse or presize the
-/// buffer).
-pub fn render_into(value: &Value, format: OutputFormat, out: &mut String) {
+/// Renders `value` in `format` for a text that will be cut at `max_units` UTF-16 units: the text
+/// (only the kept prefix when it is cut) and the cut, exactly as [`find_cut`] on the full
+/// rendering finds it, without ever holding the full rendering.
+pub fn render_bounded(
+    value: &Value,
+    format: OutputFormat,
+    max_units: usize,
+) -> (String, Option<Cut>) {
+    let mut sink = Bounded::new(max_units);
+    render_into(value, format, &mut sink);
+    sink.finish()
+}
+
+/// Appends the rendering of `value` in `format` to `out` (a `String`, which a caller may reuse
+/// or presize, or a [`Bounded`] sink).
+pub fn render_into(value: &Value, format: OutputFormat, out: &mut impl Sink) {
     match format {
         OutputFormat::Toon => toon::write_toon(value, out),
         OutputFormat::Json => json::write_json(value, out),

@@ -1,15 +1,16 @@
 //! The JSON renderer: byte-identical to JavaScript's `JSON.stringify(value, null, 2)`.
 
 use super::number::write_number;
+use super::sink::Sink;
 use super::MAX_RENDER_DEPTH;
 use crate::value::Value;
 
 /// Appends `JSON.stringify(value, null, 2)` to `out`.
-pub fn write_json(value: &Value, out: &mut String) {
+pub fn write_json(value: &Value, out: &mut impl Sink) {
     write_value(value, 0, out);
 }
 
-fn write_value(value: &Value, depth: usize, out: &mut String) {
+fn write_value(value: &Value, depth: usize, out: &mut impl Sink) {
     if depth > MAX_RENDER_DEPTH && matches!(value, Value::Array(_) | Value::Object(_)) {
         out.push_str("null");
         return;
@@ -60,7 +61,7 @@ fn write_value(value: &Value, depth: usize, out: &mut String) {
 /// A newline and a run of spaces long enough for the usual nesting, written with one copy.
 const NEWLINE_SPACES: &str = "\n                                                                ";
 
-fn newline_indent(depth: usize, out: &mut String) {
+fn newline_indent(depth: usize, out: &mut impl Sink) {
     let width = depth * 2;
     if let Some(line_start) = NEWLINE_SPACES.get(..1 + width) {
         out.push_str(line_start);
@@ -87,7 +88,7 @@ static NEEDS_ESCAPE: [bool; 256] = {
 };
 
 /// Writes `s` as a JSON string literal with `JSON.stringify`'s escapes.
-pub fn write_string(s: &str, out: &mut String) {
+pub fn write_string(s: &str, out: &mut impl Sink) {
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;

@@ -5,6 +5,7 @@
 //! as V8 does); the layout is fixed-point for decimal exponents in `[-6, 21)` and exponent form
 //! (`1e+21`, `1.5e-7`) outside it. `-0` prints `0`.
 
+use super::sink::Sink;
 use crate::value::Number;
 use std::fmt::Write as _;
 
@@ -14,7 +15,7 @@ const EXACT_DIGITS: usize = 15;
 
 /// Writes `n` as JavaScript's `String(n)` would, with `non_finite` standing in for NaN and the
 /// infinities (both renderers print `null` there).
-pub fn write_number(n: &Number, non_finite: &str, out: &mut String) {
+pub fn write_number(n: &Number, non_finite: &str, out: &mut impl Sink) {
     let literal = n.literal();
     if is_canonical_integer(literal.as_bytes()) {
         // The commonest case (ids, counts, sizes): JSON forbids leading zeros, so a short
@@ -45,7 +46,7 @@ fn is_canonical_integer(bytes: &[u8]) -> bool {
 
 /// Writes the double `v` as JavaScript's `String(v)` would, with `non_finite` for NaN and the
 /// infinities.
-pub fn write_f64(v: f64, non_finite: &str, out: &mut String) {
+pub fn write_f64(v: f64, non_finite: &str, out: &mut impl Sink) {
     if !v.is_finite() {
         out.push_str(non_finite);
         return;
@@ -59,7 +60,7 @@ pub fn write_f64(v: f64, non_finite: &str, out: &mut String) {
     if write!(buf, "{:e}", v.abs()).is_err() {
         // Unreachable (StackBuf holds any f64 in `{:e}` form); Rust's own Display is a
         // correct-enough fallback rather than a panic.
-        let _ = write!(out, "{v}");
+        out.push_str(&v.to_string());
         return;
     }
     let text = buf.as_bytes();
@@ -72,7 +73,7 @@ pub fn write_f64(v: f64, non_finite: &str, out: &mut String) {
     };
     for &b in text.get(..e_at).unwrap_or_default() {
         if b.is_ascii_digit() && !digits.push(b) {
-            let _ = write!(out, "{v}");
+            out.push_str(&v.to_string());
             return;
         }
     }
@@ -280,7 +281,7 @@ impl Digits {
     }
 
     /// Lays the digits out as ECMAScript Number::toString does.
-    fn write(&self, out: &mut String) {
+    fn write(&self, out: &mut impl Sink) {
         // Composed on the stack and copied once: at most 1 + 21 + 1 + 6 + ... bytes.
         let mut text = [0u8; 48];
         let mut len = 0;

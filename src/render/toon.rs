@@ -8,6 +8,7 @@
 //! row`) and to row values (`row[key]`); [`lookup`] reproduces that.
 
 use super::number::write_number;
+use super::sink::Sink;
 use super::MAX_RENDER_DEPTH;
 use crate::value::{array_index_key, Map, Value};
 
@@ -15,7 +16,7 @@ use crate::value::{array_index_key, Map, Value};
 const PROTO: &str = "__proto__";
 
 /// Appends the TOON encoding of `value` to `out`.
-pub fn write_toon(value: &Value, out: &mut String) {
+pub fn write_toon(value: &Value, out: &mut impl Sink) {
     let mut enc = Encoder { out, first: true };
     match value {
         Value::Array(items) => enc.array(None, items, 0),
@@ -27,8 +28,8 @@ pub fn write_toon(value: &Value, out: &mut String) {
     }
 }
 
-struct Encoder<'o> {
-    out: &'o mut String,
+struct Encoder<'o, S: Sink> {
+    out: &'o mut S,
     first: bool,
 }
 
@@ -40,7 +41,7 @@ enum Field<'v> {
     Absent,
 }
 
-impl Encoder<'_> {
+impl<S: Sink> Encoder<'_, S> {
     /// Starts a new line (lines are joined by `\n`, with no trailing newline) at `depth`.
     fn start_line(&mut self, depth: usize) {
         if self.first {
@@ -281,7 +282,7 @@ fn is_primitive(value: &Value) -> bool {
     !matches!(value, Value::Array(_) | Value::Object(_))
 }
 
-fn push_usize(out: &mut String, n: usize) {
+fn push_usize(out: &mut impl Sink, n: usize) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     let mut n = n;
@@ -378,7 +379,7 @@ static UNSAFE_BYTE: [bool; 256] = {
 };
 
 /// Writes a string value, bare when the reference leaves it unquoted.
-fn write_string(s: &str, out: &mut String) {
+fn write_string(s: &str, out: &mut impl Sink) {
     if is_safe_unquoted(s) {
         out.push_str(s);
     } else {
@@ -454,7 +455,7 @@ fn is_js_whitespace(c: char) -> bool {
 }
 
 /// Writes an object key: bare when it matches `^[A-Za-z_][A-Za-z0-9_.]*$`, else quoted.
-fn write_key(key: &str, out: &mut String) {
+fn write_key(key: &str, out: &mut impl Sink) {
     let bytes = key.as_bytes();
     let bare = bytes
         .first()
@@ -470,7 +471,7 @@ fn write_key(key: &str, out: &mut String) {
 }
 
 /// A quoted string with the only escapes TOON has: `\\ \" \n \r \t`.
-fn write_quoted(s: &str, out: &mut String) {
+fn write_quoted(s: &str, out: &mut impl Sink) {
     out.push('"');
     let mut start = 0;
     for (i, &b) in s.as_bytes().iter().enumerate() {

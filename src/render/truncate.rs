@@ -76,7 +76,14 @@ pub fn utf16_len(text: &str) -> usize {
 /// Unlike the reference, a cut never splits a surrogate pair: when unit `max_units` falls inside
 /// an astral character, that character is dropped whole.
 pub fn find_cut(text: &str, max_units: usize) -> Option<Cut> {
-    let original_units = utf16_len(text);
+    find_cut_in(text, utf16_len(text), max_units)
+}
+
+/// [`find_cut`] for a text of `original_units` UTF-16 units of which `prefix` holds at least
+/// every character that starts at or before unit index `max_units` (all the rule ever reads), so
+/// a caller need not keep the rest of a long text (see [`super::sink::Bounded`]).
+pub fn find_cut_in(prefix: &str, original_units: usize, max_units: usize) -> Option<Cut> {
+    let text = prefix;
     if original_units <= max_units {
         return None;
     }

@@ -125,14 +125,9 @@ impl Rendered {
     /// Renders `value` in `format` and finds where it must be cut to fit
     /// `config.text_max_chars`.
     pub fn new(value: Value, format: OutputFormat, config: &Config) -> Rendered {
-        let mut text = render::render(&value, format);
-        let cut = render::find_cut(&text, config.text_max_chars);
-        if let Some(cut) = &cut {
-            // Drop the unshown rest now: a rendering of a large body would otherwise stay in
-            // memory beside the artifact's serialization.
-            text.truncate(cut.kept_bytes);
-            text.shrink_to_fit();
-        }
+        // Only the shown prefix is ever held: the full rendering of a large body can be several
+        // times its size, and would otherwise sit in memory beside the parsed value.
+        let (text, cut) = render::render_bounded(&value, format, config.text_max_chars);
         Rendered {
             value,
             format,

@@ -1,0 +1,160 @@
+//! Where the renderers write: a whole `String`, or a [`Bounded`] prefix that keeps only what a
+//! truncation can show and counts the rest.
+//!
+//! A large value's full rendering can be several times its JSON size, yet a cut text shows only
+//! the first `text_max_chars` UTF-16 units; the guidance block needs the full length, not the
+//! full text. Rendering into [`Bounded`] keeps the peak memory of a large result near the size of
+//! the value itself (issue 5: the Workers 128 MB limit).
+
+use super::truncate::{find_cut_in, utf16_len, Cut};
+
+/// A text output the renderers append to. Generic (not `dyn`) so that rendering into a `String`
+/// stays as fast as before the trait existed.
+pub trait Sink {
+    /// Appends `s`.
+    fn push_str(&mut self, s: &str);
+    /// Appends `c`.
+    fn push(&mut self, c: char);
+}
+
+impl Sink for String {
+    #[inline]
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
+
+    #[inline]
+    fn push(&mut self, c: char) {
+        String::push(self, c);
+    }
+}
+
+/// A rendering's first characters (every one that starts at or before UTF-16 unit index `max`,
+/// which is all [`find_cut_in`] looks at) and the length of the whole, in UTF-16 units.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bounded {
+    kept: String,
+    units: usize,
+    max: usize,
+}
+
+impl Bounded {
+    /// An empty sink for a text that will be cut at `max` UTF-16 units.
+    pub fn new(max: usize) -> Bounded {
+        Bounded {
+            kept: String::new(),
+            units: 0,
+            max,
+        }
+    }
+
+    /// True once no further character can be kept.
+    #[inline]
+    fn full(&self) -> bool {
+        self.units > self.max
+    }
+
+    /// The length of everything written, in UTF-16 units.
+    pub fn units(&self) -> usize {
+        self.units
+    }
+
+    /// The kept text (the whole text when it fits `max`) and where it must be cut, if it must.
+    pub fn finish(self) -> (String, Option<Cut>) {
+        let cut = find_cut_in(&self.kept, self.units, self.max);
+        let mut text = self.kept;
+        if let Some(cut) = &cut {
+            text.truncate(cut.kept_bytes);
+        }
+        (text, cut)
+    }
+}
+
+impl Sink for Bounded {
+    #[inline]
+    fn push_str(&mut self, s: &str) {
+        if self.full() {
+            self.units += utf16_len(s);
+        } else if self.units + s.len() <= self.max {
+            // A string has at least as many bytes as UTF-16 units, so all of it starts in bounds.
+            self.kept.push_str(s);
+            self.units += utf16_len(s);
+        } else {
+            for c in s.chars() {
+                self.push(c);
+            }
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, c: char) {
+        if !self.full() {
+            self.kept.push(c);
+        }
+        self.units += c.len_utf16();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::find_cut;
+
+    /// Writes `text` into a bounded sink in pieces of `piece` characters and checks that the
+    /// result is the one the whole text gives.
+    fn same_as_whole(text: &str, max: usize, piece: usize) {
+        let mut sink = Bounded::new(max);
+        let chars: Vec<char> = text.chars().collect();
+        for (i, part) in chars.chunks(piece.max(1)).enumerate() {
+            let part: String = part.iter().collect();
+            if i % 3 == 2 {
+                for c in part.chars() {
+                    sink.push(c);
+                }
+            } else {
+                sink.push_str(&part);
+            }
+        }
+        assert_eq!(sink.units(), utf16_len(text));
+        let (kept, cut) = sink.finish();
+        let whole = find_cut(text, max);
+        assert_eq!(cut, whole, "{text:?} max {max} piece {piece}");
+        let expected = whole.map_or(text, |c| &text[..c.kept_bytes]);
+        assert_eq!(kept, expected, "{text:?} max {max} piece {piece}");
+    }
+
+    #[test]
+    fn bounded_prefix_gives_the_cut_of_the_whole_text() {
+        let texts = [
+            String::new(),
+            "abc".to_owned(),
+            "ab\ncdef".to_owned(),
+            "\nabcdef".to_owned(),
+            "line one\nline two\nline three\n".repeat(40),
+            "é😀\n€a😀😀\nz".repeat(30),
+            "x".repeat(700) + "\n" + &"y".repeat(700),
+        ];
+        for text in &texts {
+            for max in [
+                0, 1, 2, 3, 5, 8, 9, 10, 17, 100, 499, 500, 501, 703, 1200, 5000,
+            ] {
+                for piece in [1, 2, 7, 64, 10_000] {
+                    same_as_whole(text, max, piece);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_bounded_sink_keeps_little_of_a_long_text() {
+        let mut sink = Bounded::new(10);
+        for _ in 0..1000 {
+            sink.push_str("0123456789\n");
+        }
+        assert_eq!(sink.units(), 11_000);
+        assert!(sink.kept.len() <= 11);
+        let (kept, cut) = sink.finish();
+        assert_eq!(kept, "0123456789");
+        assert_eq!(cut.map(|c| c.original_units), Some(11_000));
+    }
+}
