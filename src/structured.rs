@@ -106,26 +106,33 @@ const DATA_ONLY_OVERHEAD: usize = r#"{"data":}"#.len();
 impl Envelope {
     /// The envelope of `rendered` as compact, lossless JSON: what `structuredContent` would be,
     /// byte for byte what an artifact holds.
+    ///
+    /// Written once into a buffer of the exact size: a large value's JSON would otherwise grow
+    /// by doubling (up to twice its size at once) and, for a data-only envelope, be copied.
     pub fn to_json(self, rendered: &Value) -> String {
+        let mut out = String::with_capacity(compact_len(rendered) + self.overhead());
+        if self == Envelope::DataOnly {
+            out.push_str(r#"{"data":"#);
+        }
+        rendered.write_compact_json(&mut out);
+        if self == Envelope::DataOnly {
+            out.push('}');
+        }
+        out
+    }
+
+    /// The bytes [`Envelope::to_json`] adds around the value.
+    fn overhead(self) -> usize {
         match self {
-            Envelope::Whole => rendered.to_compact_json(),
-            Envelope::DataOnly => {
-                let mut out = String::from(r#"{"data":"#);
-                out.push_str(&rendered.to_compact_json());
-                out.push('}');
-                out
-            }
+            Envelope::Whole => 0,
+            Envelope::DataOnly => DATA_ONLY_OVERHEAD,
         }
     }
 
     /// True when [`Envelope::to_json`] of `rendered` is at most `limit` bytes. Counts without
     /// serializing and stops as soon as the count passes `limit`.
     pub fn fits(self, rendered: &Value, limit: usize) -> bool {
-        let overhead = match self {
-            Envelope::Whole => 0,
-            Envelope::DataOnly => DATA_ONLY_OVERHEAD,
-        };
-        let Some(budget) = limit.checked_sub(overhead) else {
+        let Some(budget) = limit.checked_sub(self.overhead()) else {
             return false;
         };
         let mut counter = Counter { used: 0, budget };
@@ -162,6 +169,16 @@ impl Envelope {
         map.insert(INCOMPLETE.into(), incomplete.to_value());
         Value::Object(map)
     }
+}
+
+/// The length of [`Value::to_compact_json`] of `value`, in bytes, without serializing it.
+pub fn compact_len(value: &Value) -> usize {
+    let mut counter = Counter {
+        used: 0,
+        budget: usize::MAX,
+    };
+    counter.value(value);
+    counter.used
 }
 
 /// Counts compact-JSON bytes (as `Value::to_compact_json` writes them) against a budget.
@@ -272,8 +289,12 @@ mod tests {
         ];
         for text in samples {
             let value = parse(text);
+            assert_eq!(compact_len(&value), value.to_compact_json().len(), "{text}");
             for envelope in [Envelope::Whole, Envelope::DataOnly] {
-                let len = envelope.to_json(&value).len();
+                let json = envelope.to_json(&value);
+                // Presized exactly: never grown, never over-allocated.
+                assert_eq!(json.capacity(), json.len(), "{text} {envelope:?}");
+                let len = json.len();
                 assert!(envelope.fits(&value, len), "{text} {envelope:?} at {len}");
                 assert!(
                     !envelope.fits(&value, len - 1),

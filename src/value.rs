@@ -68,6 +68,11 @@ impl Value {
         write_compact(self, &mut out);
         out
     }
+
+    /// Appends [`Value::to_compact_json`] to `out` (lets a caller presize a large buffer).
+    pub fn write_compact_json(&self, out: &mut String) {
+        write_compact(self, out);
+    }
 }
 
 impl From<&str> for Value {

@@ -149,10 +149,11 @@ impl Rendered {
     /// an artifact's content never depends on the flag); for any other tool, the value the
     /// text was rendered from.
     pub fn artifact_json(&self) -> Vec<u8> {
-        match self.envelope {
-            Some(envelope) => envelope.to_json(&self.value).into_bytes(),
-            None => self.value.to_compact_json().into_bytes(),
-        }
+        // A whole envelope's JSON is the value's own compact JSON, written at its exact size.
+        self.envelope
+            .unwrap_or(Envelope::Whole)
+            .to_json(&self.value)
+            .into_bytes()
     }
 
     /// The tool result: one text block and, for a tool with an output schema while
