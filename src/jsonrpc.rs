@@ -4,6 +4,7 @@
 //! Only the envelope lives here; what a method's `params` and `result` mean is `mcp`'s business.
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json};
 use std::fmt;
 
@@ -114,15 +115,16 @@ impl ErrorObject {
 }
 
 /// A response object: exactly one of `result` and `error` is set.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Response {
     /// Always `"2.0"`.
     pub jsonrpc: &'static str,
     /// The request's id; `null` when it could not be read.
     pub id: Option<Id>,
-    /// The result, on success.
+    /// The result, on success, already serialized: a large tool result goes straight from the
+    /// server's own types to JSON text, never through a `serde_json::Value` tree.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<Json>,
+    pub result: Option<Box<RawValue>>,
     /// The error, on failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorObject>,
@@ -130,7 +132,7 @@ pub struct Response {
 
 impl Response {
     /// A success response.
-    pub fn success(id: Id, result: Json) -> Response {
+    pub fn success(id: Id, result: Box<RawValue>) -> Response {
         Response {
             jsonrpc: "2.0",
             id: Some(id),
@@ -321,7 +323,8 @@ mod tests {
 
     #[test]
     fn responses_serialize_with_null_id_and_one_member() {
-        let ok = Response::success(Id::String("x".into()), json!({}));
+        let result = serde_json::value::to_raw_value(&json!({})).unwrap();
+        let ok = Response::success(Id::String("x".into()), result);
         assert_eq!(
             serde_json::to_string(&ok).unwrap(),
             r#"{"jsonrpc":"2.0","id":"x","result":{}}"#
@@ -340,7 +343,8 @@ mod tests {
         else {
             panic!("not a request")
         };
-        let out = serde_json::to_string(&Response::success(r.id, json!(null))).unwrap();
+        let result = serde_json::value::to_raw_value(&json!(null)).unwrap();
+        let out = serde_json::to_string(&Response::success(r.id, result)).unwrap();
         assert!(out.contains("18446744073709551615"), "{out}");
     }
 }

@@ -3,15 +3,18 @@
 //! `MCP-Protocol-Version` header, or carried per request in 2026-07-28 `_meta`), and the
 //! methods themselves.
 
-use super::reply::{json_reply, log_event, panic_message, rpc_error_reply, status_for};
+use super::reply::{
+    json_reply, json_reply_sized, log_event, panic_message, rpc_error_reply, status_for,
+};
 use super::version::{effective_version, header_version, PROTOCOL_VERSION_HEADER};
 use crate::auth::Principal;
 use crate::config::Config;
 use crate::http::{HttpRequest, HttpResponse};
 use crate::jsonrpc::{self, ErrorCode, ErrorObject, Message, Request, Response};
 use crate::mcp::{
-    self, CacheHints, CacheScope, CallToolParams, DiscoverResult, Implementation, InitializeParams,
-    InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
+    self, CacheHints, CacheScope, CallToolParams, CallToolResult, ContentBlock, DiscoverResult,
+    Implementation, InitializeParams, InitializeResult, ListToolsParams, ListToolsResult,
+    ProtocolVersion, ServerCapabilities,
 };
 use crate::policy::enforce::{self, Gate};
 use crate::ports::Ports;
@@ -20,6 +23,7 @@ use crate::structured;
 use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as Json};
 use std::panic::AssertUnwindSafe;
 
@@ -102,6 +106,8 @@ async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> 
                 Err(reply) => return reply,
             };
             let response = answer(cx, request, version).await;
+            // Sized for the result so a large reply is written once, not grown by doubling.
+            let capacity = response.result.as_ref().map_or(0, |r| r.get().len()) + 256;
             let status = match &response.error {
                 None => 200,
                 // 2026-07-28 over HTTP: an unknown method is also an HTTP 404.
@@ -113,7 +119,7 @@ async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> 
                 }
                 Some(e) => status_for(e),
             };
-            json_reply(status, &response)
+            json_reply_sized(status, &response, capacity)
         }
     }
 }
@@ -212,6 +218,15 @@ fn to_json(value: &impl Serialize) -> Result<Json, ErrorObject> {
     serde_json::to_value(value).map_err(|_| ErrorObject::internal())
 }
 
+/// `value` as JSON text in a buffer of `capacity` bytes to start with (a good estimate spares a
+/// large result the copies of a growing buffer).
+fn to_raw(value: &impl Serialize, capacity: usize) -> Result<Box<RawValue>, ErrorObject> {
+    let mut buf = Vec::with_capacity(capacity);
+    serde_json::to_writer(&mut buf, value).map_err(|_| ErrorObject::internal())?;
+    let text = String::from_utf8(buf).map_err(|_| ErrorObject::internal())?;
+    RawValue::from_string(text).map_err(|_| ErrorObject::internal())
+}
+
 fn server_info() -> Implementation {
     Implementation {
         name: super::SERVER_NAME.to_owned(),
@@ -224,7 +239,7 @@ async fn run_method(
     cx: &Context<'_>,
     version: ProtocolVersion,
     request: Request,
-) -> Result<Json, ErrorObject> {
+) -> Result<Box<RawValue>, ErrorObject> {
     let Request { method, params, .. } = request;
     let mut result = match (version.is_stateless(), method.as_str()) {
         (false, "initialize") => initialize(params)?,
@@ -254,7 +269,8 @@ async fn run_method(
             enforce::describe(&mut tools, cx.principal, cx.config, cx.ports).await;
             to_json(&ListToolsResult { tools })?
         }
-        (_, "tools/call") => call_tool(cx, version, params).await?,
+        // Serialized by itself: its structuredContent may be megabytes (see `call_reply`).
+        (_, "tools/call") => return call_tool(cx, version, params).await,
         _ => return Err(ErrorObject::method_not_found(&method)),
     };
     if version.is_stateless() {
@@ -274,7 +290,7 @@ async fn run_method(
             }
         }
     }
-    Ok(result)
+    to_raw(&result, 128)
 }
 
 fn initialize(params: Option<Map<String, Json>>) -> Result<Json, ErrorObject> {
@@ -295,7 +311,7 @@ async fn call_tool(
     cx: &Context<'_>,
     version: ProtocolVersion,
     params: Option<Map<String, Json>>,
-) -> Result<Json, ErrorObject> {
+) -> Result<Box<RawValue>, ErrorObject> {
     let meta = params
         .as_ref()
         .and_then(|p| p.get("_meta"))
@@ -389,12 +405,123 @@ async fn call_tool(
     if let Some((vendor, identity)) = &upstream_meta {
         enforce::add_upstream_meta(&mut result, *vendor, identity);
     }
-    to_json(&result.into_wire().for_revision(version))
+    call_reply(result.into_wire().for_revision(version), version)
+}
+
+/// A `tools/call` result under 2026-07-28: `resultType` and the server's identity in `_meta`,
+/// as [`run_method`] adds them to the other results, in the same key order.
+#[derive(Serialize)]
+struct StatelessCallResult {
+    #[serde(flatten)]
+    result: CallToolResult,
+    #[serde(rename = "resultType")]
+    result_type: &'static str,
+    /// `_meta` when the result had none (otherwise the server's identity joins the result's own).
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Map<String, Json>>,
+}
+
+/// The JSON text of a `tools/call` result, written straight from the result: a 16 MiB
+/// `structuredContent` converted to a `serde_json::Value` first would cost several times its
+/// size in memory (issue 5, the Workers 128 MB limit). Number literals survive either way.
+fn call_reply(
+    mut result: CallToolResult,
+    version: ProtocolVersion,
+) -> Result<Box<RawValue>, ErrorObject> {
+    let capacity = reply_capacity(&result);
+    if !version.is_stateless() {
+        return to_raw(&result, capacity);
+    }
+    let server = to_json(&server_info())?;
+    let meta = match result.meta.as_mut() {
+        Some(meta) => {
+            meta.insert(mcp::META_SERVER_INFO.into(), server);
+            None
+        }
+        None => Some(Map::from_iter([(mcp::META_SERVER_INFO.to_owned(), server)])),
+    };
+    let stateless = StatelessCallResult {
+        result,
+        result_type: "complete",
+        meta,
+    };
+    to_raw(&stateless, capacity)
+}
+
+/// A little over the JSON size of `result`: the compact size of its structured value plus its
+/// texts (escapes such as `\n` add a few bytes), and room for the rest.
+fn reply_capacity(result: &CallToolResult) -> usize {
+    let structured = result
+        .structured_content
+        .as_ref()
+        .map_or(0, structured::compact_len);
+    let texts: usize = result
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text { text } => text.len(),
+            _ => 0,
+        })
+        .sum();
+    let estimate = structured + texts;
+    estimate + estimate / 32 + 1024
 }
 
 fn error_result(text: String) -> ToolResult {
     ToolResult {
         is_error: true,
         ..ToolResult::text(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(meta: Option<Map<String, Json>>) -> CallToolResult {
+        let structured = crate::value::parse(r#"{"data":[1.50,2e3,-0],"nextPage":null}"#).unwrap();
+        CallToolResult {
+            content: vec![ContentBlock::text("line\nline")],
+            structured_content: Some(structured),
+            is_error: false,
+            meta,
+        }
+    }
+
+    #[test]
+    fn call_replies_keep_literals_and_the_stateless_additions_in_order() {
+        let old = call_reply(result(None), ProtocolVersion::V2025_06_18).unwrap();
+        assert_eq!(
+            old.get(),
+            r#"{"content":[{"type":"text","text":"line\nline"}],"structuredContent":{"data":[1.50,2e3,-0],"nextPage":null}}"#
+        );
+        let info = serde_json::to_string(&server_info()).unwrap();
+        let bare = call_reply(result(None), ProtocolVersion::V2026_07_28).unwrap();
+        assert!(
+            bare.get().ends_with(&format!(
+                r#""nextPage":null}},"resultType":"complete","_meta":{{"{}":{info}}}}}"#,
+                mcp::META_SERVER_INFO
+            )),
+            "{}",
+            bare.get()
+        );
+        let own = Map::from_iter([("x".to_owned(), json!(1))]);
+        let merged = call_reply(result(Some(own)), ProtocolVersion::V2026_07_28).unwrap();
+        assert!(
+            merged.get().ends_with(&format!(
+                r#""_meta":{{"x":1,"{}":{info}}},"resultType":"complete"}}"#,
+                mcp::META_SERVER_INFO
+            )),
+            "{}",
+            merged.get()
+        );
+    }
+
+    #[test]
+    fn the_reply_buffer_is_sized_for_the_result() {
+        let wire = result(None);
+        let text = serde_json::to_string(&wire).unwrap();
+        let capacity = reply_capacity(&wire);
+        assert!(capacity >= text.len(), "{capacity} < {}", text.len());
     }
 }

@@ -13,8 +13,15 @@ const JSON: &str = "application/json";
 /// Serializes `body` as the JSON reply with `status`. Serialization of these types cannot fail
 /// in practice; if it ever did, the client still gets a well-formed -32603.
 pub fn json_reply(status: u16, body: &impl Serialize) -> HttpResponse {
-    match serde_json::to_vec(body) {
-        Ok(bytes) => HttpResponse::new(status, JSON, bytes),
+    json_reply_sized(status, body, 128)
+}
+
+/// [`json_reply`] written into a buffer of `capacity` bytes to start with (for a large body of
+/// known size, which would otherwise be copied each time the buffer doubles).
+pub fn json_reply_sized(status: u16, body: &impl Serialize, capacity: usize) -> HttpResponse {
+    let mut bytes = Vec::with_capacity(capacity);
+    match serde_json::to_writer(&mut bytes, body) {
+        Ok(()) => HttpResponse::new(status, JSON, bytes),
         Err(_) => HttpResponse::new(
             500,
             JSON,
