@@ -210,12 +210,49 @@ impl JqProgram {
     }
 }
 
-/// An error's message: its text when the error value is a string, else its JSON.
+/// The most bytes of an error message kept. jaq quotes the offending value whole (`cannot
+/// index [0,1,...] with ...`), and a value the program built within its budget can print to
+/// megabytes, which would then be copied into `_jqError` and rendered twice (found by the
+/// projection fuzz target). jq itself abbreviates such values too.
+const MAX_ERROR_BYTES: usize = 1024;
+
+/// An error's message: its text when the error value is a string, else its JSON; cut to
+/// [`MAX_ERROR_BYTES`] (at a character boundary, then `…`) without formatting the rest.
 fn error_text(e: jaq_core::Error<M>) -> String {
+    use fmt::Write;
     let v = e.into_val();
-    match jaq_std::ValT::as_utf8_bytes(&v) {
-        Some(b) => String::from_utf8_lossy(b).into_owned(),
-        None => v.to_string(),
+    let mut text = Capped(String::new());
+    let complete = match jaq_std::ValT::as_utf8_bytes(&v) {
+        // A byte cut inside a character becomes U+FFFD past the cap, which the cap removes.
+        Some(b) => text
+            .write_str(&String::from_utf8_lossy(
+                &b[..b.len().min(MAX_ERROR_BYTES + 4)],
+            ))
+            .is_ok(),
+        None => write!(text, "{v}").is_ok(),
+    };
+    if !complete {
+        text.0.push('…');
+    }
+    text.0
+}
+
+/// A string that refuses writes past [`MAX_ERROR_BYTES`], which stops `Display` early.
+struct Capped(String);
+
+impl fmt::Write for Capped {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = MAX_ERROR_BYTES.saturating_sub(self.0.len());
+        if s.len() <= room {
+            self.0.push_str(s);
+            return Ok(());
+        }
+        let mut end = room;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.0.push_str(&s[..end]);
+        Err(fmt::Error)
     }
 }
 
@@ -351,6 +388,26 @@ mod tests {
             matches!(run("error(\"boom\")", "null"), Err(JqError::Runtime(m)) if m.contains("boom"))
         );
         assert!(matches!(run(".[", "null"), Err(JqError::Syntax(_))));
+        // A runtime error quoting a large value keeps its start and stays short.
+        for program in [
+            "[range(200000)] | .x",
+            "[range(3000) | tostring] | add | error",
+        ] {
+            let Err(JqError::Runtime(m)) = run(program, "null") else {
+                panic!("{program} should fail at run time");
+            };
+            assert!(
+                m.len() <= MAX_ERROR_BYTES + '…'.len_utf8(),
+                "{program}: {} bytes",
+                m.len()
+            );
+            assert!(m.ends_with('…') && m.len() > 100, "{program}: {m}");
+        }
+        let Err(JqError::Runtime(m)) = run(&format!("\"{}\" | error", "é".repeat(600)), "null")
+        else {
+            panic!("error with a long message should fail");
+        };
+        assert_eq!(m, format!("{}…", "é".repeat(MAX_ERROR_BYTES / 2)));
         assert!(matches!(run("nosuchfn", "null"), Err(JqError::Syntax(_))));
         assert!(matches!(run("now", "null"), Err(JqError::Syntax(_))));
         assert!(matches!(
