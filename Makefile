@@ -45,8 +45,9 @@ FUZZ_TARGETS ?=
 test-fuzz: ## every fuzz target for FUZZ_SECONDS (default 20) from the committed corpus
 	scripts/fuzz.sh $(or $(FUZZ_SECONDS),20) $(FUZZ_TARGETS)
 
-fuzz: ## every fuzz target for FUZZ_SECONDS (default 300); FUZZ_JOBS=2 runs two at once
+fuzz: ## every fuzz target for FUZZ_SECONDS (default 300), then the renderer corpora against the reference encoders
 	scripts/fuzz.sh $(or $(FUZZ_SECONDS),300) $(FUZZ_TARGETS)
+	node fuzz/replay-renderers.mjs
 
 test-oracle: ## node oracle tests (tests/oracle) and reference-parity golden checks (tests/parity)
 ifneq ($(ORACLE_TESTS),)
