@@ -10,6 +10,7 @@ import { Miniflare } from "miniflare";
 import { spawn } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
+import WebSocket from "ws";
 import { ROOT } from "../../tests/e2e/worker.mjs";
 import { startFakeUpstream } from "../../tests/e2e/fake-upstream.mjs";
 import { CREDENTIALS, vendorUrls } from "../../tests/e2e/tools-common.mjs";
@@ -131,9 +132,10 @@ async function startUpstreamProcess() {
  * runs the fake upstream in a child process (its `requests` and `count` are then unavailable).
  * Returns { upstream, url, mcpUrl, pid, wasmBytes(), close() }.
  */
-export async function startLoadStack(vars = {}, { persist, separate = false } = {}) {
+export async function startLoadStack(vars = {}, { persist, separate = false, inspect = false } = {}) {
   const upstream = separate ? await startUpstreamProcess() : await startFakeUpstream();
   const before = new Set(workerdPids());
+  const inspectorPort = inspect ? 20000 + Math.floor(Math.random() * 20000) : null;
   const mf = new Miniflare({
     modules: [
       { type: "ESModule", path: path.join(BUILD, "load-wrapper.mjs"), contents: WRAPPER },
@@ -147,9 +149,11 @@ export async function startLoadStack(vars = {}, { persist, separate = false } = 
     ...(persist ? { kvPersist: path.join(persist, "kv"), r2Persist: path.join(persist, "r2") } : {}),
     bindings: { MCP_AUTH_TOKENS: JSON.stringify({ load: TOKEN }), ...vendorUrls(upstream), ...CREDENTIALS, ...vars },
     host: "127.0.0.1",
+    ...(inspectorPort ? { inspectorPort } : {}),
     handleStructuredLogs: () => {},
   });
   const url = (await mf.ready).toString().replace(/\/$/, "");
+  let heap = null;
   const [pid] = workerdPids().filter((p) => !before.has(p));
   if (!pid) {
     await mf.dispose();
@@ -161,13 +165,47 @@ export async function startLoadStack(vars = {}, { persist, separate = false } = 
     url,
     mcpUrl: `${url}/mcp`,
     pid,
+    /** With `inspect`: the isolate's JS heap in bytes ({ used, total }), garbage included. */
+    async jsHeap() {
+      heap ??= await heapProbe(inspectorPort);
+      return heap.sample();
+    },
     async wasmBytes() {
       return (await (await fetch(`${url}/__bench/memory`)).json()).wasmBytes;
     },
     async close() {
+      heap?.close();
       await mf.dispose();
       await upstream.close();
     },
+  };
+}
+
+/**
+ * The worker isolate's heap over workerd's inspector: sample() reads Runtime.getHeapUsage;
+ * close(). workerd's inspector does not answer HeapProfiler.collectGarbage, so the figure includes
+ * garbage not yet collected; a leak shows as a floor that keeps rising.
+ */
+async function heapProbe(inspectorPort) {
+  if (!inspectorPort) throw new Error("the stack was started without inspect");
+  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+  const target = targets.find((t) => /devtools|load|user/i.test(`${t.title} ${t.url}`)) ?? targets[0];
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); });
+  let id = 0;
+  const pending = new Map();
+  ws.on("message", (data) => {
+    const message = JSON.parse(data);
+    pending.get(message.id)?.(message.result);
+    pending.delete(message.id);
+  });
+  const send = (method) => new Promise((resolve) => { pending.set(++id, resolve); ws.send(JSON.stringify({ id, method })); });
+  return {
+    async sample() {
+      const usage = await send("Runtime.getHeapUsage");
+      return { used: usage?.usedSize ?? NaN, total: usage?.totalSize ?? NaN };
+    },
+    close: () => ws.close(),
   };
 }
 

@@ -1,6 +1,7 @@
 // `make soak`: ten minutes (by default) of mixed MCP calls at a steady rate against the built worker
 // in workerd, sampling its memory every 30 s: workerd's RSS and VmHWM (/proc) and the wasm linear
-// memory (which only grows, so it is the Rust side's peak). A leak shows as RSS or wasm memory that
+// memory (which only grows, so it is the Rust side's peak), and the isolate's JS heap used
+// (workerd's inspector; garbage included). A leak shows as RSS or wasm memory that
 // keeps climbing after the first minute.
 //
 // The mix, in order on every connection: tools/list, circleci_get /me (cached), a 20-run GitHub page,
@@ -29,7 +30,7 @@ const CONNECTIONS = 8;
 
 const persist = mkdtempSync(path.join(os.tmpdir(), "mcp-soak-"));
 // Without truncation nothing is saved to R2 in the nostore mix.
-const stack = await startLoadStack(MIX === "nostore" ? { MCP_TEXT_MAX_CHARS: "1000000" } : {}, { persist });
+const stack = await startLoadStack(MIX === "nostore" ? { MCP_TEXT_MAX_CHARS: "1000000" } : {}, { persist, inspect: true });
 let failed = false;
 try {
   const artifactId = MIX === "nostore" ? null : await makeArtifact(stack.mcpUrl);
@@ -69,7 +70,11 @@ try {
   }));
 
   const samples = [];
-  const sample = async (second, totals) => samples.push({ second, ...processMemory(stack.pid), wasm: await stack.wasmBytes(), ...totals });
+  // The JS heap includes garbage not yet collected (workerd's inspector cannot force a collection).
+  const sample = async (second, totals) => {
+    const heap = await stack.jsHeap();
+    samples.push({ second, heap: heap.used, ...processMemory(stack.pid), wasm: await stack.wasmBytes(), ...totals });
+  };
   await sample(0, { requests: 0 });
   let total = { requests: 0, non2xx: 0, errors: 0 };
   const rounds = Math.max(1, Math.round((MINUTES * 60) / SAMPLE_SECONDS));
@@ -79,18 +84,18 @@ try {
     stack.upstream.requests.length = 0;
     await sample(i * SAMPLE_SECONDS, { requests: total.requests, p99: r.latency.p99 });
     const s = samples.at(-1);
-    console.error(`${s.second} s: ${s.requests} requests, RSS ${mib(s.rss)} MiB, VmHWM ${mib(s.hwm)} MiB, wasm ${mib(s.wasm)} MiB`);
+    console.error(`${s.second} s: ${s.requests} requests, RSS ${mib(s.rss)} MiB, VmHWM ${mib(s.hwm)} MiB, wasm ${mib(s.wasm)} MiB, JS heap ${mib(s.heap)} MiB`);
   }
 
   console.log(`\nsoak (${MIX} mix, ${mix.length} calls): ${MINUTES} min at ${RATE} req/s over ${CONNECTIONS} connections, ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(2)} at the end`);
-  console.log("| second | requests so far | p99 ms (last 30 s) | workerd RSS MiB | VmHWM MiB | wasm MiB |");
-  console.log("|---:|---:|---:|---:|---:|---:|");
-  for (const s of samples) console.log(`| ${s.second} | ${s.requests} | ${s.p99 ?? ""} | ${mib(s.rss)} | ${mib(s.hwm)} | ${mib(s.wasm)} |`);
+  console.log("| second | requests so far | p99 ms (last 30 s) | workerd RSS MiB | VmHWM MiB | wasm MiB | JS heap MiB |");
+  console.log("|---:|---:|---:|---:|---:|---:|---:|");
+  for (const s of samples) console.log(`| ${s.second} | ${s.requests} | ${s.p99 ?? ""} | ${mib(s.rss)} | ${mib(s.hwm)} | ${mib(s.wasm)} | ${mib(s.heap)} |`);
   console.log(`\nrequests ${total.requests}, non-2xx ${total.non2xx}, errors ${total.errors}, failed results ${failures}`);
   if (firstFailure) console.log(`first failed result: ${firstFailure}`);
   const warm = samples[Math.min(2, samples.length - 1)];
   const end = samples.at(-1);
-  console.log(`RSS after the first minute ${mib(warm.rss)} MiB, at the end ${mib(end.rss)} MiB; wasm ${mib(warm.wasm)} -> ${mib(end.wasm)} MiB`);
+  console.log(`RSS after the first minute ${mib(warm.rss)} MiB, at the end ${mib(end.rss)} MiB; wasm ${mib(warm.wasm)} -> ${mib(end.wasm)} MiB; JS heap ${mib(warm.heap)} -> ${mib(end.heap)} MiB`);
   if (total.non2xx || total.errors || failures || end.rss > warm.rss * 1.5) failed = true;
 } finally {
   await stack.close();
