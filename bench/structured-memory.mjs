@@ -2,7 +2,8 @@
 // 16 MiB (MCP_STRUCTURED_MAX_BYTES at its maximum, so the value goes inline in structuredContent)
 // and a 30 MB upstream body (over the bound: data null, the value saved to R2 as an artifact),
 // each also with the flag off (no structuredContent; the truncated text's artifact is saved all
-// the same), and an 8 MiB value to show how the peak scales. Workers allow an isolate 128 MB (JavaScript heap and
+// the same), an 8 MiB value to show how the peak scales, and the largest body the default
+// UPSTREAM_MAX_BYTES (32 MiB) admits. Workers allow an isolate 128 MB (JavaScript heap and
 // WebAssembly memory together).
 //
 // Each case gets a fresh workerd process (Miniflare), so every peak is that case's own. Three
@@ -41,6 +42,7 @@ import { CREDENTIALS, vendorUrls } from "../tests/e2e/tools-common.mjs";
 
 const TOKEN = "bench-token-0123456789abcdef";
 const MAX_BOUND = 16 * 1024 * 1024;
+const DEFAULT_UPSTREAM_MAX_BYTES = 32 * 1024 * 1024;
 const LIMIT = 128 * 1024 * 1024;
 const MiB = 1024 * 1024;
 
@@ -218,6 +220,8 @@ const bodies = {
   big8: runsBody(upstream.url, 8 * MiB),
   big16: runsBody(upstream.url, MAX_BOUND),
   big30: runsBody(upstream.url, 30_000_000),
+  // The largest body the default UPSTREAM_MAX_BYTES (32 MiB) lets through.
+  big32: runsBody(upstream.url, DEFAULT_UPSTREAM_MAX_BYTES),
 };
 for (const [repo, body] of Object.entries(bodies)) {
   const bytes = Buffer.from(body);
@@ -227,9 +231,10 @@ for (const [repo, body] of Object.entries(bodies)) {
   });
 }
 
-// The issue's two cases, each also with the flag off, and 8 MiB to show how the peak scales.
+// The issue's two cases, each also with the flag off, 8 MiB to show how the peak scales, and the
+// default body bound.
 const cases = [];
-for (const [label, repo] of [["8 MiB value", "big8"], ["16 MiB value", "big16"], ["30 MB body", "big30"]]) {
+for (const [label, repo] of [["8 MiB value", "big8"], ["16 MiB value", "big16"], ["30 MB body", "big30"], ["32 MiB body", "big32"]]) {
   for (const flag of [true, false]) {
     cases.push({ name: `${label}, flag ${flag ? "on" : "off"}`, path: repo, bodyBytes: Buffer.byteLength(bodies[repo]), flag });
   }
