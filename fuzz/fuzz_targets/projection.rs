@@ -1,7 +1,7 @@
 //! The `jq` argument: arbitrary expressions (first line) over arbitrary documents (the rest),
 //! through the production path (compile by the selection rule, apply with the default budget,
 //! render both formats). A unit slower than [`SLOW`] is a crash: a model-written expression must
-//! not be able to hold the isolate (libFuzzer's own -timeout and -rss_limit_mb catch hangs and
+//! not be able to hold the isolate, and an error text longer than [`MAX_ERROR_TEXT`] is one too (libFuzzer's own -timeout and -rss_limit_mb catch hangs and
 //! memory blow-ups).
 #![no_main]
 
@@ -13,9 +13,14 @@ use devtools_mcp_edge::value::{parse, parse_bytes, Value};
 use devtools_mcp_edge_fuzz::split_line;
 use libfuzzer_sys::fuzz_target;
 
-/// Four times the jq budget's design point (about half a second of host CPU), leaving room for
-/// the fuzz build's debug assertions and instrumentation.
-const SLOW: Duration = Duration::from_secs(2);
+/// Ten times the jq budget's design point (about half a second of host CPU in a release build,
+/// docs/decisions/0010): the fuzz build's coverage instrumentation and debug assertions make a
+/// program that spends the whole budget (`[range(5000000)] | length`) take 2.6 s here.
+const SLOW: Duration = Duration::from_secs(5);
+
+/// The longest `_jqError` text allowed (the message cap in projection/jq.rs, the quoted source
+/// and the fixed words around them).
+const MAX_ERROR_TEXT: usize = 1024 + 64;
 
 const FALLBACK: &str =
     r#"{"items":[{"id":1,"name":"a","tags":["x","y"]},{"id":2,"name":"b","n":null}],"total":2}"#;
@@ -41,6 +46,13 @@ fuzz_target!(|data: &[u8]| {
         {
             if map.len() == 2 && projection.apply(&doc).is_err() {
                 assert!(*original == doc, "_originalData is not the data");
+                if let Some(Value::String(message)) = map.get("_jqError") {
+                    assert!(
+                        message.len() <= MAX_ERROR_TEXT + 2 * expr.len(),
+                        "a {}-byte _jqError for {expr:?}",
+                        message.len()
+                    );
+                }
             }
         }
     }
