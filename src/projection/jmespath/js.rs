@@ -302,7 +302,7 @@ mod tests {
             (5e-324, "5e-324"),
             (1.7976931348623157e308, "1.7976931348623157e+308"),
             // An exact tie between two shortest forms: JavaScript keeps the even digit.
-            (1355249111074954.25, "1355249111074954.2"),
+            (1_355_249_111_074_954.0 + 0.25, "1355249111074954.2"),
             (f64::NAN, "NaN"),
             (f64::NEG_INFINITY, "-Infinity"),
         ] {
