@@ -10,7 +10,8 @@ pub mod path;
 pub mod vendor;
 
 pub use client::{
-    decode, decode_body, reason_phrase, send, send_raw, Decoded, RawReply, UpstreamReply,
+    decode, decode_body, decode_checked, reason_phrase, send, send_raw, Decoded, RawReply,
+    UpstreamReply,
 };
 pub use error::{ErrorKind, UpstreamError};
 pub use path::{ApiPath, PathError};

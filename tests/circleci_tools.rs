@@ -280,3 +280,22 @@ fn without_a_token_the_error_says_what_to_set() {
     );
     assert!(env.http.sent().is_empty() && env.cache.keys().is_empty());
 }
+
+#[test]
+fn malformed_json_declared_as_json_is_an_error_and_never_cached() {
+    let server = ci_server();
+    let env = env_with(|_| Ok(json_response(200, r#"{"items": [{"id": 1, "name": "#, &[])));
+    for _ in 0..2 {
+        let out = call(&server, &env, GET, json!({"path": "/me"}));
+        assert!(out.is_error, "{}", out.raw);
+        assert!(
+            out.text.starts_with(
+                "Error: Invalid response from CircleCI API: the body is declared as JSON but is not valid JSON"
+            ),
+            "{}",
+            out.text
+        );
+    }
+    // Both calls went upstream: the broken body was not cached.
+    assert_eq!(env.http.sent().len(), 2);
+}

@@ -442,3 +442,39 @@ fn tools_are_listed_with_read_only_annotations() {
         assert!(tool["description"].as_str().unwrap().contains("nextPage"));
     }
 }
+
+#[test]
+fn malformed_json_declared_as_json_is_an_error() {
+    let server = ci_server();
+    let env = env_with(|_| {
+        Ok(json_response(
+            200,
+            r#"{"total_count": 3, "workflow_runs": ["#,
+            &[],
+        ))
+    });
+    let out = call(&server, &env, RUNS, json!({"owner": "o", "repo": "r"}));
+    assert!(out.is_error, "{}", out.raw);
+    assert_eq!(
+        out.text,
+        "Error: Invalid response from GitHub API: the body is declared as JSON but is not valid \
+         JSON (cut off or corrupted on the way); try the call again"
+    );
+    // Without a JSON content type the body is data, as for any text endpoint.
+    let env = env_with(|_| {
+        Ok(UpstreamResponse {
+            status: 200,
+            status_text: "OK".into(),
+            headers: vec![("Content-Type".into(), "text/plain".into())],
+            body: b"not json".to_vec(),
+        })
+    });
+    let out = call(
+        &server,
+        &env,
+        RUNS,
+        json!({"owner": "o", "repo": "r", "outputFormat": "json"}),
+    );
+    assert!(!out.is_error, "{}", out.raw);
+    assert_eq!(out.json()["data"], "not json");
+}

@@ -247,7 +247,12 @@ async fn get(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
         Ok(raw) => raw,
         Err(error) => return Ok(output::upstream_error(&error)),
     };
-    let decoded = upstream::decode(Vendor::CircleCi, &raw);
+    // A broken JSON body is an error, and never cached.
+    let decoded =
+        match upstream::decode_checked(call.ports, Vendor::CircleCi, Method::Get, &path, &raw) {
+            Ok(decoded) => decoded,
+            Err(error) => return Ok(output::upstream_error(&error)),
+        };
     let info = CacheInfo {
         hit: false,
         age_ms: 0,

@@ -67,7 +67,7 @@ pub async fn send(
     body: Option<&Value>,
 ) -> Result<UpstreamReply, UpstreamError> {
     let raw = send_raw(ports, config, vendor, method, path, query, body).await?;
-    let decoded = decode(vendor, &raw);
+    let decoded = decode_checked(ports, vendor, method, path, &raw)?;
     Ok(UpstreamReply {
         status: raw.status,
         headers: raw.headers,
@@ -204,6 +204,44 @@ pub async fn send_raw(
 /// text as a string, even empty; blank -> `{}`; JSON -> its value; anything else -> the text.
 pub fn decode(vendor: Vendor, raw: &RawReply) -> Decoded {
     decode_body(vendor, raw.status, &raw.headers, &raw.body)
+}
+
+/// [`decode`], refusing what a vendor that promises JSON sent as JSON but broken: GitHub and
+/// CircleCI bodies declared `application/json` (or `+json`) that do not parse are an error, not a
+/// string a program would mistake for data. Atlassian bodies decode as the references do.
+pub fn decode_checked(
+    ports: Ports<'_>,
+    vendor: Vendor,
+    method: Method,
+    path: &ApiPath,
+    raw: &RawReply,
+) -> Result<Decoded, UpstreamError> {
+    let decoded = decode(vendor, raw);
+    let declared_json = header(&raw.headers, "content-type").is_some_and(is_json_media_type);
+    let strict = matches!(vendor, Vendor::GitHub | Vendor::CircleCi);
+    if strict && declared_json && !decoded.parsed_json && matches!(decoded.value, Value::String(_))
+    {
+        let now = ports.clock.now_ms();
+        return Err(UpstreamError::new(
+            vendor,
+            method,
+            path.path(),
+            now,
+            ErrorKind::MalformedJson,
+        ));
+    }
+    Ok(decoded)
+}
+
+/// Whether a Content-Type names JSON: `application/json` or any `+json` suffix type.
+fn is_json_media_type(content_type: &str) -> bool {
+    let media = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    media == "application/json" || media.ends_with("+json")
 }
 
 /// [`decode`] from the parts (for bodies read back from a cache).

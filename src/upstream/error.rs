@@ -55,6 +55,9 @@ pub enum ErrorKind {
     },
     /// The connection failed (DNS, refused, reset); details go to the log only.
     Network,
+    /// A GitHub or CircleCI body declared JSON that does not parse (the Atlassian references
+    /// pass such a body on as text, so Atlassian tools never report this).
+    MalformedJson,
 }
 
 /// A failed vendor call. `Display` gives the full text for the model (no credential is ever
@@ -204,6 +207,10 @@ impl UpstreamError {
                 js_seconds(*after_ms)
             ),
             ErrorKind::Network => format!("Network error connecting to {name} API: fetch failed"),
+            ErrorKind::MalformedJson => format!(
+                "Invalid response from {name} API: the body is declared as JSON but is not valid \
+                 JSON (cut off or corrupted on the way); try the call again"
+            ),
             ErrorKind::TooLarge { limit } => format!(
                 "Response size exceeds the maximum of {} bytes (UPSTREAM_MAX_BYTES); request \
                  less data, e.g. smaller pages or fewer fields",

@@ -102,6 +102,7 @@ fn transport(error: &UpstreamError) -> Transport {
             }
         }
         ErrorKind::TooLarge { .. } => plain(error.transport_summary(&error.kind), Some(413)),
+        ErrorKind::MalformedJson => plain(error.transport_summary(&error.kind), Some(502)),
         ErrorKind::Redirect { status, .. } => {
             plain(error.transport_summary(&error.kind), Some(*status))
         }
