@@ -6,24 +6,24 @@
 //! wasm32 only, implements those traits with Workers' fetch, KV and R2.
 #![warn(missing_docs)]
 
-pub mod time;
-pub mod value;
-pub mod http;
-pub mod ports;
-pub mod projection;
-pub mod upstream;
-pub mod cache;
-pub mod artifacts;
-pub mod render;
-pub mod auth;
-pub mod policy;
-pub mod approvals;
-pub mod config;
-pub mod jsonrpc;
-pub mod mcp;
-pub mod registry;
-pub mod server;
-pub mod structured;
-pub mod tools;
 #[cfg(target_arch = "wasm32")]
 mod adapter;
+pub mod approvals;
+pub mod artifacts;
+pub mod auth;
+pub mod cache;
+pub mod config;
+pub mod http;
+pub mod jsonrpc;
+pub mod mcp;
+pub mod policy;
+pub mod ports;
+pub mod projection;
+pub mod registry;
+pub mod render;
+pub mod server;
+pub mod structured;
+pub mod time;
+pub mod tools;
+pub mod upstream;
+pub mod value;

@@ -108,7 +108,10 @@ pub struct CacheEntry {
 /// A key/value cache whose entries expire (Workers KV in production).
 pub trait CacheStore {
     /// The entry at `key`, if present and not expired.
-    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>>;
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>>;
     /// Stores `entry` at `key` for `ttl_seconds` (KV's minimum is 60).
     fn put<'a>(
         &'a self,
@@ -164,8 +167,10 @@ pub trait ArtifactStore {
         length: u64,
     ) -> LocalBoxFuture<'a, Result<Option<ArtifactChunk>, StoreError>>;
     /// The metadata of the object at `key`, if any.
-    fn head<'a>(&'a self, key: &'a str)
-        -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>>;
+    fn head<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>>;
 }
 
 /// Wall-clock time.

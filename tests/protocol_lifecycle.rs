@@ -155,7 +155,10 @@ fn tools_list_with_an_empty_registry_is_valid() {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert!(names.contains(&"jira_get") && names.contains(&"bb_delete"), "{names:?}");
+    assert!(
+        names.contains(&"jira_get") && names.contains(&"bb_delete"),
+        "{names:?}"
+    );
 }
 
 #[test]

@@ -37,7 +37,11 @@ pub struct SeededRng(Cell<u64>);
 impl SeededRng {
     /// A generator starting from `seed` (zero is replaced by a fixed non-zero seed).
     pub fn new(seed: u64) -> SeededRng {
-        SeededRng(Cell::new(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed }))
+        SeededRng(Cell::new(if seed == 0 {
+            0x9E37_79B9_7F4A_7C15
+        } else {
+            seed
+        }))
     }
 }
 
@@ -104,7 +108,10 @@ impl MemoryCache {
 }
 
 impl CacheStore for MemoryCache {
-    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>> {
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>> {
         Box::pin(async move {
             self.check()?;
             let now = self.clock.now_ms();
