@@ -86,6 +86,6 @@ pub(crate) fn is_blank(s: &str) -> bool {
 /// `JSON.stringify(value)` with JavaScript number formatting.
 pub fn to_js_json(value: &Value) -> String {
     let mut out = String::new();
-    val::write_value_json(value, &mut out);
+    crate::render::json::write_json_compact(value, &mut out);
     out
 }

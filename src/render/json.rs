@@ -58,6 +58,39 @@ fn write_value(value: &Value, depth: usize, out: &mut impl Sink) {
     }
 }
 
+/// Appends `JSON.stringify(value)` (compact, numbers printed the JavaScript way) to `out`.
+pub fn write_json_compact(value: &Value, out: &mut impl Sink) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(n) => write_number(n, "null", out),
+        Value::String(s) => write_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_compact(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(key, out);
+                out.push(':');
+                write_json_compact(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
 /// A newline and a run of spaces long enough for the usual nesting, written with one copy.
 const NEWLINE_SPACES: &str = "\n                                                                ";
 

@@ -436,8 +436,9 @@ fn is_numeric_like(bytes: &[u8]) -> bool {
     i == bytes.len()
 }
 
-/// What JavaScript's `String.prototype.trim` removes: WhiteSpace and LineTerminator.
-fn is_js_whitespace(c: char) -> bool {
+/// What JavaScript's `String.prototype.trim` removes: WhiteSpace and LineTerminator (the one
+/// definition shared by TOON quoting, projection and the reference error texts).
+pub fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\u{9}'..='\u{d}'

@@ -2,7 +2,7 @@
 //! compact `JSON.stringify`, `String.prototype.trim` and `response.text()` decoding. Kept in one
 //! place so the error formatters read like the JavaScript they reproduce.
 
-use crate::render::json::{write_json, write_string};
+use crate::render::json::{write_json, write_json_compact};
 use crate::render::number::write_number;
 use crate::value::{parse, Value};
 use std::borrow::Cow;
@@ -78,39 +78,8 @@ pub fn join(items: &[Value], separator: &str) -> String {
 /// `JSON.stringify(value)`: compact, numbers printed the JavaScript way.
 pub fn stringify(value: &Value) -> String {
     let mut out = String::new();
-    write_compact(value, &mut out);
+    write_json_compact(value, &mut out);
     out
-}
-
-fn write_compact(value: &Value, out: &mut String) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => write_number(n, "null", out),
-        Value::String(s) => write_string(s, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_compact(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(k, out);
-                out.push(':');
-                write_compact(v, out);
-            }
-            out.push('}');
-        }
-    }
 }
 
 /// `JSON.stringify(value, null, 2)`.
@@ -122,22 +91,7 @@ pub fn stringify_pretty(value: &Value) -> String {
 
 /// Whether `text.trim() === ''`: JavaScript trims Unicode spaces, line terminators and U+FEFF.
 pub fn is_blank(text: &str) -> bool {
-    text.chars().all(|c| {
-        matches!(
-            c,
-            '\u{9}'..='\u{D}'
-                | ' '
-                | '\u{A0}'
-                | '\u{1680}'
-                | '\u{2000}'..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
-        )
-    })
+    text.chars().all(crate::render::toon::is_js_whitespace)
 }
 
 /// `await response.text()`: UTF-8 with invalid sequences replaced and a leading BOM removed.

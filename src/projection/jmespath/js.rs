@@ -23,23 +23,7 @@ pub(crate) fn parse_int(text: &str) -> f64 {
     }
 }
 
-/// Whether `c` is whitespace to JavaScript's `trim` (WhiteSpace and LineTerminator).
-pub(crate) fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    )
-}
+pub(crate) use crate::render::toon::is_js_whitespace as is_js_space;
 
 /// `String.prototype.trimLeft`.
 pub(crate) fn trim_start(s: &str) -> &str {

@@ -5,6 +5,7 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+use crate::render::json::write_json_compact;
 use crate::value::{array_index_key, write_json_string, Map, Number, Value};
 
 use super::js;
@@ -329,7 +330,7 @@ impl<'a> Val<'a> {
     fn write_json(&self, out: &mut String) -> bool {
         match self {
             Val::Undefined | Val::Expref(_) => return false,
-            Val::Ref(v) => write_value_json(v, out),
+            Val::Ref(v) => write_json_compact(v, out),
             _ => match self.kind() {
                 Kind::Null => out.push_str("null"),
                 Kind::Boolean => out.push_str(&self.to_js_string()),
@@ -404,38 +405,3 @@ impl<'a> Val<'a> {
 /// An expression reference reached the result, where the reference would print its syntax tree.
 #[derive(Debug)]
 pub(crate) struct Unrepresentable;
-
-/// `JSON.stringify` of a document value: numbers print as JavaScript prints their doubles.
-pub(crate) fn write_value_json(v: &Value, out: &mut String) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) if n.as_f64().is_finite() => {
-            out.push_str(&js::number_to_string(n.as_f64()))
-        }
-        Value::Number(_) => out.push_str("null"),
-        Value::String(s) => write_json_string(s, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_value_json(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json_string(k, out);
-                out.push(':');
-                write_value_json(item, out);
-            }
-            out.push('}');
-        }
-    }
-}
