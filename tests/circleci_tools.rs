@@ -7,26 +7,10 @@ mod protocol_common;
 
 use ci_common::*;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
-use devtools_mcp_edge::ports::{TransportError, UpstreamRequest, UpstreamResponse};
+use devtools_mcp_edge::ports::{TransportError, UpstreamResponse};
 use serde_json::json;
 
 const GET: &str = "circleci_get";
-
-/// An error status case: status, body, headers, expected text prefix.
-type StatusCase = (
-    u16,
-    &'static str,
-    &'static [(&'static str, &'static str)],
-    &'static str,
-);
-/// A scripted upstream answer.
-type Responder = Box<dyn Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError>>;
-
-fn env_with(
-    respond: impl Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError> + 'static,
-) -> FakeEnv {
-    FakeEnv::with_http(ScriptedHttp::new(respond))
-}
 
 #[test]
 fn sends_circle_token_and_the_query() {

@@ -54,22 +54,6 @@ fn runs_upstream(request: &UpstreamRequest) -> Result<UpstreamResponse, Transpor
     Ok(json_response(200, &body, &headers))
 }
 
-/// An error status case: status, body, headers, expected text prefix.
-type StatusCase = (
-    u16,
-    &'static str,
-    &'static [(&'static str, &'static str)],
-    &'static str,
-);
-/// A scripted upstream answer.
-type Responder = Box<dyn Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError>>;
-
-fn env_with(
-    respond: impl Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError> + 'static,
-) -> FakeEnv {
-    FakeEnv::with_http(ScriptedHttp::new(respond))
-}
-
 #[test]
 fn pages_follow_the_link_header_first_middle_last() {
     let server = ci_server();

@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use crate::protocol_common::*;
-use devtools_mcp_edge::ports::fake::FakeEnv;
-use devtools_mcp_edge::ports::{header, UpstreamRequest, UpstreamResponse};
+use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
+use devtools_mcp_edge::ports::{header, TransportError, UpstreamRequest, UpstreamResponse};
 use devtools_mcp_edge::registry;
 use devtools_mcp_edge::server::Server;
 use serde_json::{json, Value as Json};
@@ -154,4 +154,21 @@ pub fn assert_no_secret(outcome: &Outcome, env: &FakeEnv) {
             assert!(!line.contains(secret), "secret in log: {line}");
         }
     }
+}
+
+/// An error status case: status, body, headers, expected text prefix.
+pub type StatusCase = (
+    u16,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+/// A scripted upstream answer.
+pub type Responder = Box<dyn Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError>>;
+
+/// Fakes whose upstream answers with `respond`.
+pub fn env_with(
+    respond: impl Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError> + 'static,
+) -> FakeEnv {
+    FakeEnv::with_http(ScriptedHttp::new(respond))
 }
