@@ -10,6 +10,8 @@ pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The `_meta` key carrying a 2026-07-28 request's client identity.
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// The `_meta` key carrying a 2026-07-28 request's minimum log level.
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// The result `_meta` key carrying the server's identity in 2026-07-28.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
@@ -161,16 +163,16 @@ pub struct CacheHints {
     pub cache_scope: CacheScope,
 }
 
-/// `server/discover` result (2026-07-28).
+/// `server/discover` result (2026-07-28, and the same shape when a client probes under an older
+/// revision).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiscoverResult {
     /// Every revision this server speaks, newest first.
     pub supported_versions: Vec<&'static str>,
-    /// Server capabilities.
+    /// Server capabilities. The server's identity travels in the result's `_meta`, as on
+    /// every 2026-07-28 result.
     pub capabilities: ServerCapabilities,
-    /// Server identity.
-    pub server_info: Implementation,
     /// How to use this server, for the model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,

@@ -222,8 +222,13 @@ fn server_discover_also_answers_legacy_probes() {
         body["result"]["supportedVersions"],
         json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
     );
-    // Only the stateless revision decorates results.
-    assert!(body["result"].get("resultType").is_none(), "{body}");
+    // A 2026-07-28 method keeps its own shape when probed under an older revision.
+    assert_eq!(body["result"]["resultType"], "complete", "{body}");
+    assert_eq!(body["result"]["ttlMs"], 300_000);
+    assert_eq!(
+        body["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "devtools-mcp-edge"
+    );
 }
 
 #[test]

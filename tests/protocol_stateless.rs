@@ -39,7 +39,10 @@ fn discover_lists_versions_capabilities_identity_and_cache_hints() {
         result["capabilities"],
         json!({"tools": {"listChanged": false}})
     );
-    assert_eq!(result["serverInfo"]["name"], "devtools-mcp-edge");
+    assert!(
+        result.get("serverInfo").is_none(),
+        "the identity is in _meta only: {body}"
+    );
     assert_eq!(
         result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
         "devtools-mcp-edge"
@@ -180,7 +183,7 @@ fn header_and_body_disagreements_are_header_mismatch_400() {
 }
 
 #[test]
-fn missing_or_malformed_meta_is_invalid_params() {
+fn missing_or_malformed_meta_is_invalid_params_with_http_400() {
     let server = server();
     let list = |params: Value| request(4, "tools/list", params);
     let cases = [
@@ -198,10 +201,6 @@ fn missing_or_malformed_meta_is_invalid_params() {
             list(json!({"_meta": meta_without("io.modelcontextprotocol/clientCapabilities")})),
         ),
         (
-            "no clientInfo",
-            list(json!({"_meta": meta_without("io.modelcontextprotocol/clientInfo")})),
-        ),
-        (
             "clientInfo without version",
             list(json!({"_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -211,30 +210,59 @@ fn missing_or_malformed_meta_is_invalid_params() {
         ),
     ];
     for (case, body) in cases {
-        let (_, reply) = rpc(&server, body, &headers_2026("tools/list", None));
-        assert_eq!(error_code(&reply), -32602, "{case}: {reply}");
+        let (status, reply) = rpc(&server, body, &headers_2026("tools/list", None));
+        assert_eq!(
+            (status, error_code(&reply)),
+            (400, -32602),
+            "{case}: {reply}"
+        );
         assert_eq!(reply["id"], 4, "{case}");
     }
 }
 
 #[test]
-fn unsupported_meta_version_is_400_listing_supported_versions() {
+fn client_info_is_optional() {
+    let meta = meta_without("io.modelcontextprotocol/clientInfo");
+    let (status, body) = rpc(
+        &server(),
+        request(
+            4,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "anonymous client"}, "_meta": meta}),
+        ),
+        &headers_2026("tools/call", Some("echo")),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["resultType"], "complete");
+}
+
+#[test]
+fn unsupported_version_is_400_listing_supported_versions_and_a_disagreeing_meta_is_mismatch() {
     let body = request(
         5,
         "server/discover",
         json!({"_meta": {
             "io.modelcontextprotocol/protocolVersion": "2099-01-01",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}
+            "io.modelcontextprotocol/clientCapabilities": {}
         }}),
     );
+    let unsupported = [
+        ("MCP-Protocol-Version", "2099-01-01"),
+        ("Mcp-Method", "server/discover"),
+    ];
+    let (status, reply) = rpc(&server(), body.clone(), &unsupported);
+    assert_eq!((status, error_code(&reply)), (400, -32022), "{reply}");
+    assert_eq!(reply["error"]["data"]["supported"][0], "2026-07-28");
+    assert_eq!(reply["error"]["data"]["supportedVersions"][0], "2026-07-28");
+    assert_eq!(reply["error"]["data"]["requested"], "2099-01-01");
+    assert_eq!(reply["id"], 5);
+    // The header names a revision spoken here and _meta another one (or none at all).
     for headers in [
         vec![("Mcp-Method", "server/discover")],
         headers_2026("server/discover", None),
     ] {
         let (status, reply) = rpc(&server(), body.clone(), &headers);
-        assert_eq!((status, error_code(&reply)), (400, -32022), "{reply}");
-        assert_eq!(reply["error"]["data"]["supportedVersions"][0], "2026-07-28");
+        assert_eq!((status, error_code(&reply)), (400, -32020), "{reply}");
         assert_eq!(reply["id"], 5);
     }
 }

@@ -6,7 +6,10 @@
 use super::reply::{
     json_reply, json_reply_sized, log_event, panic_message, rpc_error_reply, status_for,
 };
-use super::version::{effective_version, header_version, PROTOCOL_VERSION_HEADER};
+use super::version::{
+    client_response_reply, effective_version, header_version, PROTOCOL_VERSION_HEADER,
+    REFUSAL_STATUS,
+};
 use crate::auth::Principal;
 use crate::config::Config;
 use crate::http::{HttpRequest, HttpResponse};
@@ -71,8 +74,7 @@ async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> 
         Err(invalid) => return rpc_error_reply(400, invalid.id.clone(), invalid.to_error()),
     };
     match message {
-        // This server sends no requests, so a response from the client needs no action.
-        Message::Response => HttpResponse::empty(202),
+        Message::Response => client_response_reply(header),
         Message::Notification(note) => {
             let version = match header_version(header, None) {
                 Ok(v) => v,
@@ -86,7 +88,7 @@ async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> 
                 false,
             ) {
                 Ok(_) => HttpResponse::empty(202),
-                Err(error) => rpc_error_reply(status_for(&error), None, error),
+                Err(error) => rpc_error_reply(REFUSAL_STATUS, None, error),
             }
         }
         Message::Request(request) => {
@@ -101,9 +103,13 @@ async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> 
             } else {
                 header
             };
-            let version = match header_version(header, Some(request.id.clone())) {
+            let header = match header_version(header, Some(request.id.clone())) {
                 Ok(v) => v,
                 Err(reply) => return reply,
+            };
+            let version = match request_version(cx, &request, header) {
+                Ok(version) => version,
+                Err(error) => return rpc_error_reply(REFUSAL_STATUS, Some(request.id), error),
             };
             let response = answer(cx, request, version).await;
             // Sized for the result so a large reply is written once, not grown by doubling.
@@ -111,12 +117,7 @@ async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> 
             let status = match &response.error {
                 None => 200,
                 // 2026-07-28 over HTTP: an unknown method is also an HTTP 404.
-                Some(e)
-                    if e.code == ErrorCode::METHOD_NOT_FOUND
-                        && version.is_some_and(ProtocolVersion::is_stateless) =>
-                {
-                    404
-                }
+                Some(e) if e.code == ErrorCode::METHOD_NOT_FOUND && version.is_stateless() => 404,
                 Some(e) => status_for(e),
             };
             json_reply_sized(status, &response, capacity)
@@ -156,7 +157,10 @@ async fn batch(cx: &Context<'_>, items: Vec<Json>, header: Option<&str>) -> Http
                     ErrorObject::invalid_request("initialize must not be part of a batch"),
                 ));
             }
-            Ok(Message::Request(request)) => responses.push(answer(cx, request, version).await),
+            Ok(Message::Request(request)) => match request_version(cx, &request, version) {
+                Ok(revision) => responses.push(answer(cx, request, revision).await),
+                Err(error) => responses.push(Response::failure(Some(request.id), error)),
+            },
         }
     }
     if responses.is_empty() {
@@ -166,19 +170,24 @@ async fn batch(cx: &Context<'_>, items: Vec<Json>, header: Option<&str>) -> Http
     }
 }
 
-/// Answers one request: decides its revision, runs the method, and contains panics.
-async fn answer(cx: &Context<'_>, request: Request, header: Option<ProtocolVersion>) -> Response {
-    let id = request.id.clone();
-    let version = match effective_version(
+/// The revision `request` is served under (see [`effective_version`]).
+fn request_version(
+    cx: &Context<'_>,
+    request: &Request,
+    header: Option<ProtocolVersion>,
+) -> Result<ProtocolVersion, ErrorObject> {
+    effective_version(
         cx.request,
         &request.method,
         request.params.as_ref(),
         header,
         true,
-    ) {
-        Ok(version) => version,
-        Err(error) => return Response::failure(Some(id), error),
-    };
+    )
+}
+
+/// Answers one request under `version`: runs the method and contains panics.
+async fn answer(cx: &Context<'_>, request: Request, version: ProtocolVersion) -> Response {
+    let id = request.id.clone();
     let method = request.method.clone();
     match AssertUnwindSafe(run_method(cx, version, request))
         .catch_unwind()
@@ -253,7 +262,6 @@ async fn run_method(
                 .map(|v| v.as_str())
                 .collect(),
             capabilities: ServerCapabilities::default(),
-            server_info: server_info(),
             instructions: Some(INSTRUCTIONS.to_owned()),
         })?,
         (_, "tools/list") => {
@@ -273,7 +281,9 @@ async fn run_method(
         (_, "tools/call") => return call_tool(cx, version, params).await,
         _ => return Err(ErrorObject::method_not_found(&method)),
     };
-    if version.is_stateless() {
+    // server/discover is a 2026-07-28 method: a client probing with it under an older header
+    // gets the same result a stateless client does.
+    if version.is_stateless() || method == "server/discover" {
         if let Json::Object(fields) = &mut result {
             fields.insert("resultType".into(), json!("complete"));
             // 2026-07-28 has no initialize, so every result names the server in its _meta.
