@@ -1,44 +1,135 @@
 // Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance, server
-// scenarios) against the built worker in workerd, and fails when a scenario that applies to this
-// server fails. `make conformance`; `node tests/e2e/conformance.mjs --all` also runs (and only
-// reports) the scenarios that need the suite's reference tools, resources or prompts.
+// scenarios) against the built worker in workerd, once per requirement set: 2025-11-25 (the
+// initialize handshake) and 2026-07-28 (stateless, per-request _meta). `make conformance`.
+//
+// A requirement set names the scenarios a revision requires (scored) and some it only runs for
+// visibility (not scored). No scored check may fail, except the ones listed with a reason in
+// conformance-expected-failures.json; the run also fails when a listed failure no longer happens
+// (or no longer runs), so the list cannot go stale. Warnings (missed SHOULDs) and not-scored
+// scenarios are reported and do not fail the run, as in the suite's own requirement scoring.
 //
 // The suite sends no Authorization header, so the worker runs with MCP_ALLOW_ANONYMOUS=true,
 // which admits credential-less requests addressed to a loopback host only; it is never on by
 // default. The suite needs Node 22: scripts/tools.sh installs one under .tools/node22.
 
 import { spawnSync } from "node:child_process";
-import { createServer } from "node:net";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { ROOT, startWorker } from "./worker.mjs";
 
-/** Scenarios a server without the suite's reference tools/resources/prompts must pass. */
-export const APPLICABLE = ["server-initialize", "ping", "tools-list", "dns-rebinding-protection"];
+/** The requirement sets this server is held to, oldest first. */
+export const REVISIONS = ["2025-11-25", "2026-07-28"];
+
+const SUITE = path.join(ROOT, "node_modules/@modelcontextprotocol/conformance");
+const EXPECTED = path.join(ROOT, "tests/e2e/conformance-expected-failures.json");
+
+/** The check every scenario adds: each message the server sent is valid per the revision's schema. */
+const WIRE_SCHEMA = "wire-schema-valid";
+
+/** A check counts as failed when the suite marks it FAILURE (a WARNING is a missed SHOULD). */
+const failed = (check) => check.status === "FAILURE";
 
 /**
- * Scenarios that test features this server does not offer (logging, completion, resources,
- * prompts, SSE streams, sampling/elicitation) or call the suite's reference tools by name.
+ * The scored server scenarios of a requirement set: the `server:` list of the suite's frozen
+ * requirements/<revision>.yaml (a plain list of names, read without a YAML library).
  */
-export const NOT_APPLICABLE = [
-  "logging-set-level", "completion-complete", "tools-call-simple-text", "tools-call-image",
-  "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content",
-  "tools-call-with-logging", "tools-call-error", "tools-call-with-progress", "tools-call-sampling",
-  "tools-call-elicitation", "json-schema-2020-12", "elicitation-sep1034-defaults",
-  "server-sse-polling", "server-sse-multiple-streams", "elicitation-sep1330-enums",
-  "resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read",
-  "resources-subscribe", "resources-unsubscribe", "prompts-list", "prompts-get-simple",
-  "prompts-get-with-args", "prompts-get-embedded-resource", "prompts-get-with-image",
-];
+export function scoredScenarios(revision) {
+  const lines = readFileSync(path.join(SUITE, "requirements", `${revision}.yaml`), "utf8").split("\n");
+  const start = lines.indexOf("server:");
+  if (start < 0) throw new Error(`requirements/${revision}.yaml has no server: list`);
+  const names = [];
+  for (const line of lines.slice(start + 1)) {
+    const m = /^ {2}- ([\w./-]+)\s*$/.exec(line);
+    if (!m) break;
+    names.push(m[1]);
+  }
+  if (names.length === 0) throw new Error(`requirements/${revision}.yaml lists no server scenarios`);
+  return names;
+}
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
+/**
+ * The expected failures of one revision: [{ scenario, check?, reason }]. An entry without
+ * `check` excuses the whole scenario; every entry needs a reason.
+ */
+export function expectedFailures(revision) {
+  const all = JSON.parse(readFileSync(EXPECTED, "utf8"));
+  const entries = all[revision];
+  if (!Array.isArray(entries)) throw new Error(`${EXPECTED} has no list for ${revision}`);
+  for (const e of entries) {
+    if (typeof e.scenario !== "string" || typeof e.reason !== "string" || !e.reason.trim()) {
+      throw new Error(`${EXPECTED}: every ${revision} entry needs a scenario and a reason: ${JSON.stringify(e)}`);
+    }
+  }
+  return entries;
+}
+
+/** The suite's checks per scenario, from the checks.json files its -o directory holds. */
+function readResults(dir) {
+  const results = new Map();
+  for (const name of readdirSync(dir)) {
+    const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(name);
+    if (!m) continue;
+    results.set(m[1], JSON.parse(readFileSync(path.join(dir, name, "checks.json"), "utf8")));
+  }
+  return results;
+}
+
+/**
+ * Judges one revision's run: every failing scored check must be listed, every listed failure
+ * must still fail, and every listed scenario must be scored. A scenario listed whole still may
+ * not fail its wire-schema check. Returns { rows, problems }.
+ */
+export function judge(revision, results, scored, expected) {
+  const problems = [];
+  const rows = [];
+  for (const e of expected) {
+    if (!scored.includes(e.scenario)) {
+      problems.push(`${e.scenario}: listed as an expected failure, but ${revision} does not score it`);
+    }
+  }
+  for (const scenario of [...scored, ...[...results.keys()].filter((s) => !scored.includes(s))]) {
+    const checks = results.get(scenario);
+    const isScored = scored.includes(scenario);
+    if (!checks) {
+      if (isScored) problems.push(`${scenario}: did not run (no checks.json)`);
+      continue;
+    }
+    const judged = checks.filter((c) => c.status !== "INFO" && c.status !== "SKIPPED");
+    const failing = judged.filter(failed);
+    const excuses = expected.filter((e) => e.scenario === scenario);
+    const whole = excuses.find((e) => !e.check);
+    let verdict = failing.length === 0 ? "pass" : "FAIL";
+    if (!isScored) {
+      verdict = failing.length === 0 ? "pass (not scored)" : "fail (not scored)";
+    } else if (whole) {
+      if (failing.length === 0) problems.push(`${scenario}: listed as an expected failure, but it passes now`);
+      // What the server sends must match the revision's schema whatever the scenario asked for.
+      for (const c of failing.filter((c) => c.id === WIRE_SCHEMA)) {
+        problems.push(`${scenario}: ${c.id} failed: ${c.errorMessage ?? c.description}`);
+      }
+      verdict = `expected failure: ${whole.reason}`;
+    } else {
+      for (const c of failing) {
+        if (!excuses.some((e) => e.check === c.id)) {
+          problems.push(`${scenario}: check ${c.id} failed (${c.status}): ${c.errorMessage ?? c.description}`);
+        }
+      }
+      for (const e of excuses) {
+        const found = checks.filter((c) => c.id === e.check);
+        if (found.length === 0) problems.push(`${scenario}: expected failing check ${e.check} did not run`);
+        else if (!found.some(failed)) problems.push(`${scenario}: expected failing check ${e.check} passes now`);
+      }
+      if (failing.length > 0 && failing.every((c) => excuses.some((e) => e.check === c.id))) {
+        verdict = `pass except ${failing.length} expected (${[...new Set(failing.map((c) => c.id))].join(", ")})`;
+      }
+    }
+    const warnings = judged.filter((c) => c.status === "WARNING").map((c) => c.id);
+    if (warnings.length > 0) verdict += `; warnings: ${[...new Set(warnings)].join(", ")}`;
+    const passed = judged.filter((c) => c.status === "SUCCESS").length;
+    rows.push({ scenario, checks: `${passed}/${judged.length}`, verdict });
+  }
+  return { rows, problems };
 }
 
 function node22() {
@@ -47,44 +138,44 @@ function node22() {
   return r.stdout.trim();
 }
 
-const all = process.argv.includes("--all");
-const node = node22();
-const cli = path.join(ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
-// A fixed port lets the allow list name the loopback origins the DNS-rebinding scenario sends.
-const port = await freePort();
-const worker = await startWorker({
-  port,
-  vars: {
-    MCP_ALLOW_ANONYMOUS: "true",
-    MCP_ALLOWED_ORIGINS: `http://127.0.0.1:${port},http://localhost:${port}`,
-  },
-});
-
-const results = [];
-try {
-  for (const scenario of all ? [...APPLICABLE, ...NOT_APPLICABLE] : APPLICABLE) {
-    const r = spawnSync(node, [cli, "server", "--url", worker.mcpUrl, "--scenario", scenario], {
-      encoding: "utf8",
-      timeout: 120_000,
-    });
-    const summary = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(r.stdout);
-    results.push({
-      scenario,
-      applicable: APPLICABLE.includes(scenario),
-      ok: r.status === 0,
-      checks: summary ? `${summary[1]}/${summary[2]}` : "?",
-    });
-    if (r.status !== 0 && APPLICABLE.includes(scenario)) {
-      process.stdout.write(r.stdout + r.stderr);
+async function main() {
+  const node = node22();
+  const cli = path.join(SUITE, "dist/index.js");
+  const worker = await startWorker({ vars: { MCP_ALLOW_ANONYMOUS: "true" } });
+  const problems = [];
+  const scratch = mkdtempSync(path.join(tmpdir(), "mcp-conformance-"));
+  try {
+    // The DNS-rebinding scenario sends the loopback origins of the port the runtime picked and
+    // expects them to be accepted.
+    const port = new URL(worker.url).port;
+    await worker.setVars({ MCP_ALLOWED_ORIGINS: `http://127.0.0.1:${port},http://localhost:${port}` });
+    for (const revision of REVISIONS) {
+      const scored = scoredScenarios(revision);
+      const expected = expectedFailures(revision);
+      const out = path.join(scratch, revision);
+      // The suite's exit code counts the expected failures too, so the verdict is judge()'s,
+      // from the checks.json files it writes under `out`.
+      const r = spawnSync(node, [cli, "server", "--url", worker.mcpUrl, "--requirements", revision, "-o", out], {
+        encoding: "utf8",
+        timeout: 600_000,
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      const { rows, problems: found } = judge(revision, readResults(out), scored, expected);
+      if (r.error || r.signal) found.push(`the suite did not finish: ${r.error?.message ?? r.signal}`);
+      if (found.length > 0) process.stdout.write(r.stdout + r.stderr);
+      console.log(`\nRequirement set ${revision}: ${scored.length} scored scenarios`);
+      for (const { scenario, checks, verdict } of rows) console.log(`  ${scenario.padEnd(48)} ${checks.padStart(6)}  ${verdict}`);
+      problems.push(...found.map((p) => `${revision}: ${p}`));
     }
+  } finally {
+    await worker.close();
+    rmSync(scratch, { recursive: true, force: true });
   }
-} finally {
-  await worker.close();
+  for (const p of problems) console.log(`PROBLEM ${p}`);
+  console.log(problems.length === 0
+    ? `conformance: every scored check passes or is an expected failure, for ${REVISIONS.join(" and ")}`
+    : `conformance: ${problems.length} problem(s)`);
+  process.exit(problems.length === 0 ? 0 : 1);
 }
 
-for (const { scenario, applicable, ok, checks } of results) {
-  console.log(`${ok ? "PASS" : "FAIL"}  ${scenario.padEnd(32)} checks ${checks.padEnd(6)}${applicable ? "" : " (not applicable)"}`);
-}
-const failed = results.filter((r) => r.applicable && !r.ok);
-console.log(`${results.filter((r) => r.applicable && r.ok).length}/${APPLICABLE.length} applicable scenarios pass`);
-process.exit(failed.length ? 1 : 0);
+if (import.meta.url === `file://${process.argv[1]}`) await main();

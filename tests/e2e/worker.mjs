@@ -26,7 +26,10 @@ function compatibilityDate() {
  * `wrapped` (an ES module's source) replaces the ARTIFACTS bucket with the object its default
  * export returns when called with `{ INNER }` (a real in-memory R2 bucket), built in the worker's
  * own isolate: a stand-in bucket for fault tests that can delegate to INNER.
- * Returns { url, mcpUrl, mf, close }. Throws when the build is missing.
+ * `port: 0` (the default) lets the runtime pick a free port; `url` reports it. `setVars(more)`
+ * restarts the worker with `more` added to its settings on the same port, for settings that
+ * must name the port (such as allowed origins).
+ * Returns { url, mcpUrl, mf, setVars, close }. Throws when the build is missing.
  */
 export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped } = {}) {
   if (!existsSync(path.join(BUILD, "index.js"))) {
@@ -49,7 +52,7 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
     ...(onLog ? { handleStructuredLogs: ({ message }) => { onLog(message); } } : {}),
   };
   // A wrapped binding's module lives in a worker of its own, so that case needs the multi-worker form.
-  const mf = new Miniflare(wrapped
+  const options = () => (wrapped
     ? {
       ...shared,
       workers: [main, {
@@ -60,6 +63,14 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
       }],
     }
     : { ...shared, ...main });
+  const mf = new Miniflare(options());
   const url = (await mf.ready).toString().replace(/\/$/, "");
-  return { url, mcpUrl: `${url}/mcp`, mf, close: () => mf.dispose() };
+  const setVars = async (more) => {
+    main.bindings = { ...main.bindings, ...more };
+    // Miniflare keeps a runtime-picked port across setOptions when port 0 is asked for again.
+    await mf.setOptions(options());
+    const now = (await mf.ready).toString().replace(/\/$/, "");
+    if (now !== url) throw new Error(`the worker moved from ${url} to ${now} when its settings changed`);
+  };
+  return { url, mcpUrl: `${url}/mcp`, mf, setVars, close: () => mf.dispose() };
 }
