@@ -28,7 +28,7 @@ pub fn header_version(
         None => Ok(None),
         Some(text) => ProtocolVersion::parse(text)
             .map(Some)
-            .ok_or_else(|| rpc_error_reply(400, id, unsupported_version(text))),
+            .ok_or_else(|| rpc_error_reply(REFUSAL_STATUS, id, unsupported_version(text))),
     }
 }
 
