@@ -308,10 +308,11 @@ mod tests {
     }
 
     /// `effective_version` for a `server/discover` request whose `_meta` is `meta_2026()` with
-    /// `edit` applied, under the given headers.
+    /// `key` set to `value` (removed when `None`), under the given headers.
     fn discover(
         headers: &[(&str, &str)],
-        edit: impl FnOnce(&mut Map<String, Json>),
+        key: &str,
+        value: Option<Json>,
     ) -> Result<ProtocolVersion, ErrorObject> {
         let http = HttpRequest {
             headers: headers
@@ -321,7 +322,10 @@ mod tests {
             ..HttpRequest::default()
         };
         let mut meta = meta_2026().as_object().cloned().unwrap_or_default();
-        edit(&mut meta);
+        match value {
+            Some(value) => meta.insert(key.to_owned(), value),
+            None => meta.remove(key),
+        };
         let params = Map::from_iter([("_meta".to_owned(), Json::Object(meta))]);
         let header = headers
             .iter()
@@ -341,21 +345,26 @@ mod tests {
 
     #[test]
     fn a_meta_version_that_disagrees_with_the_header_is_header_mismatch_even_when_unknown() {
-        let set = |version: &'static str| {
-            move |m: &mut Map<String, Json>| {
-                m.insert(mcp::META_PROTOCOL_VERSION.into(), json!(version));
-            }
-        };
         let mismatch = ErrorCode::HEADER_MISMATCH.0;
-        assert_eq!(code(discover(&STATELESS, set("v999.0.0"))), mismatch);
-        assert_eq!(code(discover(&STATELESS, set("2025-11-25"))), mismatch);
         let legacy = [(PROTOCOL_VERSION_HEADER, "2025-11-25")];
-        assert_eq!(code(discover(&legacy, set("2026-07-28"))), mismatch);
-        // No header: the request still names a revision in _meta, and the header is required.
-        assert_eq!(code(discover(&[], set("v999.0.0"))), mismatch);
-        assert_eq!(code(discover(&[], set("2026-07-28"))), mismatch);
+        // With no header, the request still names a revision in _meta, and the header is required.
+        let cases: [(&[(&str, &str)], &str); 5] = [
+            (&STATELESS, "v999.0.0"),
+            (&STATELESS, "2025-11-25"),
+            (&legacy, "2026-07-28"),
+            (&[], "v999.0.0"),
+            (&[], "2026-07-28"),
+        ];
+        for (headers, named) in cases {
+            let result = discover(headers, mcp::META_PROTOCOL_VERSION, Some(json!(named)));
+            assert_eq!(code(result), mismatch, "{headers:?} with _meta {named}");
+        }
         assert_eq!(
-            discover(&STATELESS, |_| {}),
+            discover(
+                &STATELESS,
+                mcp::META_PROTOCOL_VERSION,
+                Some(json!("2026-07-28"))
+            ),
             Ok(ProtocolVersion::V2026_07_28)
         );
     }
@@ -363,59 +372,59 @@ mod tests {
     #[test]
     fn required_meta_fields_are_invalid_params_and_the_optional_ones_are_checked_when_sent() {
         let invalid = ErrorCode::INVALID_PARAMS.0;
-        let remove = |key: &'static str| move |m: &mut Map<String, Json>| drop(m.remove(key));
-        let set = |key: &'static str, value: Json| {
-            move |m: &mut Map<String, Json>| drop(m.insert(key.into(), value))
-        };
-        let cases: Vec<(&str, Box<dyn FnOnce(&mut Map<String, Json>)>, i32)> = vec![
+        let cases = [
             (
                 "no protocolVersion",
-                Box::new(remove(mcp::META_PROTOCOL_VERSION)),
+                mcp::META_PROTOCOL_VERSION,
+                None,
                 invalid,
             ),
             (
                 "protocolVersion a number",
-                Box::new(set(mcp::META_PROTOCOL_VERSION, json!(2026))),
+                mcp::META_PROTOCOL_VERSION,
+                Some(json!(2026)),
                 invalid,
             ),
             (
                 "no clientCapabilities",
-                Box::new(remove(mcp::META_CLIENT_CAPABILITIES)),
+                mcp::META_CLIENT_CAPABILITIES,
+                None,
                 invalid,
             ),
             (
                 "clientCapabilities a list",
-                Box::new(set(mcp::META_CLIENT_CAPABILITIES, json!([]))),
+                mcp::META_CLIENT_CAPABILITIES,
+                Some(json!([])),
                 invalid,
             ),
-            (
-                "no clientInfo (a SHOULD)",
-                Box::new(remove(mcp::META_CLIENT_INFO)),
-                0,
-            ),
+            ("no clientInfo (a SHOULD)", mcp::META_CLIENT_INFO, None, 0),
             (
                 "clientInfo without version",
-                Box::new(set(mcp::META_CLIENT_INFO, json!({"name": "c"}))),
+                mcp::META_CLIENT_INFO,
+                Some(json!({"name": "c"})),
                 invalid,
             ),
             (
                 "clientInfo a string",
-                Box::new(set(mcp::META_CLIENT_INFO, json!("c/1"))),
+                mcp::META_CLIENT_INFO,
+                Some(json!("c/1")),
                 invalid,
             ),
             (
                 "logLevel debug",
-                Box::new(set(mcp::META_LOG_LEVEL, json!("debug"))),
+                mcp::META_LOG_LEVEL,
+                Some(json!("debug")),
                 0,
             ),
             (
                 "logLevel unknown",
-                Box::new(set(mcp::META_LOG_LEVEL, json!("verbose"))),
+                mcp::META_LOG_LEVEL,
+                Some(json!("verbose")),
                 invalid,
             ),
         ];
-        for (case, edit, expected) in cases {
-            assert_eq!(code(discover(&STATELESS, edit)), expected, "{case}");
+        for (case, key, value, expected) in cases {
+            assert_eq!(code(discover(&STATELESS, key, value)), expected, "{case}");
         }
         let http = with_header(PROTOCOL_VERSION_HEADER, "2026-07-28");
         let no_meta = effective_version(
