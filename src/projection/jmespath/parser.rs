@@ -8,7 +8,7 @@ use crate::value::Value;
 use super::lexer::{tokenize, Tok};
 
 /// Deeper nesting is rejected so parsing and evaluation cannot exhaust the (1 MiB, wasm)
-/// stack; tests/projection_stack.rs runs the deepest accepted expressions on such a stack.
+/// stack; tests/it/projection_stack.rs runs the deepest accepted expressions on such a stack.
 pub const MAX_NESTING: usize = 128;
 
 /// A comparison operator.

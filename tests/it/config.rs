@@ -1,11 +1,9 @@
 //! Host tests of configuration: defaults, clamping (with a one-time log line), unparsable
 //! values answering every request with -32603 naming the setting, and documentation coverage.
 
-mod protocol_common;
-
+use crate::common::protocol::*;
 use devtools_mcp_edge::config::{self, Config, SETTINGS};
 use devtools_mcp_edge::http::HttpRequest;
-use protocol_common::*;
 use serde_json::json;
 
 fn config_from(pairs: &[(&str, &str)]) -> Result<Config, config::ConfigError> {

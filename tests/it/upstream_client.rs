@@ -3,8 +3,7 @@
 //! redirects, rate limits, Confluence's error texts, paths refused before any request, and that
 //! no secret ever reaches a result, an error text or a log line.
 
-mod protocol_common;
-
+use crate::common::protocol::*;
 use base64::Engine as _;
 use devtools_mcp_edge::config::Config;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
@@ -13,7 +12,6 @@ use devtools_mcp_edge::registry;
 use devtools_mcp_edge::server::Server;
 use devtools_mcp_edge::upstream::{self, ApiPath, ErrorKind, Method, UpstreamError, Vendor};
 use devtools_mcp_edge::value::Value;
-use protocol_common::*;
 use serde_json::json;
 
 const GITHUB_TOKEN: &str = "ghp_secret0123456789";

@@ -3,10 +3,7 @@
 //! first, a middle and the last page, projection, the text, error statuses, transport
 //! failures, refused arguments, and that nothing is cached or leaks a credential.
 
-mod ci_common;
-mod protocol_common;
-
-use ci_common::*;
+use crate::common::ci::*;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{TransportError, UpstreamRequest, UpstreamResponse};
 use serde_json::{json, Value as Json};
@@ -394,19 +391,19 @@ fn without_a_token_the_error_says_what_to_set() {
 fn tools_are_listed_with_read_only_annotations() {
     let server = ci_server();
     let env = FakeEnv::new();
-    let body = protocol_common::request(
+    let body = crate::common::protocol::request(
         1,
         "tools/list",
-        json!({"_meta": protocol_common::meta_2026()}),
+        json!({"_meta": crate::common::protocol::meta_2026()}),
     );
     let response = futures::executor::block_on(server.handle(
-        protocol_common::post(
+        crate::common::protocol::post(
             &body.to_string(),
-            &protocol_common::headers_2026("tools/list", None),
+            &crate::common::protocol::headers_2026("tools/list", None),
         ),
         env.ports(),
     ));
-    let listed = protocol_common::body_json(&response);
+    let listed = crate::common::protocol::body_json(&response);
     let tools = listed["result"]["tools"].as_array().unwrap();
     for name in [RUNS, JOBS] {
         let tool = tools

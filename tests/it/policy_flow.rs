@@ -3,13 +3,11 @@
 //! tools/list still working, a KV-held policy, the `_meta` shapes with structured output on and
 //! off, restricted descriptions, artifact_read's own-artifacts rule, and running without policy.
 
-mod policy_common;
-
+use crate::common::policy::*;
 use devtools_mcp_edge::artifacts::Artifacts;
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::config::Config;
 use devtools_mcp_edge::ports::{CacheEntry, CacheStore};
-use policy_common::*;
 use serde_json::{json, Value as Json};
 
 const FLOW_POLICY: &str = r#"{

@@ -1,11 +1,8 @@
 //! Host tests of `circleci_get` through `Server::handle`: the request sent (URL, query,
 //! `Circle-Token`), the `{data, cache}` envelope, body decoding (204, text), error statuses,
-//! transport failures and refused paths. Cache behaviour is in tests/http_cache.rs.
+//! transport failures and refused paths. Cache behaviour is in tests/it/http_cache.rs.
 
-mod ci_common;
-mod protocol_common;
-
-use ci_common::*;
+use crate::common::ci::*;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{TransportError, UpstreamResponse};
 use serde_json::json;

@@ -1,6 +1,5 @@
 //! Shared harness for the protocol, auth and config host tests: a server built from literal
 //! settings, test tools, and helpers that drive `Server::handle` with the in-memory ports.
-#![allow(dead_code)]
 
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::http::{HttpRequest, HttpResponse};

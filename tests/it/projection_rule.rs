@@ -164,7 +164,7 @@ fn several_jq_outputs_become_an_array_and_none_null() {
 
 #[test]
 fn the_tool_description_is_the_documented_one() {
-    let doc = include_str!("../docs/projection.md");
+    let doc = include_str!("../../docs/projection.md");
     let start =
         doc.find("<!-- tool-description -->\n").unwrap() + "<!-- tool-description -->\n".len();
     let end = doc.find("\n<!-- /tool-description -->").unwrap();

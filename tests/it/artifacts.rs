@@ -2,13 +2,10 @@
 //! ranged reads that never fetch a whole object, the one not-found text for another principal's,
 //! unknown, malformed and expired ids, retention (clamps, read-time enforcement from the stored
 //! creation time), store failures (a null artifact and one log line) and the id format. The
-//! truncation path is in tests/artifacts_truncation.rs.
+//! truncation path is in tests/it/artifacts_truncation.rs.
 
-mod artifacts_common;
-mod ci_common;
-mod protocol_common;
-
-use artifacts_common::*;
+use crate::common::artifacts::*;
+use crate::common::protocol::*;
 use base64::Engine as _;
 use devtools_mcp_edge::artifacts::{ArtifactId, ArtifactSlot, Artifacts, NOT_FOUND};
 use devtools_mcp_edge::auth::Principal;
@@ -17,7 +14,6 @@ use devtools_mcp_edge::ports::fake::FakeEnv;
 use devtools_mcp_edge::ports::{ArtifactMeta, ArtifactStore, Ports};
 use devtools_mcp_edge::server::Server;
 use futures::executor::block_on;
-use protocol_common::*;
 use serde_json::{json, Value as Json};
 
 #[test]

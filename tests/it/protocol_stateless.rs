@@ -2,9 +2,7 @@
 //! the `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` headers checked against the body,
 //! `resultType`, result `_meta` and cache hints.
 
-mod protocol_common;
-
-use protocol_common::*;
+use crate::common::protocol::*;
 use serde_json::{json, Value};
 
 fn call_echo(text: &str) -> Value {

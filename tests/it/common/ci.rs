@@ -1,9 +1,8 @@
 //! Shared harness for the GitHub, CircleCI and HTTP cache host tests: a production-registry
 //! server configured for both vendors, scripted upstream answers, and a `tools/call` helper
 //! that runs against caller-owned fakes so tests can count requests and move the clock.
-#![allow(dead_code)]
 
-use crate::protocol_common::*;
+use crate::common::protocol::*;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{header, TransportError, UpstreamRequest, UpstreamResponse};
 use devtools_mcp_edge::registry;

@@ -6,13 +6,11 @@
 //! artifacts. Every reply and log line is scanned for the configured credentials.
 //! tests/e2e/security.test.mjs repeats the attacks that depend on the runtime in workerd.
 
-mod protocol_common;
-
+use crate::common::protocol::*;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{UpstreamRequest, UpstreamResponse};
 use devtools_mcp_edge::registry;
 use devtools_mcp_edge::server::Server;
-use protocol_common::*;
 use serde_json::{json, Value as Json};
 use std::time::{Duration, Instant};
 

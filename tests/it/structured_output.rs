@@ -3,17 +3,14 @@
 //! verbatim), their agreement with the text, conformance to the advertised schemas, errors, and
 //! how a server defect (a schema tool without a value) surfaces.
 
-mod protocol_common;
-mod structured_common;
-
+use crate::common::protocol::settings_fn;
+use crate::common::structured::*;
 use devtools_mcp_edge::mcp::ToolAnnotations;
 use devtools_mcp_edge::registry::{Registry, Tool, ToolCall, ToolError, ToolResult, ToolSpec};
 use devtools_mcp_edge::server::Server;
 use devtools_mcp_edge::structured::Contract;
 use futures::future::LocalBoxFuture;
-use protocol_common::settings_fn;
 use serde_json::{json, Value as Json};
-use structured_common::*;
 
 #[test]
 fn exactly_the_six_read_tools_advertise_an_output_schema() {
@@ -44,10 +41,10 @@ fn exactly_the_six_read_tools_advertise_an_output_schema() {
     let off: Json = serde_json::from_str(&list(&flagged_server(false, &[]))).unwrap();
     assert!(!off.to_string().contains("outputSchema"));
     // 2025-03-26 results carry no structuredContent, so its tools/list promises no schema.
-    let body = protocol_common::request(1, "tools/list", json!({}));
-    let old = protocol_common::send(
+    let body = crate::common::protocol::request(1, "tools/list", json!({}));
+    let old = crate::common::protocol::send(
         &flagged_server(true, &[]),
-        protocol_common::post(&body.to_string(), &[("MCP-Protocol-Version", "2025-03-26")]),
+        crate::common::protocol::post(&body.to_string(), &[("MCP-Protocol-Version", "2025-03-26")]),
     );
     assert_eq!(old.status, 200);
     let old = String::from_utf8_lossy(&old.body);

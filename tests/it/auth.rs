@@ -1,10 +1,8 @@
 //! Host tests of authentication: bearer tokens per principal (single and lists), 401 with
 //! `WWW-Authenticate`, the no-tokens case, and the loopback-only anonymous opt-in.
 
-mod protocol_common;
-
+use crate::common::protocol::*;
 use devtools_mcp_edge::http::HttpResponse;
-use protocol_common::*;
 use serde_json::json;
 
 fn echo() -> String {

@@ -3,14 +3,11 @@
 //! and text truncation are independent but share the call's one artifact; a failed save still
 //! answers. And the flag-off proof: both modes' bytes compared call by call.
 
-mod protocol_common;
-mod structured_common;
-
+use crate::common::protocol::{ALICE_TOKEN_2, TOKEN};
+use crate::common::structured::*;
 use devtools_mcp_edge::ports::fake::FakeEnv;
 use devtools_mcp_edge::ports::UpstreamResponse;
-use protocol_common::{ALICE_TOKEN_2, TOKEN};
 use serde_json::{json, Value as Json};
-use structured_common::*;
 
 const LINK_NEXT: &str = r#"<https://gh.test/repositories/1/actions/runs?page=2>; rel="next""#;
 

@@ -2,12 +2,10 @@
 //! that are slow, that fail on reads or on writes only, or that fail after a delay (a timeout).
 //! Every call still answers: a cache that cannot be read or written is bypassed, an artifact that
 //! cannot be saved gives `artifactId: null`, and each failure is logged once per call.
-//! tests/http_cache.rs and tests/artifacts.rs cover the always-failing fakes.
+//! tests/it/http_cache.rs and tests/it/artifacts.rs cover the always-failing fakes.
 
-mod ci_common;
-mod protocol_common;
-
-use ci_common::*;
+use crate::common::ci::*;
+use crate::common::protocol::*;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{
     ArtifactChunk, ArtifactMeta, ArtifactStore, CacheEntry, CacheStore, Ports, StoreError,
@@ -15,7 +13,6 @@ use devtools_mcp_edge::ports::{
 };
 use devtools_mcp_edge::server::Server;
 use futures::future::LocalBoxFuture;
-use protocol_common::*;
 use serde_json::{json, Value as Json};
 use std::cell::Cell;
 use std::future::Future;

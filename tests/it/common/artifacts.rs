@@ -1,9 +1,8 @@
 //! Shared harness for the artifact host tests: a counting artifact store, a `tools/call` helper
 //! over caller-built ports, and readers that fetch an artifact through `artifact_read`.
-#![allow(dead_code)]
 
-use crate::ci_common::settings;
-use crate::protocol_common::*;
+use crate::common::ci::settings;
+use crate::common::protocol::*;
 use base64::Engine as _;
 use devtools_mcp_edge::artifacts::{ArtifactId, Artifacts};
 use devtools_mcp_edge::auth::Principal;

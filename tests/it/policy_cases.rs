@@ -2,10 +2,8 @@
 //! called through the whole server, and the effect, deciding rule, normalised method and path,
 //! and the upstream identity (in `_meta` and in the credential actually sent) are checked.
 
-mod policy_common;
-
+use crate::common::policy::*;
 use base64::Engine as _;
-use policy_common::*;
 use serde::Deserialize;
 use serde_json::{json, Map, Value as Json};
 
@@ -32,7 +30,7 @@ struct Case {
 }
 
 fn table() -> Table {
-    serde_json::from_str(include_str!("policy/cases.json")).expect("cases.json parses")
+    serde_json::from_str(include_str!("../policy/cases.json")).expect("cases.json parses")
 }
 
 fn secrets(table: &Table) -> Vec<(String, String)> {

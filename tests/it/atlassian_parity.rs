@@ -3,15 +3,13 @@
 //! request sent, the text byte for byte and `isError`. Where the reference names the local file
 //! holding the raw response, ours names the artifact holding the full value.
 
-mod protocol_common;
-
+use crate::common::protocol::*;
 use base64::Engine as _;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::UpstreamResponse;
 use devtools_mcp_edge::registry;
 use devtools_mcp_edge::render::ArtifactRef;
 use devtools_mcp_edge::server::Server;
-use protocol_common::*;
 use serde_json::{json, Value as Json};
 
 const EMAIL: &str = "parity@example.com";

@@ -1,7 +1,6 @@
 //! Shared harness for the enterprise-policy host tests: a production-registry server with every
 //! vendor configured, principals alice, bob, carol, dave, erin and mallory, a policy document,
 //! identity secrets in the settings port, and a `tools/call` helper returning the whole result.
-#![allow(dead_code)]
 
 use devtools_mcp_edge::http::HttpRequest;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};

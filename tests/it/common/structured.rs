@@ -1,9 +1,8 @@
 //! Shared harness for the structured-output host tests: a production-registry server with every
 //! vendor configured and the flag set either way, an upstream scripted by URL, calls that return
 //! the whole reply, a JSON Schema check of `structuredContent`, and an `artifact_read` loop.
-#![allow(dead_code)]
 
-use crate::protocol_common::*;
+use crate::common::protocol::*;
 use base64::Engine as _;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::UpstreamResponse;

@@ -2,16 +2,12 @@
 //! the text was rendered from, names it in the guidance block, and still answers (without the
 //! line) when the store fails; an uncut text saves nothing.
 
-mod artifacts_common;
-mod ci_common;
-mod protocol_common;
-
-use artifacts_common::*;
-use ci_common::json_response;
+use crate::common::artifacts::*;
+use crate::common::ci::json_response;
+use crate::common::protocol::TOKEN;
 use devtools_mcp_edge::artifacts::NOT_FOUND;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::render::ArtifactRef;
-use protocol_common::TOKEN;
 use serde_json::{json, Value as Json};
 
 /// A runs page of `n` runs, as compact JSON (the artifact must reproduce it byte for byte).

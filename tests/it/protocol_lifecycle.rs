@@ -1,12 +1,10 @@
 //! Host tests of the stateful revisions' lifecycle and methods: routing, `initialize`
 //! negotiation, notifications, `ping`, `tools/list` and `tools/call` dispatch.
 
-mod protocol_common;
-
+use crate::common::protocol::*;
 use devtools_mcp_edge::http::HttpRequest;
 use devtools_mcp_edge::registry::Registry;
 use devtools_mcp_edge::server::Server;
-use protocol_common::*;
 use serde_json::json;
 
 fn initialize(version: &str) -> serde_json::Value {

@@ -2,9 +2,7 @@
 //! 2025-11-25, an `isError` result from then on), tool failures, internal errors kept out of
 //! replies, and malformed call params.
 
-mod protocol_common;
-
-use protocol_common::*;
+use crate::common::protocol::*;
 use serde_json::{json, Value};
 
 fn call(name: &str, arguments: Value) -> Value {

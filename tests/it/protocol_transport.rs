@@ -1,10 +1,8 @@
 //! Host tests of the HTTP transport rules: body size, content type, Accept, Origin, malformed
 //! JSON and invalid JSON-RPC, the version header, batching per revision, and panic containment.
 
-mod protocol_common;
-
+use crate::common::protocol::*;
 use devtools_mcp_edge::server::MAX_BODY_BYTES;
-use protocol_common::*;
 use serde_json::json;
 
 fn ping() -> String {

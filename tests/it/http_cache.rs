@@ -2,13 +2,10 @@
 //! counts, `fresh`, paths that are never cached, TTL expiry on the clock, partitioning by
 //! principal and by credential, projection after the cache, and a failing KV store.
 
-mod ci_common;
-mod protocol_common;
-
-use ci_common::*;
+use crate::common::ci::*;
+use crate::common::protocol::{ALICE_TOKEN_2, TOKEN};
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::UpstreamRequest;
-use protocol_common::{ALICE_TOKEN_2, TOKEN};
 use serde_json::{json, Value as Json};
 use std::cell::Cell;
 use std::rc::Rc;

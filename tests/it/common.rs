@@ -1,0 +1,8 @@
+//! Harnesses shared by the integration tests: servers over the in-memory ports, request
+//! builders and `tools/call` helpers.
+
+pub mod artifacts;
+pub mod ci;
+pub mod policy;
+pub mod protocol;
+pub mod structured;

@@ -1,0 +1,30 @@
+//! The host integration tests: one binary, one module per topic, each driving the crate's public
+//! API (mostly `Server::handle`) over the in-memory ports. `common` holds the shared harnesses.
+
+mod common;
+
+mod artifacts;
+mod artifacts_truncation;
+mod atlassian_parity;
+mod auth;
+mod circleci_tools;
+mod config;
+mod github_tools;
+mod http_cache;
+mod policy_cases;
+mod policy_flow;
+mod projection_rule;
+mod projection_stack;
+mod protocol_lifecycle;
+mod protocol_stateless;
+mod protocol_tools;
+mod protocol_transport;
+mod render_depth;
+mod render_goldens;
+mod render_spec_fixtures;
+mod render_truncate;
+mod security;
+mod storage_faults;
+mod structured_bound;
+mod structured_output;
+mod upstream_client;
