@@ -15,6 +15,7 @@ pub mod cache;
 pub mod config;
 pub mod http;
 pub mod jsonrpc;
+pub mod logs;
 pub mod mcp;
 pub mod policy;
 pub mod ports;

@@ -72,6 +72,36 @@ pub fn parse_http_date(text: &str) -> Option<u64> {
     Some((days * 86_400 + h * 3600 + mi * 60 + s) * 1000)
 }
 
+/// The whole seconds of an ISO 8601 UTC timestamp (`2026-01-01T00:00:05.1234567Z`, fraction
+/// optional), as Unix seconds: the form GitHub puts on log lines and step times.
+pub fn parse_iso8601_seconds(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    let digits = |from: usize, len: usize| -> Option<u64> {
+        let part = b.get(from..from + len)?;
+        part.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| part.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
+    };
+    let separators = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
+    if separators.iter().any(|&(i, c)| b.get(i) != Some(&c)) {
+        return None;
+    }
+    let (year, month, day) = (digits(0, 4)?, digits(5, 2)?, digits(8, 2)?);
+    let (h, mi, s) = (digits(11, 2)?, digits(14, 2)?, digits(17, 2)?);
+    let rest = &b[19..];
+    let fraction = rest.strip_prefix(b".").map_or(0, |f| {
+        f.iter().take_while(|c| c.is_ascii_digit()).count() + 1
+    });
+    if rest.get(fraction) != Some(&b'Z') || fraction == 1 {
+        return None;
+    }
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let days = u64::try_from(days_from_civil(year as i64, month as u32, day as u32)).ok()?;
+    Some(days * 86_400 + h * 3600 + mi * 60 + s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +173,27 @@ mod tests {
             "Thu, 01 Jan 2026 00:05:00 PST",
         ] {
             assert_eq!(parse_http_date(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn iso_seconds() {
+        for (text, want) in [
+            ("2026-01-01T00:00:05Z", Some(1_767_225_605)),
+            ("2026-01-01T00:00:05.1234567Z", Some(1_767_225_605)),
+            (
+                "2026-01-01T00:00:05.1234567Z rest of the line",
+                Some(1_767_225_605),
+            ),
+            ("2000-02-29T23:59:59.000Z", Some(951_868_799)),
+            ("2026-01-01T00:00:05", None),
+            ("2026-01-01T00:00:05.Z", None),
+            ("2026-13-01T00:00:05Z", None),
+            ("2026-01-01 00:00:05Z", None),
+            ("20260101T000005Z", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_iso8601_seconds(text), want, "{text}");
         }
     }
 }
