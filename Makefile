@@ -16,7 +16,7 @@ E2E_TESTS := $(wildcard tests/e2e/*.test.mjs)
 BENCHES := $(wildcard bench/*.mjs)
 PORT ?= 8787
 
-.PHONY: help tools build dev test test-host test-oracle test-e2e test-fuzz fuzz deploy size bench load soak example conformance fmt lint
+.PHONY: help tools build dev test test-host test-oracle test-e2e test-fuzz test-layers layers fuzz deploy size bench load soak example conformance fmt lint
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## /  make \1\t/' | expand -t 22
@@ -34,10 +34,16 @@ dev: build ## run the worker on http://127.0.0.1:8787 (PORT=... to change) with 
 	@[ -f .dev.vars ] || { cp .dev.vars.example .dev.vars; echo "created .dev.vars from .dev.vars.example"; }
 	npx wrangler dev --ip 127.0.0.1 --port $(PORT)
 
-test: tools test-host test-oracle test-e2e conformance test-fuzz ## everything: host, oracle, end-to-end, conformance and a short fuzz run
+test: tools test-host test-layers test-oracle test-e2e conformance test-fuzz ## everything: host, layer checker, oracle, end-to-end, conformance and a short fuzz run
 
 test-host: ## cargo test (the core, on the host)
 	cargo test
+
+test-layers: ## the layer checker (scripts/check-layers.mjs) on its fixture crates in tests/layers
+	$(NODE_TEST) tests/layers/*.test.mjs
+
+layers: ## print the import cycles between the top-level modules of src/; fails on one
+	node scripts/check-layers.mjs src
 
 # Fuzzing (fuzz/, cargo-fuzz on nightly; scripts/fuzz.sh installs what is missing). test-fuzz is
 # the bounded run CI does; fuzz runs longer. FUZZ_SECONDS is per target, FUZZ_TARGETS a subset.

@@ -1,0 +1,4 @@
+//! Top layer.
+mod routes;
+
+pub use routes::handle;

@@ -1,0 +1,2 @@
+//! `super::server` here is `store::server`, not the top-level `server`.
+pub use super::server::Local;

@@ -1,0 +1,43 @@
+// scripts/check-layers.mjs on two fixture crates (both compile with rustc): `acyclic` has layers
+// that point one way and, in `store.rs`, every kind of `crate::` text that is not a production
+// import (comments, strings, chars, `#[cfg(test)]` items); `cycle` has two cycles, each closed by a
+// path form other than a plain `use crate::x` (grouped use, inline path, `super::` from a
+// top-level file, `super::` from a `mod.rs` file).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const check = (dir) =>
+  spawnSync(process.execPath, ["scripts/check-layers.mjs", dir], { cwd: root, encoding: "utf8" });
+
+test("a crate whose layers point one way passes", () => {
+  const run = check("tests/layers/acyclic/src");
+  assert.equal(run.stdout.trim(), "no import cycle between the 3 top-level modules");
+  assert.equal(run.status, 0);
+});
+
+test("a crate with cycles fails and names each cycle with the lines that close it", () => {
+  const run = check("tests/layers/cycle/src");
+  assert.equal(run.status, 1);
+  assert.equal(
+    run.stdout.trim(),
+    [
+      "cycle: config -> policy -> config",
+      "  modules in it: config, policy",
+      "  config -> policy  (tests/layers/cycle/src/config.rs:2)",
+      "  policy -> config  (tests/layers/cycle/src/policy.rs:8)",
+      "cycle: registry -> tools -> registry",
+      "  modules in it: registry, tools",
+      "  registry -> tools  (tests/layers/cycle/src/registry.rs:4)",
+      "  tools -> registry  (tests/layers/cycle/src/tools/mod.rs:2)",
+    ].join("\n"),
+  );
+});
+
+test("a directory that cannot be read is an error of its own", () => {
+  const run = check("tests/layers/no-such-dir");
+  assert.equal(run.status, 2);
+  assert.match(run.stderr, /cannot read tests\/layers\/no-such-dir/);
+});

@@ -1,0 +1,4 @@
+//! A leaf.
+
+/// A value.
+pub struct Value;
