@@ -1,5 +1,5 @@
 // TOON versus JSON tokens (o200k_base) for each tool's typical result, and versus what the
-// best-known alternative servers return for the same data (issue 7):
+// best-known alternative servers return for the same data (decision 0018):
 // - GitHub: github/github-mcp-server answers list_workflow_runs / list_workflow_jobs with the
 //   compact JSON (Go json.Marshal) of its trimmed types MinimalWorkflowRunsResult and
 //   MinimalWorkflowJobsResult (pkg/github/minimal_types.go: convertToMinimalWorkflowRun,

@@ -1,4 +1,4 @@
-// Code mode versus direct tool calls (issue 7): the same question answered (a) by the code-mode
+// Code mode versus direct tool calls (decision 0018): the same question answered (a) by the code-mode
 // program of examples/code-mode/ and (b) as a direct-call transcript, where a model makes the same
 // tool calls and reads every result's text (TOON, the default, and JSON). For three data sizes it
 // reports tool calls, bytes and o200k_base tokens that reach the model, tokens the model writes,

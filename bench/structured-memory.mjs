@@ -1,8 +1,8 @@
-// Peak memory of the worker in workerd for the two large cases of issue 5: a structured value of
-// 16 MiB (MCP_STRUCTURED_MAX_BYTES at its maximum, so the value goes inline in structuredContent)
-// and a 30 MB upstream body (over the bound: data null, the value saved to R2 as an artifact),
-// each also with the flag off (no structuredContent; the truncated text's artifact is saved all
-// the same), an 8 MiB value to show how the peak scales, and the largest body the default
+// Peak memory of the worker in workerd for the two large cases held to the 128 MB limit: a
+// structured value of 16 MiB (MCP_STRUCTURED_MAX_BYTES at its maximum, so the value goes inline in
+// structuredContent) and a 30 MB upstream body (over the bound: data null, the value saved to R2 as
+// an artifact), each also with the flag off (no structuredContent; the truncated text's artifact is
+// saved all the same), an 8 MiB value to show how the peak scales, and the largest body the default
 // UPSTREAM_MAX_BYTES (32 MiB) admits. Workers allow an isolate 128 MB (JavaScript heap and
 // WebAssembly memory together).
 //
@@ -231,7 +231,7 @@ for (const [repo, body] of Object.entries(bodies)) {
   });
 }
 
-// The issue's two cases, each also with the flag off, 8 MiB to show how the peak scales, and the
+// The two large cases, each also with the flag off, 8 MiB to show how the peak scales, and the
 // default body bound.
 const cases = [];
 for (const [label, repo] of [["8 MiB value", "big8"], ["16 MiB value", "big16"], ["30 MB body", "big30"], ["32 MiB body", "big32"]]) {

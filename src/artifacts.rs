@@ -24,7 +24,7 @@ pub const NOT_FOUND: &str = "Artifact not found or expired";
 /// Content type of artifacts that hold a JSON value.
 pub const JSON_CONTENT_TYPE: &str = "application/json";
 
-/// Prefix of every artifact key; the version allows a later layout beside this one.
+/// Prefix of every artifact key; the version leaves room for another layout beside this one.
 const KEY_PREFIX: &str = "artifacts/v1/";
 /// How many hex digits of the owner digest go into the key.
 const KEY_OWNER_HEX: usize = 16;

@@ -1,4 +1,4 @@
-//! Structured output for code-mode harnesses (issue 5): the `{data, ...}` envelopes the six
+//! Structured output for code-mode harnesses: the `{data, ...}` envelopes the six
 //! schema tools put in `structuredContent`, the size bound that turns an oversized value into
 //! `data: null` plus `incomplete`, their output schemas ([`schema`]), and the server-wide rule
 //! dispatch applies to every result of a schema tool ([`enforce`]).

@@ -4,12 +4,12 @@
 //! A large value's full rendering can be several times its JSON size, yet a cut text shows only
 //! the first `text_max_chars` UTF-16 units; the guidance block needs the full length, not the
 //! full text. Rendering into [`Bounded`] keeps the peak memory of a large result near the size of
-//! the value itself (issue 5: the Workers 128 MB limit).
+//! the value itself, which the Workers 128 MB limit needs (decision 0020).
 
 use super::truncate::{find_cut_in, utf16_len, Cut};
 
 /// A text output the renderers append to. Generic (not `dyn`) so that rendering into a `String`
-/// stays as fast as before the trait existed.
+/// compiles to direct appends, with no indirect call per piece of text.
 pub trait Sink {
     /// Appends `s`.
     fn push_str(&mut self, s: &str);

@@ -1,4 +1,4 @@
-// Upstream faults of issue 8, each followed by a working call (the worker in workerd recovers, no
+// Upstream faults, each followed by a working call (the worker in workerd recovers, no
 // poisoned connection pool, cache or isolate): connection refused, reset mid-body, a body that
 // never ends (trickled, so only the timeout stops it), 500/502/503, 429 with and without
 // Retry-After, malformed JSON under a JSON content type, a body over UPSTREAM_MAX_BYTES, and a

@@ -207,7 +207,7 @@ test("expired approvals are refused: an approved one is not used, a pending one 
 
 test("identical calls racing after one approval: exactly one runs (the approval is claimed in the isolate)", async () => {
   // KV has no compare-and-set, so without the in-isolate claim two simultaneous identical calls
-  // both read the approval as unused (seen in about a third of such races before the fix).
+  // can both read the approval as unused; eight rounds give a race many chances to show.
   for (let round = 0; round < 8; round++) {
     const n = 900 + round;
     const { approval } = await requestMerge(n, "bob");

@@ -1,4 +1,4 @@
-// The workerd half of issue 8's security suite (tests/it/security.rs is the host half): what depends
+// The workerd half of the security suite (tests/it/security.rs is the host half): what depends
 // on the runtime is tried against the built worker in workerd. Encoded path traversal and host
 // escapes through every passthrough tool, as the fake upstream receives them (workerd's URL parser
 // included); CR/LF header injection through arguments; depth bombs within and over the 4 MiB body

@@ -1,6 +1,6 @@
 // Shared set-up for the structured-output end-to-end specs (tests/e2e/structured-*.test.mjs):
 // workers with MCP_STRUCTURED_OUTPUT on and off against one fake upstream (so bodies, URLs and
-// ids agree between them), the extra routes the issue's examples need, a client that records the
+// ids agree between them), the extra routes the examples of docs/structured-output.md need, a client that records the
 // raw bytes of every reply, and the artifact helpers (read back whole, backdate in R2).
 
 import assert from "node:assert/strict";
@@ -11,7 +11,7 @@ import { PRINCIPALS } from "./tools-common.mjs";
 
 /** The repository of the GitHub tool calls. */
 export const REPO = { owner: "octo-org", repo: "hello-world" };
-/** A repository with exactly one run, whose id is the issue's example (30433642). */
+/** A repository with exactly one run, whose id is the documented example's (30433642). */
 export const ONE_RUN_REPO = { owner: "octo-org", repo: "one-run" };
 /** The run id of ONE_RUN_REPO. */
 export const ONE_RUN_ID = 30433642;
@@ -29,7 +29,7 @@ export const NOT_FOUND = "Artifact not found or expired";
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /**
- * Adds the routes the issue's examples need and the built-in fake lacks. `upstream.reset()`
+ * Adds the routes the documented examples need and the built-in fake lacks. `upstream.reset()`
  * forgets them, so the structured specs never call it.
  */
 export function addStructuredRoutes(upstream) {

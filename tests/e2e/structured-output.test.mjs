@@ -1,6 +1,6 @@
 // Structured output in workerd through the official TypeScript client, in both modes: one worker
 // with MCP_STRUCTURED_OUTPUT=true and one without it, against one fake upstream. Every example of
-// issue 5 goes through `client.callTool` after `listTools`, where the SDK validates
+// docs/structured-output.md goes through `client.callTool` after `listTools`, where the SDK validates
 // structuredContent against the tool's outputSchema with Ajv and throws on a mismatch; a control
 // shows that check is live. Flag off: no outputSchema, no structuredContent, and the bytes of
 // tools/list and of every result equal the flag-on ones without those members.

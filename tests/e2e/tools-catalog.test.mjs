@@ -1,5 +1,5 @@
 // The vendor tools as an MCP client lists them from the worker in workerd: all 18 names, input
-// schemas with the arguments, and annotations (reads read-only and idempotent, deletes
+// schemas with the arguments of docs/tools.md, and annotations (reads read-only and idempotent, deletes
 // destructive, every tool open-world).
 
 import { test, before, after } from "node:test";
