@@ -1,4 +1,4 @@
-//! The host half of issue 8's security suite, through the whole server with the production
+//! The host half of the security suite, through the whole server with the production
 //! registry and every vendor configured: path traversal and host-escape attempts (plain and
 //! encoded) against every passthrough tool and the GitHub path arguments, CR/LF header injection
 //! through every kind of argument, depth bombs and oversized JSON-RPC bodies, jq and JMESPath

@@ -1,4 +1,4 @@
-//! Storage faults of issue 8, injected through the ports: KV (the HTTP cache) and R2 (artifacts)
+//! Storage faults, injected through the ports: KV (the HTTP cache) and R2 (artifacts)
 //! that are slow, that fail on reads or on writes only, or that fail after a delay (a timeout).
 //! Every call still answers: a cache that cannot be read or written is bypassed, an artifact that
 //! cannot be saved gives `artifactId: null`, and each failure is logged once per call.

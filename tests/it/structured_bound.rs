@@ -1,4 +1,4 @@
-//! Host tests of the structured size bound (issue 5): oversized values become `data: null` plus
+//! Host tests of the structured size bound: oversized values become `data: null` plus
 //! `incomplete` with the whole value in one artifact read back through `artifact_read`; the bound
 //! and text truncation are independent but share the call's one artifact; a failed save still
 //! answers. And the flag-off proof: both modes' bytes compared call by call.

@@ -1,7 +1,7 @@
-//! Host tests of the structured-output contracts (issue 5) with `MCP_STRUCTURED_OUTPUT` on: which
-//! tools advertise a schema, the envelopes of the six schema tools (the issue's examples
-//! verbatim), their agreement with the text, conformance to the advertised schemas, errors, and
-//! how a server defect (a schema tool without a value) surfaces.
+//! Host tests of the structured-output contracts with `MCP_STRUCTURED_OUTPUT` on: which tools
+//! advertise a schema, the envelopes of the six schema tools (the examples of
+//! docs/structured-output.md verbatim), their agreement with the text, conformance to the
+//! advertised schemas, errors, and how a server defect (a schema tool without a value) surfaces.
 
 use crate::common::protocol::settings_fn;
 use crate::common::structured::*;
