@@ -34,7 +34,7 @@ use std::panic::AssertUnwindSafe;
 /// set only changes with a deployment, so a few minutes of staleness is harmless.
 pub const LIST_CACHE_HINTS: CacheHints = CacheHints {
     ttl_ms: 300_000,
-    // Private: a later policy layer may filter tools per principal.
+    // Private: the enterprise policy adds per-principal restriction notes to the descriptions.
     cache_scope: CacheScope::Private,
 };
 
@@ -433,7 +433,8 @@ struct StatelessCallResult {
 
 /// The JSON text of a `tools/call` result, written straight from the result: a 16 MiB
 /// `structuredContent` converted to a `serde_json::Value` first would cost several times its
-/// size in memory (issue 5, the Workers 128 MB limit). Number literals survive either way.
+/// size in memory, against the Workers 128 MB limit (decision 0020). Number literals survive
+/// either way.
 fn call_reply(
     mut result: CallToolResult,
     version: ProtocolVersion,

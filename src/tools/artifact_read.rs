@@ -84,8 +84,8 @@ fn spec() -> ToolSpec {
             "required": [ARTIFACT_ID],
             "additionalProperties": false
         }),
-        // Not one of the six schema tools (issue 5: every other tool is text only); see
-        // docs/decisions for why the chunk is JSON text rather than structuredContent.
+        // Text only, like every tool but the six schema tools; decision 0014 says why the chunk
+        // is JSON text rather than structuredContent.
         output_schema: None,
         annotations: ToolAnnotations {
             title: Some("Read an artifact".to_owned()),
