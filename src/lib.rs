@@ -14,6 +14,7 @@ pub mod auth;
 pub mod cache;
 pub mod config;
 pub mod http;
+pub mod js;
 pub mod jsonrpc;
 pub mod logs;
 pub mod mcp;

@@ -12,6 +12,8 @@ mod parse;
 
 use std::fmt;
 
+use crate::js::JsMap;
+
 pub use parse::{parse, parse_bytes, ParseError, MAX_DEPTH};
 
 /// A JSON value.
@@ -194,169 +196,7 @@ impl fmt::Display for Number {
 }
 
 /// An object's entries in JavaScript key order.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Map {
-    entries: Vec<(String, Value)>,
-    /// How many leading entries have integer-like keys (kept sorted by numeric value).
-    index_keys: usize,
-}
-
-/// The numeric value of a key that JavaScript treats as an array index ("0".."4294967294",
-/// no leading zeros, no sign).
-pub fn array_index_key(key: &str) -> Option<u32> {
-    let bytes = key.as_bytes();
-    if bytes.is_empty() || bytes.len() > 10 || (bytes.len() > 1 && bytes[0] == b'0') {
-        return None;
-    }
-    if !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let n: u64 = key.parse().ok()?;
-    (n <= 4_294_967_294).then_some(n as u32)
-}
-
-/// Whether two entries share a key: pairwise for small objects, hashed for large ones.
-fn has_repeated_key(entries: &[(String, Value)]) -> bool {
-    if entries.len() <= 16 {
-        return entries
-            .iter()
-            .enumerate()
-            .any(|(i, (k, _))| entries[..i].iter().any(|(other, _)| other == k));
-    }
-    let mut seen = std::collections::HashSet::with_capacity(entries.len());
-    !entries.iter().all(|(k, _)| seen.insert(k.as_str()))
-}
-
-impl Map {
-    /// An empty object.
-    pub fn new() -> Map {
-        Map::default()
-    }
-
-    /// An object from entries in insertion order, as `JSON.parse` or an object literal builds it.
-    pub fn from_entries<I: IntoIterator<Item = (String, Value)>>(entries: I) -> Map {
-        let entries: Vec<(String, Value)> = entries.into_iter().collect();
-        // The common case, no integer-like and no repeated key, keeps the vector as it is.
-        if !entries.iter().any(|(k, _)| array_index_key(k).is_some()) && !has_repeated_key(&entries)
-        {
-            return Map {
-                entries,
-                index_keys: 0,
-            };
-        }
-        let mut map = Map {
-            entries: Vec::with_capacity(entries.len()),
-            index_keys: 0,
-        };
-        for (k, v) in entries {
-            map.insert(k, v);
-        }
-        map
-    }
-
-    /// Sets `key` to `value`. A new integer-like key takes its numeric place; any other new key
-    /// goes last; an existing key keeps its place. Returns the previous value.
-    pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
-        if let Some(slot) = self.get_mut(&key) {
-            return Some(std::mem::replace(slot, value));
-        }
-        match array_index_key(&key) {
-            Some(n) => {
-                let at = self.entries[..self.index_keys]
-                    .partition_point(|(k, _)| array_index_key(k).is_some_and(|m| m < n));
-                self.entries.insert(at, (key, value));
-                self.index_keys += 1;
-            }
-            None => self.entries.push((key, value)),
-        }
-        None
-    }
-
-    /// The value at `key`.
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.position(key).map(|i| &self.entries[i].1)
-    }
-
-    /// The value at `key`, mutably.
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        self.position(key).map(move |i| &mut self.entries[i].1)
-    }
-
-    /// Removes `key`, keeping the order of the others. Returns its value.
-    pub fn remove(&mut self, key: &str) -> Option<Value> {
-        let i = self.position(key)?;
-        if i < self.index_keys {
-            self.index_keys -= 1;
-        }
-        Some(self.entries.remove(i).1)
-    }
-
-    fn position(&self, key: &str) -> Option<usize> {
-        match array_index_key(key) {
-            Some(n) => self.entries[..self.index_keys]
-                .binary_search_by(|(k, _)| {
-                    array_index_key(k)
-                        .expect("leading keys are index keys")
-                        .cmp(&n)
-                })
-                .ok(),
-            None => self.entries[self.index_keys..]
-                .iter()
-                .position(|(k, _)| k == key)
-                .map(|i| i + self.index_keys),
-        }
-    }
-
-    /// The values in JavaScript key order, mutably (keys and their order cannot change).
-    pub fn values_mut(&mut self) -> impl ExactSizeIterator<Item = &mut Value> {
-        self.entries.iter_mut().map(|(_, v)| v)
-    }
-
-    /// Whether `key` is present.
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.position(key).is_some()
-    }
-
-    /// The number of entries.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether there are no entries.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Entries in JavaScript key order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&String, &Value)> {
-        self.entries.iter().map(|(k, v)| (k, v))
-    }
-
-    /// Keys in JavaScript key order.
-    pub fn keys(&self) -> impl ExactSizeIterator<Item = &String> {
-        self.entries.iter().map(|(k, _)| k)
-    }
-
-    /// Values in JavaScript key order.
-    pub fn values(&self) -> impl ExactSizeIterator<Item = &Value> {
-        self.entries.iter().map(|(_, v)| v)
-    }
-}
-
-impl IntoIterator for Map {
-    type Item = (String, Value);
-    type IntoIter = std::vec::IntoIter<(String, Value)>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.into_iter()
-    }
-}
-
-impl FromIterator<(String, Value)> for Map {
-    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
-        Map::from_entries(iter)
-    }
-}
+pub type Map = JsMap<String, Value>;
 
 /// Writes `s` as a JSON string literal with the escapes `JSON.stringify` uses.
 pub fn write_json_string(s: &str, out: &mut String) {
@@ -493,22 +333,6 @@ mod tests {
         assert_eq!(m.keys().next().map(String::as_str), Some("7"));
         assert_eq!(m.keys().nth(4).map(String::as_str), Some("k3"));
         assert_eq!(m.get("k3"), Some(&Value::from("again")));
-    }
-
-    #[test]
-    fn remove_keeps_index_partition() {
-        let mut m = Map::from_entries([
-            ("x".to_owned(), Value::Null),
-            ("3".to_owned(), Value::Null),
-            ("1".to_owned(), Value::Null),
-        ]);
-        assert_eq!(m.remove("1"), Some(Value::Null));
-        m.insert("0".into(), Value::Bool(true));
-        assert_eq!(
-            m.keys().map(String::as_str).collect::<Vec<_>>(),
-            ["0", "3", "x"]
-        );
-        assert!(m.contains_key("3") && !m.contains_key("1"));
     }
 
     #[test]

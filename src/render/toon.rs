@@ -10,7 +10,8 @@
 use super::number::write_number;
 use super::sink::Sink;
 use super::MAX_RENDER_DEPTH;
-use crate::value::{array_index_key, Map, Value};
+use crate::js::array_index_key;
+use crate::value::{Map, Value};
 
 /// The key that `normalizeValue` turns into a prototype link.
 const PROTO: &str = "__proto__";

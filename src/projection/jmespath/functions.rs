@@ -272,15 +272,15 @@ fn merge<'a>(args: &[Val<'a>]) -> Val<'a> {
         // `for (key in value)`: own enumerable keys of objects, indexes of arrays and strings.
         if let Some(obj) = arg.as_obj() {
             for (k, v) in obj.entries() {
-                out.set(Rc::from(k.as_str().unwrap_or_default()), v);
+                out.insert(Rc::from(k.as_str().unwrap_or_default()), v);
             }
         } else if let Some(items) = arg.as_arr() {
             for (i, v) in items.iter().enumerate() {
-                out.set(Rc::from(i.to_string()), v);
+                out.insert(Rc::from(i.to_string()), v);
             }
         } else if let Some(s) = arg.as_str() {
             for (i, unit) in s.encode_utf16().enumerate() {
-                out.set(
+                out.insert(
                     Rc::from(i.to_string()),
                     Val::str(&String::from_utf16_lossy(&[unit])),
                 );

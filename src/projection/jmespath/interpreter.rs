@@ -113,7 +113,7 @@ pub(crate) fn visit<'a>(node: &'a Node, value: &Val<'a>) -> Eval<'a> {
             }
             let mut obj = Obj::default();
             for (key, n) in pairs {
-                obj.set(key.clone(), visit(n, value)?);
+                obj.insert(key.clone(), visit(n, value)?);
             }
             Ok(Val::obj(obj))
         }

@@ -5,8 +5,9 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+use crate::js::JsMap;
 use crate::render::json::write_json_compact;
-use crate::value::{array_index_key, write_json_string, Map, Number, Value};
+use crate::value::{write_json_string, Map, Number, Value};
 
 use super::js;
 use super::parser::Node;
@@ -42,30 +43,7 @@ pub(crate) enum Kind {
 }
 
 /// An object built by the expression, keeping JavaScript property order.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Obj<'a> {
-    entries: Vec<(Rc<str>, Val<'a>)>,
-    index_keys: usize,
-}
-
-impl<'a> Obj<'a> {
-    /// Assigns `obj[key] = value` with JavaScript's ordering of new properties.
-    pub(crate) fn set(&mut self, key: Rc<str>, value: Val<'a>) {
-        if let Some(slot) = self.entries.iter_mut().find(|(k, _)| *k == key) {
-            slot.1 = value;
-            return;
-        }
-        match array_index_key(&key) {
-            Some(n) => {
-                let at = self.entries[..self.index_keys]
-                    .partition_point(|(k, _)| array_index_key(k).is_some_and(|m| m < n));
-                self.entries.insert(at, (key, value));
-                self.index_keys += 1;
-            }
-            None => self.entries.push((key, value)),
-        }
-    }
-}
+pub(crate) type Obj<'a> = JsMap<Rc<str>, Val<'a>>;
 
 /// A view of either kind of array.
 pub(crate) enum ArrView<'b, 'a> {
@@ -103,18 +81,14 @@ impl<'b, 'a> ObjView<'b, 'a> {
     pub(crate) fn len(&self) -> usize {
         match self {
             ObjView::Doc(m) => m.len(),
-            ObjView::Own(o) => o.entries.len(),
+            ObjView::Own(o) => o.len(),
         }
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<Val<'a>> {
         match self {
             ObjView::Doc(m) => m.get(key).map(Val::Ref),
-            ObjView::Own(o) => o
-                .entries
-                .iter()
-                .find(|(k, _)| &**k == key)
-                .map(|(_, v)| v.clone()),
+            ObjView::Own(o) => o.get(key).cloned(),
         }
     }
 
@@ -123,7 +97,6 @@ impl<'b, 'a> ObjView<'b, 'a> {
         match self {
             ObjView::Doc(m) => m.iter().map(|(k, v)| (Val::Key(k), Val::Ref(v))).collect(),
             ObjView::Own(o) => o
-                .entries
                 .iter()
                 .map(|(k, v)| (Val::Str(k.clone()), v.clone()))
                 .collect(),
@@ -133,7 +106,7 @@ impl<'b, 'a> ObjView<'b, 'a> {
     pub(crate) fn values(&self) -> Vec<Val<'a>> {
         match self {
             ObjView::Doc(m) => m.values().map(Val::Ref).collect(),
-            ObjView::Own(o) => o.entries.iter().map(|(_, v)| v.clone()).collect(),
+            ObjView::Own(o) => o.values().cloned().collect(),
         }
     }
 }
@@ -390,9 +363,8 @@ impl<'a> Val<'a> {
                     .collect::<Result<_, _>>()?,
             ),
             Val::Obj(obj) => {
-                let obj = Rc::unwrap_or_clone(obj);
                 let mut map = Map::new();
-                for (k, v) in obj.entries {
+                for (k, v) in Rc::unwrap_or_clone(obj) {
                     map.insert(k.to_string(), v.into_value()?);
                 }
                 Value::Object(map)
