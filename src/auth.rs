@@ -3,6 +3,7 @@
 
 use serde_json::Value as Json;
 use std::fmt;
+use std::ops::BitXor;
 
 /// The name the anonymous principal carries; no configured principal may use it.
 pub const ANONYMOUS: &str = "anonymous";
@@ -190,16 +191,22 @@ pub fn authenticate(
         .ok_or(AuthError::Invalid)
 }
 
-/// Compares a configured `secret` with a `presented` value in time that depends only on the
-/// presented value's length: neither where they first differ nor the secret's length shows.
-pub fn constant_time_eq(secret: &[u8], presented: &[u8]) -> bool {
-    if secret.is_empty() {
+/// Compares a configured `secret` with a `presented` value doing the same work for every
+/// `presented` of one length: one XOR per presented byte, whatever the secret's length and
+/// wherever the two first differ. Generic over the byte so a test can count those XORs; the
+/// token table compares `u8`.
+pub fn constant_time_eq<B>(secret: &[B], presented: &[B]) -> bool
+where
+    B: Copy + BitXor<Output = B>,
+    u64: From<B>,
+{
+    let Some(&first) = secret.first() else {
         return presented.is_empty();
-    }
-    let mut diff = u64::from(secret.len() != presented.len());
-    for (i, p) in presented.iter().enumerate() {
+    };
+    let mut diff: u64 = (secret.len() != presented.len()).into();
+    for (i, &p) in presented.iter().enumerate() {
         // Wrapping the index keeps every read in bounds without a length-dependent branch.
-        let s = secret.get(i % secret.len()).copied().unwrap_or(0);
+        let s = secret.get(i % secret.len()).copied().unwrap_or(first);
         diff |= u64::from(s ^ p);
     }
     // black_box keeps the optimiser from turning the loop into an early-exit comparison.
@@ -234,6 +241,73 @@ mod tests {
         ];
         for (a, b) in cases {
             assert_eq!(constant_time_eq(a, b), a == b, "{a:?} {b:?}");
+        }
+    }
+
+    thread_local! {
+        static XORS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A byte whose XORs are counted: the work of a comparison, independent of the clock.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Counted(u8);
+
+    impl BitXor for Counted {
+        type Output = Counted;
+        fn bitxor(self, other: Counted) -> Counted {
+            count_xor();
+            Counted(self.0 ^ other.0)
+        }
+    }
+
+    fn count_xor() {
+        XORS.with(|n| n.set(n.get() + 1));
+    }
+
+    impl From<Counted> for u64 {
+        fn from(b: Counted) -> u64 {
+            u64::from(b.0)
+        }
+    }
+
+    /// The result of comparing `secret` with `presented`, and the XORs it took.
+    fn counted_eq(secret: &[u8], presented: &[u8]) -> (bool, usize) {
+        let wrap = |bytes: &[u8]| bytes.iter().copied().map(Counted).collect::<Vec<_>>();
+        XORS.with(|n| n.set(0));
+        let equal = constant_time_eq(&wrap(secret), &wrap(presented));
+        (equal, XORS.with(std::cell::Cell::get))
+    }
+
+    #[test]
+    fn comparison_work_depends_only_on_the_presented_length() {
+        let secret = T1.as_bytes();
+        let n = secret.len();
+        // The right token, one differing at each position, and secrets of other lengths
+        // (shorter, longer, a prefix of it): n XORs every time.
+        let mut presented = vec![secret.to_vec()];
+        for at in 0..n {
+            let mut wrong = secret.to_vec();
+            wrong[at] ^= 0x20;
+            presented.push(wrong);
+        }
+        for p in &presented {
+            let (equal, xors) = counted_eq(secret, p);
+            assert_eq!(equal, p == secret, "{:?}", String::from_utf8_lossy(p));
+            assert_eq!(xors, n, "{:?}", String::from_utf8_lossy(p));
+        }
+        let others: [&[u8]; 3] = [
+            b"short-secret",
+            b"a-much-longer-secret-than-the-token",
+            &secret[..n - 1],
+        ];
+        for other in others {
+            let (equal, xors) = counted_eq(other, secret);
+            assert!(!equal);
+            assert_eq!(xors, n, "secret of {} bytes", other.len());
+        }
+        // A wrong length presented: as many XORs as it has bytes, so only its own length shows.
+        for len in [0, 1, n - 1, n + 1, 3 * n] {
+            assert_eq!(counted_eq(secret, &vec![b'x'; len]), (false, len));
         }
     }
 
