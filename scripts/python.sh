@@ -3,7 +3,8 @@
 # into the project-local virtualenv .tools/py, for the Python end-to-end spec. Never system-wide.
 # Does nothing when the virtualenv already holds exactly the pinned requirements.
 #
-# Exit status: 0 ready; 3 PyPI unreachable (the spec skips, loudly); anything else is a failure.
+# Exit status: 0 ready; 3 the package index is unreachable (the spec skips, loudly, unless
+# REQUIRE_ALL_SUITES=1); anything else is a failure (a broken pin, a missing interpreter).
 # Prints the virtualenv's python on success.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,10 +42,10 @@ fi
 rm -f "$stamp"
 say "installing tests/e2e/python/requirements.txt into .tools/py"
 if ! "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q -r "$req" >&2; then
-    # Tell an unreachable index (skip) from a broken install (fail).
-    if ! "$venv/bin/python" - <<'PY' 2>/dev/null
-import urllib.request
-urllib.request.urlopen("https://pypi.org/simple/mcp/", timeout=10).read(1)
+    # Tell an unreachable index (skip) from a broken install (fail): ask the index pip used.
+    if ! "$venv/bin/python" - "${PIP_INDEX_URL:-https://pypi.org/simple}" <<'PY' 2>/dev/null
+import sys, urllib.request
+urllib.request.urlopen(sys.argv[1].rstrip("/") + "/mcp/", timeout=10).read(1)
 PY
     then
         say "################################################################"

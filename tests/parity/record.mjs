@@ -8,7 +8,8 @@
 //
 // The reference packages are installed at exact versions into a cache folder under the OS temp dir (never into this
 // repository); each vendor then runs in a child process (child.mjs) whose HOME, TMPDIR and working directory are a
-// fresh sandbox that is deleted afterwards. Exit code 3 means the packages could not be installed (e.g. offline).
+// fresh sandbox that is deleted afterwards. Exit code 3 means the packages could not be installed and the npm
+// registry does not answer (offline); a failed install while the registry answers exits 1.
 
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -85,7 +86,10 @@ function parseArgs(argv) {
   return opts;
 }
 
-/** Installs the pinned packages once per pin set; returns the prefix, or null when npm cannot provide them. */
+/**
+ * Installs the pinned packages once per pin set; returns the prefix. When npm fails, exits 3 if the registry does
+ * not answer either (offline: the caller may skip) and 1 otherwise (a broken pin or install is a failure).
+ */
 export function installReferences() {
   const pinsKey = crypto.createHash('sha256').update(JSON.stringify({ PINS, OVERRIDES })).digest('hex').slice(0, 12);
   const prefix = path.join(os.tmpdir(), 'devtools-mcp-edge-parity', `refs-${pinsKey}`);
@@ -101,7 +105,13 @@ export function installReferences() {
   );
   if (res.status !== 0) {
     process.stderr.write(`npm install of the reference packages failed:\n${res.stderr}\n`);
-    return null;
+    const ping = spawnSync('npm', ['ping', '--loglevel=error'], { cwd: prefix, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    if (ping.status === 0) {
+      process.stderr.write('the npm registry answers, so the install itself is broken\n');
+      process.exit(1);
+    }
+    process.stderr.write(`the npm registry does not answer (offline):\n${ping.stderr}\n`);
+    process.exit(3);
   }
   fs.writeFileSync(marker, new Date().toISOString());
   return prefix;
@@ -189,7 +199,6 @@ export function serialiseGolden(entries) {
 function main() {
   const opts = parseArgs(process.argv.slice(2));
   const prefix = installReferences();
-  if (!prefix) process.exit(3);
   const recorded = {};
   for (const vendor of opts.vendors) recorded[vendor] = recordVendor(prefix, vendor, opts.only);
   if (opts.print) {
