@@ -181,7 +181,9 @@ fn error_statuses_are_error_results() {
 
 #[test]
 fn transport_failures_are_clear_errors() {
-    let server = ci_server_with(settings(&[("UPSTREAM_MAX_BYTES", "65536")]));
+    let server = ci_builder(&[("UPSTREAM_MAX_BYTES", "65536")])
+        .build()
+        .server;
     let cases: Vec<(Responder, &str)> = vec![
         (
             Box::new(|_| Err(TransportError::Timeout)),
@@ -249,9 +251,7 @@ fn path_injection_never_reaches_upstream() {
 
 #[test]
 fn without_a_token_the_error_says_what_to_set() {
-    let mut pairs = settings(&[]);
-    pairs.retain(|(k, _)| k != "CIRCLECI_TOKEN");
-    let server = ci_server_with(pairs);
+    let server = ci_builder(&[]).without("CIRCLECI_TOKEN").build().server;
     let env = FakeEnv::new();
     let out = call(&server, &env, GET, json!({"path": "/me"}));
     assert!(out.is_error);

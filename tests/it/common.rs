@@ -5,4 +5,5 @@ pub mod artifacts;
 pub mod ci;
 pub mod policy;
 pub mod protocol;
+pub mod server;
 pub mod structured;

@@ -292,10 +292,12 @@ fn error_statuses_are_error_results() {
 
 #[test]
 fn transport_failures_are_clear_errors() {
-    let server = ci_server_with(settings(&[
+    let server = ci_builder(&[
         ("UPSTREAM_TIMEOUT_MS", "2500"),
         ("UPSTREAM_MAX_BYTES", "65536"),
-    ]));
+    ])
+    .build()
+    .server;
     let cases: Vec<(Responder, &str)> = vec![
         (
             Box::new(|_| Err(TransportError::Timeout)),
@@ -374,9 +376,7 @@ fn bent_arguments_never_reach_upstream() {
 
 #[test]
 fn without_a_token_the_error_says_what_to_set() {
-    let mut pairs = settings(&[]);
-    pairs.retain(|(k, _)| k != "GITHUB_TOKEN");
-    let server = ci_server_with(pairs);
+    let server = ci_builder(&[]).without("GITHUB_TOKEN").build().server;
     let env = FakeEnv::new();
     let out = call(&server, &env, RUNS, json!({"owner": "o", "repo": "r"}));
     assert!(out.is_error);

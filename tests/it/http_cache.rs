@@ -173,7 +173,7 @@ fn entries_expire_after_the_ttl() {
             .map(|s| ("HTTP_CACHE_TTL_SECONDS", s))
             .into_iter()
             .collect();
-        let server = ci_server_with(settings(&extra));
+        let server = ci_builder(&extra).build().server;
         let env = counting_env();
         get(&server, &env, TOKEN, json!({"path": "/me"}));
         env.clock.advance(ttl - 1);
@@ -219,7 +219,9 @@ fn principals_never_share_entries() {
 fn a_new_credential_starts_a_new_cache() {
     let env = counting_env();
     let before = ci_server();
-    let rotated = ci_server_with(settings(&[("CIRCLECI_TOKEN", "circle-rotated-0123456789")]));
+    let rotated = ci_builder(&[("CIRCLECI_TOKEN", "circle-rotated-0123456789")])
+        .build()
+        .server;
     get(&before, &env, TOKEN, json!({"path": "/me"}));
     let v = get(&rotated, &env, TOKEN, json!({"path": "/me"}));
     assert_eq!(v["cache"]["hit"], false);

@@ -7,10 +7,9 @@
 //! tests/e2e/security.test.mjs repeats the attacks that depend on the runtime in workerd.
 
 use crate::common::protocol::*;
-use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
-use devtools_mcp_edge::ports::{UpstreamRequest, UpstreamResponse};
+use crate::common::server::TestServer;
+use devtools_mcp_edge::ports::{TransportError, UpstreamRequest, UpstreamResponse};
 use devtools_mcp_edge::registry;
-use devtools_mcp_edge::server::Server;
 use serde_json::{json, Value as Json};
 use std::time::{Duration, Instant};
 
@@ -27,7 +26,7 @@ const CREDENTIALS: [(&str, &str); 7] = [
     ),
     ("MCP_TEXT_MAX_CHARS", "1000"),
 ];
-/// Each vendor's base URL; a request may only go under one of these.
+/// Each vendor's base URL; a tool's requests may only go under its own vendor's.
 const BASES: [(&str, &str); 4] = [
     ("GITHUB_API_URL", "https://gh.sec.test"),
     ("CIRCLECI_API_URL", "https://circle.sec.test/api/v2"),
@@ -35,12 +34,20 @@ const BASES: [(&str, &str); 4] = [
     ("BITBUCKET_API_URL", "https://bb.sec.test"),
 ];
 
-fn server() -> Server {
-    let mut pairs = base_settings();
-    for (k, v) in CREDENTIALS.iter().chain(BASES.iter()) {
-        pairs.push(((*k).into(), (*v).into()));
-    }
-    Server::with_registry(&settings_fn(pairs), registry::production())
+/// Every vendor configured, the upstream answering with `respond`.
+fn server_with(
+    respond: impl Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError> + 'static,
+) -> TestServer {
+    TestServer::builder()
+        .settings(&CREDENTIALS)
+        .settings(&BASES)
+        .upstream(respond)
+        .build()
+}
+
+/// Every vendor configured, the upstream answering every request with a small JSON object.
+fn server() -> TestServer {
+    server_with(|_| Ok(ok_json(r#"{"ok":true}"#)))
 }
 
 /// Every string that must never reach a reply or a log line.
@@ -63,19 +70,21 @@ fn ok_json(body: &str) -> UpstreamResponse {
     }
 }
 
-/// Fakes whose upstream answers every request with a small JSON object.
-fn env() -> FakeEnv {
-    FakeEnv::with_http(ScriptedHttp::new(|_| Ok(ok_json(r#"{"ok":true}"#))))
-}
-
 /// Sends a raw JSON-RPC body as `token`; checks the reply and the log for secrets.
-fn send_raw(server: &Server, env: &FakeEnv, token: &str, body: &str, name: &str) -> (u16, String) {
+fn send_raw(server: &TestServer, token: &str, body: &str, name: &str) -> (u16, String) {
     let auth = format!("Bearer {token}");
     let mut headers = headers_2026("tools/call", Some(name));
     headers.push(("Authorization", auth.as_str()));
-    let response = futures::executor::block_on(server.handle(post(body, &headers), env.ports()));
+    let response =
+        futures::executor::block_on(server.handle(post(body, &headers), server.env.ports()));
     let raw = String::from_utf8_lossy(&response.body).into_owned();
-    let lines = env.log.lines();
+    assert_no_secret(server, &raw);
+    (response.status, raw)
+}
+
+/// Asserts that no configured secret is in `raw` or in the log.
+fn assert_no_secret(server: &TestServer, raw: &str) {
+    let lines = server.env.log.lines();
     for secret in secrets() {
         assert!(!raw.contains(&secret), "a secret in the reply: {raw}");
         assert!(
@@ -83,25 +92,17 @@ fn send_raw(server: &Server, env: &FakeEnv, token: &str, body: &str, name: &str)
             "a secret in the log"
         );
     }
-    (response.status, raw)
 }
 
-/// Calls tool `name` as `token`; returns the result object.
-fn call_as(server: &Server, env: &FakeEnv, token: &str, name: &str, args: Json) -> Json {
-    let body = request(
-        1,
-        "tools/call",
-        json!({"name": name, "arguments": args, "_meta": meta_2026()}),
-    );
-    let (status, raw) = send_raw(server, env, token, &body.to_string(), name);
-    assert_eq!(status, 200, "{raw}");
-    let reply: Json = serde_json::from_str(&raw).unwrap_or(Json::Null);
-    assert!(reply["result"].is_object(), "{name} {args}: {raw}");
-    reply["result"].clone()
+/// Calls tool `name` as `token`; checks the reply and the log for secrets; returns the result.
+fn call_as(server: &TestServer, token: &str, name: &str, args: Json) -> Json {
+    let reply = server.call_as(token, name, args);
+    assert_no_secret(server, &reply.raw);
+    reply.result().clone()
 }
 
-fn call(server: &Server, env: &FakeEnv, name: &str, args: Json) -> Json {
-    call_as(server, env, TOKEN, name, args)
+fn call(server: &TestServer, name: &str, args: Json) -> Json {
+    call_as(server, TOKEN, name, args)
 }
 
 fn text(result: &Json) -> &str {
@@ -168,21 +169,35 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Asserts that `request` stays on a configured vendor origin, under its base path, with no dot
+/// The one base URL `tool` may send to: its own vendor's, never another configured vendor's.
+fn base_of(tool: &str) -> &'static str {
+    let setting = match tool.split('_').next() {
+        Some("github") => "GITHUB_API_URL",
+        Some("circleci") => "CIRCLECI_API_URL",
+        Some("jira" | "conf") => "ATLASSIAN_BASE_URL",
+        Some("bb") => "BITBUCKET_API_URL",
+        _ => panic!("{tool}: no vendor known for this tool"),
+    };
+    BASES
+        .iter()
+        .find(|(k, _)| *k == setting)
+        .map(|(_, base)| *base)
+        .unwrap_or_else(|| panic!("{setting} is not configured"))
+}
+
+/// Asserts that `request`, sent by `tool`, stays on that tool's own base URL, with no dot
 /// segment in its path as sent or once decoded (encoded slashes and backslashes read as
 /// separators, as some servers do), no raw control character or space in the URL, and no line
 /// break in any header. Encoded control characters are data, not syntax, so they may pass. A second decoding is not
 /// checked: no upstream API we call decodes twice, and `%25` must stay usable in ids.
-fn assert_contained(request: &UpstreamRequest, attempt: &str) {
+fn assert_contained(tool: &str, request: &UpstreamRequest, attempt: &str) {
     let url = &request.url;
-    let base = BASES
-        .iter()
-        .map(|(_, b)| *b)
-        .find(|b| {
-            url.strip_prefix(b)
-                .is_some_and(|rest| rest.starts_with('/'))
-        })
-        .unwrap_or_else(|| panic!("{attempt:?} escaped to {url}"));
+    let base = base_of(tool);
+    assert!(
+        url.strip_prefix(base)
+            .is_some_and(|rest| rest.starts_with('/')),
+        "{tool} {attempt:?} left {base}: {url}"
+    );
     let path = url[base.len()..]
         .split(['?', '#'])
         .next()
@@ -250,14 +265,13 @@ const ESCAPES: [&str; 34] = [
 
 #[test]
 fn traversal_and_host_escapes_never_leave_a_vendor_base() {
-    let server = server();
     let mut refused = 0;
     for tool in passthrough_tools() {
-        let env = env();
+        let server = server();
         for attempt in ESCAPES {
-            let before = env.http.sent().len();
-            let result = call(&server, &env, &tool, args_for(&tool, attempt));
-            let sent = env.http.sent();
+            let before = server.env.http.sent().len();
+            let result = call(&server, &tool, args_for(&tool, attempt));
+            let sent = server.env.http.sent();
             if sent.len() == before {
                 assert_eq!(
                     result["isError"], true,
@@ -266,7 +280,7 @@ fn traversal_and_host_escapes_never_leave_a_vendor_base() {
                 refused += 1;
             }
             for request in &sent[before..] {
-                assert_contained(request, attempt);
+                assert_contained(&tool, request, attempt);
             }
         }
     }
@@ -278,7 +292,6 @@ fn traversal_and_host_escapes_never_leave_a_vendor_base() {
 #[test]
 fn github_path_arguments_cannot_escape_the_repository() {
     let server = server();
-    let env = env();
     let bad = [
         "..",
         ".",
@@ -308,26 +321,24 @@ fn github_path_arguments_cannot_escape_the_repository() {
                 json!({"owner": "o", "repo": value, "runId": 1}),
             ),
         ] {
-            let result = call(&server, &env, tool, args.clone());
+            let result = call(&server, tool, args.clone());
             assert_eq!(result["isError"], true, "{tool} {args}: {}", text(&result));
         }
     }
     for run_id in [json!("1/../../x"), json!("1%2F.."), json!(-1), json!(1.5)] {
         let result = call(
             &server,
-            &env,
             "github_list_workflow_jobs",
             json!({"owner": "o", "repo": "r", "runId": run_id}),
         );
         assert_eq!(result["isError"], true, "runId {run_id}");
     }
-    assert!(env.http.sent().is_empty());
+    assert!(server.env.http.sent().is_empty());
 }
 
 #[test]
 fn cr_lf_in_any_argument_never_becomes_a_header() {
     let server = server();
-    let env = env();
     let evil = "v\r\nX-Injected: 1\r\n\r\nGET /admin HTTP/1.1";
     let cases = [
         (
@@ -384,11 +395,11 @@ fn cr_lf_in_any_argument_never_becomes_a_header() {
         ),
     ];
     for (tool, args) in cases {
-        let before = env.http.sent().len();
-        let result = call(&server, &env, tool, args.clone());
-        let sent = env.http.sent();
+        let before = server.env.http.sent().len();
+        let result = call(&server, tool, args.clone());
+        let sent = server.env.http.sent();
         for request in &sent[before..] {
-            assert_contained(request, &args.to_string());
+            assert_contained(tool, request, &args.to_string());
             if let Some(body) = &request.body {
                 let parsed: Result<Json, _> = serde_json::from_slice(body);
                 assert!(parsed.is_ok(), "{tool}: the body stays one JSON document");
@@ -403,7 +414,6 @@ fn cr_lf_in_any_argument_never_becomes_a_header() {
 #[test]
 fn depth_bombs_and_oversized_bodies_are_refused_and_the_server_keeps_serving() {
     let server = server();
-    let env = env();
     let deep = 200_000;
     let bombs = [
         "[".repeat(deep),
@@ -417,7 +427,7 @@ fn depth_bombs_and_oversized_bodies_are_refused_and_the_server_keeps_serving() {
     ];
     for bomb in &bombs {
         let start = Instant::now();
-        let (status, raw) = send_raw(&server, &env, TOKEN, bomb, "jira_post");
+        let (status, raw) = send_raw(&server, TOKEN, bomb, "jira_post");
         assert!(start.elapsed() < Duration::from_secs(10));
         let code = serde_json::from_str::<Json>(&raw).map(|b| b["error"]["code"].clone());
         assert!(
@@ -428,26 +438,23 @@ fn depth_bombs_and_oversized_bodies_are_refused_and_the_server_keeps_serving() {
     }
     let mut big = post("{}", &[]);
     big.body_too_large = true;
-    let response = futures::executor::block_on(server.handle(big, env.ports()));
+    let response = futures::executor::block_on(server.handle(big, server.env.ports()));
     assert_eq!(response.status, 413);
-    assert!(env.http.sent().is_empty(), "no bomb reached an upstream");
-    let result = call(
-        &server,
-        &env,
-        "jira_get",
-        json!({"path": "/rest/api/3/myself"}),
+    assert!(
+        server.env.http.sent().is_empty(),
+        "no bomb reached an upstream"
     );
+    let result = call(&server, "jira_get", json!({"path": "/rest/api/3/myself"}));
     assert_eq!(result["isError"], Json::Null, "{result}");
 }
 
 #[test]
 fn projections_that_burn_cpu_or_memory_stop_within_the_budget() {
-    let server = server();
-    let env = FakeEnv::with_http(ScriptedHttp::new(|_| {
+    let server = server_with(|_| {
         Ok(ok_json(
             &json!({"a": (0..1000).collect::<Vec<_>>(), "s": "x".repeat(1000)}).to_string(),
         ))
-    }));
+    });
     let programs = [
         ".a | [range(1000000000)]",
         "[limit(1000000000; repeat(1))] | length",
@@ -470,7 +477,6 @@ fn projections_that_burn_cpu_or_memory_stop_within_the_budget() {
         let start = Instant::now();
         let result = call(
             &server,
-            &env,
             "jira_get",
             json!({"path": "/x", "jq": program, "outputFormat": "json"}),
         );
@@ -495,8 +501,7 @@ fn projections_that_burn_cpu_or_memory_stop_within_the_budget() {
 
 #[test]
 fn no_principal_reads_another_ones_cache_entries_or_artifacts() {
-    let server = server();
-    let env = FakeEnv::with_http(ScriptedHttp::new(|r| {
+    let server = server_with(|r| {
         let runs: Vec<Json> = (0..300)
             .map(|n| json!({"id": n, "name": "build"}))
             .collect();
@@ -506,18 +511,16 @@ fn no_principal_reads_another_ones_cache_entries_or_artifacts() {
             json!({"who": "whoever asked"})
         };
         Ok(ok_json(&body.to_string()))
-    }));
+    });
     let me = json!({"path": "/me", "outputFormat": "json"});
-    call(&server, &env, "circleci_get", me.clone());
-    let alice: Json =
-        serde_json::from_str(text(&call_as(&server, &env, ALICE, "circleci_get", me)))
-            .unwrap_or_default();
+    call(&server, "circleci_get", me.clone());
+    let alice: Json = serde_json::from_str(text(&call_as(&server, ALICE, "circleci_get", me)))
+        .unwrap_or_default();
     assert_eq!(alice["cache"]["hit"], false, "ci's entry is not alice's");
-    assert_eq!(env.http.sent().len(), 2);
+    assert_eq!(server.env.http.sent().len(), 2);
 
     let saved = call(
         &server,
-        &env,
         "github_list_workflow_runs",
         json!({"owner": "o", "repo": "r"}),
     );
@@ -529,18 +532,11 @@ fn no_principal_reads_another_ones_cache_entries_or_artifacts() {
     let Some(id) = uuid(text(&saved)) else {
         panic!("the cut text names an artifact: {}", text(&saved));
     };
-    let own = call(&server, &env, "artifact_read", json!({"artifactId": id}));
+    let own = call(&server, "artifact_read", json!({"artifactId": id}));
     assert_eq!(own["isError"], Json::Null, "{own}");
-    let theirs = call_as(
-        &server,
-        &env,
-        ALICE,
-        "artifact_read",
-        json!({"artifactId": id}),
-    );
+    let theirs = call_as(&server, ALICE, "artifact_read", json!({"artifactId": id}));
     let unknown = call_as(
         &server,
-        &env,
         ALICE,
         "artifact_read",
         json!({"artifactId": "00000000-0000-4000-8000-000000000000"}),
@@ -551,7 +547,13 @@ fn no_principal_reads_another_ones_cache_entries_or_artifacts() {
         text(&unknown),
         "another's artifact reads as one that does not exist"
     );
-    for key in env.artifacts.keys().iter().chain(env.cache.keys().iter()) {
+    for key in server
+        .env
+        .artifacts
+        .keys()
+        .iter()
+        .chain(server.env.cache.keys().iter())
+    {
         assert!(
             !key.contains("ci") && !key.contains("alice"),
             "keys name no principal: {key}"

@@ -278,11 +278,13 @@ fn runs() -> Json {
 
 /// Structured output on, with the smallest bounds, so the runs page is cut and saved.
 fn bounded_server() -> Server {
-    ci_server_with(settings(&[
+    ci_builder(&[
         ("MCP_STRUCTURED_OUTPUT", "true"),
         ("MCP_STRUCTURED_MAX_BYTES", "16384"),
         ("MCP_TEXT_MAX_CHARS", "1000"),
-    ]))
+    ])
+    .build()
+    .server
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! answers. And the flag-off proof: both modes' bytes compared call by call.
 
 use crate::common::protocol::{ALICE_TOKEN_2, TOKEN};
+use crate::common::server::Reply;
 use crate::common::structured::*;
 use devtools_mcp_edge::ports::fake::FakeEnv;
 use devtools_mcp_edge::ports::UpstreamResponse;

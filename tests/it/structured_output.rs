@@ -3,11 +3,10 @@
 //! docs/structured-output.md verbatim), their agreement with the text, conformance to the
 //! advertised schemas, errors, and how a server defect (a schema tool without a value) surfaces.
 
-use crate::common::protocol::settings_fn;
+use crate::common::protocol::TOKEN;
 use crate::common::structured::*;
 use devtools_mcp_edge::mcp::ToolAnnotations;
 use devtools_mcp_edge::registry::{Registry, Tool, ToolCall, ToolError, ToolResult, ToolSpec};
-use devtools_mcp_edge::server::Server;
 use devtools_mcp_edge::structured::Contract;
 use futures::future::LocalBoxFuture;
 use serde_json::{json, Value as Json};
@@ -277,10 +276,12 @@ fn errors_carry_no_structured_content_and_the_same_meta() {
     }
 }
 
-/// A schema tool whose handler forgets its structured value: the defect the guard reports.
-struct Forgetful(ToolSpec);
+/// A schema tool answering "some text" and, when given, this structured value (as JSON text):
+/// without one, the defect the guard reports; with a wrong one, the defect only the harness's
+/// schema check sees (the server does not validate values at run time).
+struct Canned(ToolSpec, Option<&'static str>);
 
-impl Tool for Forgetful {
+impl Tool for Canned {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
@@ -288,30 +289,47 @@ impl Tool for Forgetful {
         &'a self,
         _call: ToolCall<'a>,
     ) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
-        Box::pin(async { Ok(ToolResult::text("some text")) })
+        Box::pin(async move {
+            let result = ToolResult::text("some text");
+            Ok(match self.1 {
+                Some(json) => result.with_structured(
+                    devtools_mcp_edge::value::parse(json).expect("the literal parses"),
+                ),
+                None => result,
+            })
+        })
     }
+}
+
+/// A registry of one [`Canned`] tool per `(name, contract, value)`.
+fn canned(tools: &[(&str, Contract, Option<&'static str>)]) -> Registry {
+    let mut registry = Registry::new();
+    for (name, contract, value) in tools {
+        registry
+            .register(Box::new(Canned(
+                ToolSpec {
+                    name: (*name).into(),
+                    title: None,
+                    description: "A defective schema tool.".into(),
+                    input_schema: json!({"type": "object"}),
+                    output_schema: Some(contract.output_schema()),
+                    annotations: ToolAnnotations::default(),
+                },
+                *value,
+            )))
+            .unwrap();
+    }
+    registry
 }
 
 #[test]
 fn a_schema_tool_without_a_value_surfaces_as_unavailable() {
-    let mut registry = Registry::new();
-    for (name, contract) in [
-        ("forgets_paged", Contract::Paged),
-        ("forgets_circleci", Contract::CircleCiRead),
-        ("forgets_atlassian", Contract::AtlassianRead),
-    ] {
-        registry
-            .register(Box::new(Forgetful(ToolSpec {
-                name: name.into(),
-                title: None,
-                description: "A defective schema tool.".into(),
-                input_schema: json!({"type": "object"}),
-                output_schema: Some(contract.output_schema()),
-                annotations: ToolAnnotations::default(),
-            })))
-            .unwrap();
-    }
-    let on = Server::with_registry(&settings_fn(flagged_settings(true, &[])), Ok(registry));
+    let registry = canned(&[
+        ("forgets_paged", Contract::Paged, None),
+        ("forgets_circleci", Contract::CircleCiRead, None),
+        ("forgets_atlassian", Contract::AtlassianRead, None),
+    ]);
+    let on = flagged(true, &[]).registry(registry).build().server;
     let env = env(|_| json_answer("{}"));
     for name in ["forgets_paged", "forgets_circleci", "forgets_atlassian"] {
         let reply = call(&on, &env, name, json!({}));
@@ -322,4 +340,18 @@ fn a_schema_tool_without_a_value_surfaces_as_unavailable() {
             &json!({"data": null, "incomplete": {"reason": "unavailable", "bytes": 0, "limitBytes": 0, "artifactId": null}})
         );
     }
+}
+
+#[test]
+#[should_panic(expected = "structuredContent does not conform to its outputSchema")]
+fn every_call_checks_structured_content_against_the_advertised_schema() {
+    // `nextPage` a string: the paged schema wants an integer or null.
+    let registry = canned(&[(
+        "mismatched",
+        Contract::Paged,
+        Some(r#"{"data":[],"nextPage":"two"}"#),
+    )]);
+    let on = flagged(true, &[]).registry(registry).build();
+    // No explicit check here: the harness's call path validates every result it sees.
+    on.call_as(TOKEN, "mismatched", json!({}));
 }

@@ -1,15 +1,14 @@
 //! Shared harness for the artifact host tests: a counting artifact store, a `tools/call` helper
 //! over caller-built ports, and readers that fetch an artifact through `artifact_read`.
 
-use crate::common::ci::settings;
-use crate::common::protocol::*;
+use crate::common::ci::ci_builder;
+use crate::common::server::{tools_call, STATELESS};
 use base64::Engine as _;
 use devtools_mcp_edge::artifacts::{ArtifactId, Artifacts};
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::config::Config;
 use devtools_mcp_edge::ports::fake::MemoryArtifacts;
 use devtools_mcp_edge::ports::{ArtifactChunk, ArtifactMeta, ArtifactStore, Ports, StoreError};
-use devtools_mcp_edge::registry;
 use devtools_mcp_edge::server::Server;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
@@ -78,37 +77,19 @@ pub struct Reply {
     pub result: Json,
 }
 
+/// Calls tool `name` through `server` on `ports` as the holder of `token`.
 pub fn call_with(server: &Server, ports: Ports<'_>, token: &str, name: &str, args: Json) -> Reply {
-    let body = request(
-        1,
-        "tools/call",
-        json!({"name": name, "arguments": args, "_meta": meta_2026()}),
-    );
-    let auth = format!("Bearer {token}");
-    let mut headers = headers_2026("tools/call", Some(name));
-    headers.push(("Authorization", auth.as_str()));
-    let response = block_on(server.handle(post(&body.to_string(), &headers), ports));
-    assert_eq!(
-        response.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
-    let result = body_json(&response)["result"].clone();
-    assert!(result.is_object(), "not a result: {result}");
+    let reply = tools_call(server, ports, STATELESS, token, name, args);
     Reply {
-        text: result["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        is_error: result["isError"].as_bool().unwrap_or(false),
-        result,
+        text: reply.text().to_owned(),
+        is_error: reply.is_error(),
+        result: reply.result().clone(),
     }
 }
 
 /// A server with the production registry, GitHub configured, and `extra` settings.
 pub fn artifact_server(extra: &[(&str, &str)]) -> Server {
-    Server::with_registry(&settings_fn(settings(extra)), registry::production())
+    ci_builder(extra).build().server
 }
 
 /// One `artifact_read` chunk, parsed.

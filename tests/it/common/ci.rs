@@ -3,11 +3,11 @@
 //! that runs against caller-owned fakes so tests can count requests and move the clock.
 
 use crate::common::protocol::*;
+use crate::common::server::{tools_call, Builder, TestServer, STATELESS};
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{header, TransportError, UpstreamRequest, UpstreamResponse};
-use devtools_mcp_edge::registry;
 use devtools_mcp_edge::server::Server;
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 /// The GitHub token configured.
 pub const GITHUB_TOKEN: &str = "ghp_test0123456789abcdefSECRET";
@@ -18,32 +18,21 @@ pub const GITHUB_URL: &str = "https://ghe.test/api/v3";
 /// CircleCI base URL.
 pub const CIRCLECI_URL: &str = "https://circle.test/api/v2";
 
-/// Settings with both vendors configured, plus `extra` (later entries win).
-pub fn settings(extra: &[(&str, &str)]) -> Vec<(String, String)> {
-    let mut pairs = base_settings();
-    for (k, v) in [
-        ("GITHUB_TOKEN", GITHUB_TOKEN),
-        ("GITHUB_API_URL", GITHUB_URL),
-        ("CIRCLECI_TOKEN", CIRCLECI_TOKEN),
-        ("CIRCLECI_API_URL", CIRCLECI_URL),
-    ]
-    .into_iter()
-    .chain(extra.iter().copied())
-    {
-        pairs.retain(|(name, _)| name != k);
-        pairs.push((k.into(), v.into()));
-    }
-    pairs
-}
-
-/// A server with the production registry over `pairs`.
-pub fn ci_server_with(pairs: Vec<(String, String)>) -> Server {
-    Server::with_registry(&settings_fn(pairs), registry::production())
+/// Both vendors configured, plus `extra` (later entries win).
+pub fn ci_builder(extra: &[(&str, &str)]) -> Builder {
+    TestServer::builder()
+        .settings(&[
+            ("GITHUB_TOKEN", GITHUB_TOKEN),
+            ("GITHUB_API_URL", GITHUB_URL),
+            ("CIRCLECI_TOKEN", CIRCLECI_TOKEN),
+            ("CIRCLECI_API_URL", CIRCLECI_URL),
+        ])
+        .settings(extra)
 }
 
 /// The standard CI test server.
 pub fn ci_server() -> Server {
-    ci_server_with(settings(&[]))
+    ci_builder(&[]).build().server
 }
 
 /// What a `tools/call` answered.
@@ -73,32 +62,11 @@ pub fn call_as(
     name: &str,
     arguments: Json,
 ) -> Outcome {
-    let body = request(
-        1,
-        "tools/call",
-        json!({"name": name, "arguments": arguments, "_meta": meta_2026()}),
-    );
-    let auth = format!("Bearer {token}");
-    let mut headers = headers_2026("tools/call", Some(name));
-    headers.push(("Authorization", auth.as_str()));
-    let response =
-        futures::executor::block_on(server.handle(post(&body.to_string(), &headers), env.ports()));
-    assert_eq!(
-        response.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
-    let reply = body_json(&response);
-    let result = &reply["result"];
-    assert!(result.is_object(), "not a result: {reply}");
+    let reply = tools_call(server, env.ports(), STATELESS, token, name, arguments);
     Outcome {
-        text: result["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        is_error: result["isError"].as_bool().unwrap_or(false),
-        raw: String::from_utf8_lossy(&response.body).into_owned(),
+        text: reply.text().to_owned(),
+        is_error: reply.is_error(),
+        raw: reply.raw,
     }
 }
 

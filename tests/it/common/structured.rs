@@ -3,10 +3,10 @@
 //! the whole reply, a JSON Schema check of `structuredContent`, and an `artifact_read` loop.
 
 use crate::common::protocol::*;
+use crate::common::server::{assert_conforms, tools_call, Builder, Reply, TestServer};
 use base64::Engine as _;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::UpstreamResponse;
-use devtools_mcp_edge::registry::{self, schema};
 use devtools_mcp_edge::server::Server;
 use serde_json::{json, Value as Json};
 
@@ -20,36 +20,27 @@ pub const SCHEMA_TOOLS: [&str; 6] = [
     "circleci_get",
 ];
 
-/// Settings with every vendor configured, the flag as given, plus `extra` (later entries win).
-pub fn flagged_settings(structured: bool, extra: &[(&str, &str)]) -> Vec<(String, String)> {
-    let mut pairs = base_settings();
+/// Every vendor configured, the flag as given, plus `extra` (later entries win).
+pub fn flagged(structured: bool, extra: &[(&str, &str)]) -> Builder {
     let flag = if structured { "true" } else { "false" };
-    for (k, v) in [
-        ("GITHUB_TOKEN", "ghp_structured0123456789"),
-        ("GITHUB_API_URL", "https://gh.test"),
-        ("CIRCLECI_TOKEN", "circle-structured-0123456789"),
-        ("CIRCLECI_API_URL", "https://circle.test/api/v2"),
-        ("ATLASSIAN_BASE_URL", "https://atl.test"),
-        ("ATLASSIAN_USER_EMAIL", "me@example.com"),
-        ("ATLASSIAN_API_TOKEN", "atl-token-0123456789"),
-        ("BITBUCKET_API_URL", "https://bb.test"),
-        ("MCP_STRUCTURED_OUTPUT", flag),
-    ]
-    .into_iter()
-    .chain(extra.iter().copied())
-    {
-        pairs.retain(|(name, _)| name != k);
-        pairs.push((k.into(), v.into()));
-    }
-    pairs
+    TestServer::builder()
+        .settings(&[
+            ("GITHUB_TOKEN", "ghp_structured0123456789"),
+            ("GITHUB_API_URL", "https://gh.test"),
+            ("CIRCLECI_TOKEN", "circle-structured-0123456789"),
+            ("CIRCLECI_API_URL", "https://circle.test/api/v2"),
+            ("ATLASSIAN_BASE_URL", "https://atl.test"),
+            ("ATLASSIAN_USER_EMAIL", "me@example.com"),
+            ("ATLASSIAN_API_TOKEN", "atl-token-0123456789"),
+            ("BITBUCKET_API_URL", "https://bb.test"),
+            ("MCP_STRUCTURED_OUTPUT", flag),
+        ])
+        .settings(extra)
 }
 
 /// The production registry with the flag as given.
 pub fn flagged_server(structured: bool, extra: &[(&str, &str)]) -> Server {
-    Server::with_registry(
-        &settings_fn(flagged_settings(structured, extra)),
-        registry::production(),
-    )
+    flagged(structured, extra).build().server
 }
 
 /// An upstream answer.
@@ -82,43 +73,12 @@ pub fn env(respond: impl Fn(&str) -> UpstreamResponse + 'static) -> FakeEnv {
     FakeEnv::with_http(ScriptedHttp::new(move |request| Ok(respond(&request.url))))
 }
 
-/// A whole `tools/call` reply.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    /// The reply body as sent.
-    pub raw: String,
-    /// The reply body parsed.
-    pub json: Json,
-}
-
-impl Reply {
-    /// `result`.
-    pub fn result(&self) -> &Json {
-        &self.json["result"]
-    }
-    /// The first text block.
-    pub fn text(&self) -> &str {
-        self.result()["content"][0]["text"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no text block: {}", self.raw))
-    }
-    /// `structuredContent`, if any.
-    pub fn structured(&self) -> Option<&Json> {
-        self.result().get("structuredContent")
-    }
-    /// `isError`.
-    pub fn is_error(&self) -> bool {
-        self.result()["isError"].as_bool().unwrap_or(false)
-    }
-}
-
 /// Calls `name` as principal `ci` under 2025-06-18 (the first revision with structured output).
 pub fn call(server: &Server, env: &FakeEnv, name: &str, arguments: Json) -> Reply {
     call_with(server, env, name, arguments, "2025-06-18", TOKEN)
 }
 
-/// Calls `name` under revision `version` (2026-07-28 with its per-request `_meta` and headers)
-/// with bearer `token`.
+/// Calls `name` under revision `version` with bearer `token`.
 pub fn call_with(
     server: &Server,
     env: &FakeEnv,
@@ -127,33 +87,7 @@ pub fn call_with(
     version: &str,
     token: &str,
 ) -> Reply {
-    let stateless = version == "2026-07-28";
-    let mut params = json!({"name": name, "arguments": arguments});
-    if stateless {
-        // 2026-07-28 has no initialize: each request names its revision in _meta and headers.
-        params["_meta"] = meta_2026();
-    }
-    let body = request(1, "tools/call", params);
-    let auth = format!("Bearer {token}");
-    let mut headers = vec![
-        ("MCP-Protocol-Version", version),
-        ("Authorization", auth.as_str()),
-    ];
-    if stateless {
-        headers.extend(headers_2026("tools/call", Some(name)).into_iter().skip(1));
-    }
-    let response =
-        futures::executor::block_on(server.handle(post(&body.to_string(), &headers), env.ports()));
-    assert_eq!(
-        response.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
-    let raw = String::from_utf8_lossy(&response.body).into_owned();
-    let json = body_json(&response);
-    assert!(json["result"].is_object(), "not a result: {raw}");
-    Reply { raw, json }
+    tools_call(server, env.ports(), version, token, name, arguments)
 }
 
 /// The raw `tools/list` reply under 2025-06-18.
@@ -180,17 +114,13 @@ pub fn output_schema(server: &Server, tool: &str) -> Json {
         .unwrap_or_else(|| panic!("{tool} advertises no output schema"))
 }
 
-/// Asserts that `reply`'s `structuredContent` conforms to the schema `server` advertises for
-/// `tool`, and returns it.
+/// `reply`'s `structuredContent`, checked against the schema `server` advertises for `tool`
+/// under 2025-06-18 (whatever revision `reply` came under) by the independent validator.
 pub fn conforming<'a>(server: &Server, tool: &str, reply: &'a Reply) -> &'a Json {
-    let value = reply
+    assert_conforms(tool, &output_schema(server, tool), reply);
+    reply
         .structured()
-        .unwrap_or_else(|| panic!("no structuredContent: {}", reply.raw));
-    let schema = output_schema(server, tool);
-    if let Err(errors) = schema::validate(&schema, value) {
-        panic!("{tool}: structuredContent does not conform: {errors:?}\n{value}");
-    }
-    value
+        .unwrap_or_else(|| panic!("{tool}: no structuredContent: {}", reply.raw))
 }
 
 /// Reads artifact `id` whole through `artifact_read` as `token`, in chunks of `chunk` bytes.
