@@ -22,6 +22,10 @@ pub const JQ: &str = "jq";
 pub const OUTPUT_FORMAT: &str = "outputFormat";
 /// Argument name of the query parameter map.
 pub const QUERY_PARAMS: &str = "queryParams";
+/// The most entries `queryParams` may hold: far more than any API query takes, and small enough
+/// that the URL stays within what upstreams accept; a larger map is refused before its entries
+/// are read.
+pub const MAX_QUERY_PARAMS: usize = 1_000;
 
 /// The arguments every data tool takes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -61,13 +65,20 @@ fn invalid(message: &str) -> ToolError {
 }
 
 /// `queryParams` as (name, value) pairs in JavaScript key order: integer-like names first,
-/// ascending, then the rest as given. Every value must be a string.
+/// ascending, then the rest as given. Every value must be a string, and there are at most
+/// [`MAX_QUERY_PARAMS`].
 pub fn query_params(arguments: &JsonMap<String, Json>) -> Result<Vec<(String, String)>, ToolError> {
     let map = match arguments.get(QUERY_PARAMS) {
         None | Some(Json::Null) => return Ok(Vec::new()),
         Some(Json::Object(map)) => map,
         Some(_) => return Err(invalid("queryParams must be an object of strings")),
     };
+    if map.len() > MAX_QUERY_PARAMS {
+        return Err(ToolError::InvalidArguments(format!(
+            "queryParams has {} entries; at most {MAX_QUERY_PARAMS} are allowed",
+            map.len()
+        )));
+    }
     let mut ordered = Map::new();
     for (name, value) in map {
         let Json::String(text) = value else {
@@ -261,6 +272,24 @@ mod tests {
         assert!(matches!(err, ToolError::InvalidArguments(m) if m.contains("queryParams.n")));
         let err = CommonArgs::from_arguments(&args(json!({"outputFormat": "yaml"}))).unwrap_err();
         assert!(matches!(err, ToolError::InvalidArguments(_)));
+    }
+
+    #[test]
+    fn query_params_are_capped() {
+        let params = |n: usize| {
+            let map: JsonMap<String, Json> =
+                (0..n).map(|i| (i.to_string(), Json::from("v"))).collect();
+            args(json!({ "queryParams": map }))
+        };
+        let most = query_params(&params(MAX_QUERY_PARAMS)).unwrap();
+        assert_eq!(most.len(), MAX_QUERY_PARAMS);
+        for n in [MAX_QUERY_PARAMS + 1, 300_000] {
+            let err = query_params(&params(n)).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("invalid arguments: queryParams has {n} entries; at most 1000 are allowed")
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,40 @@
+// Argument maps a hostile caller makes huge, in workerd: a `queryParams` past its documented
+// maximum (1,000 entries) is refused as invalid arguments before any request is sent, and one at
+// the maximum is sent whole, in JavaScript key order.
+
+import { test, before, after, beforeEach } from "node:test";
+import assert from "node:assert/strict";
+import { startStack } from "./tools-common.mjs";
+
+const MAX_QUERY_PARAMS = 1000;
+
+let stack;
+before(async () => { stack = await startStack(); });
+beforeEach(() => stack.upstream.reset());
+after(() => stack?.close());
+
+/** `n` integer-like names, highest first: the order that made map insertion quadratic. */
+function params(n) {
+  const out = {};
+  for (let i = n - 1; i >= 0; i--) out[String(i)] = "v";
+  return out;
+}
+
+test("a 300,000-entry queryParams is refused with a clear error and nothing is sent", async () => {
+  const text = await stack.callError("jira_get", { path: "/rest/api/3/search/jql", queryParams: params(300_000) });
+  assert.match(text, /queryParams has 300000 entries; at most 1000 are allowed/);
+  assert.equal(stack.upstream.requests.length, 0, "no upstream request");
+});
+
+test("one entry past the maximum is refused; the maximum is sent in JavaScript key order", async () => {
+  const over = await stack.callError("jira_get", { path: "/rest/api/3/myself", queryParams: params(MAX_QUERY_PARAMS + 1) });
+  assert.match(over, /at most 1000 are allowed/);
+  assert.equal(stack.upstream.requests.length, 0);
+  const r = await stack.call("jira_get", { path: "/rest/api/3/myself", queryParams: params(MAX_QUERY_PARAMS) });
+  assert.equal(r.isError, false, r.text.slice(0, 300));
+  const [req] = stack.upstream.requests;
+  const names = [...req.query.keys()];
+  assert.equal(names.length, MAX_QUERY_PARAMS);
+  assert.deepEqual(names.slice(0, 3), ["0", "1", "2"]);
+  assert.equal(names.at(-1), String(MAX_QUERY_PARAMS - 1));
+});
