@@ -9,8 +9,9 @@
 
 use std::io::{self, BufRead, BufWriter, Write};
 
-use devtools_mcp_edge::projection::jmespath::{to_js_json, Expression};
+use devtools_mcp_edge::projection::jmespath::Expression;
 use devtools_mcp_edge::projection::{Language, Projection};
+use devtools_mcp_edge::render::json::stringify;
 use devtools_mcp_edge::value::{self, write_json_string, Value};
 
 fn main() -> io::Result<()> {
@@ -57,7 +58,7 @@ fn main() -> io::Result<()> {
             };
             line_out.push_str(&format!(r#","l":"{lang}","p":"#));
             let projected = projection.apply_or_error_value(data.clone());
-            write_json_string(&to_js_json(&projected), &mut line_out);
+            write_json_string(&stringify(&projected), &mut line_out);
             line_out.push('}');
         }
         line_out.push(']');

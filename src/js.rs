@@ -1,9 +1,17 @@
 //! The JavaScript semantics the reference servers' texts depend on, in one place: the order of an
-//! object's keys.
+//! object's keys, number printing and parsing, string whitespace, length, order and JSON
+//! escaping, `localeCompare`, and `URLSearchParams` encoding.
 //!
-//! Nothing here knows the JSON value type: [`crate::value`] and the projections build on these
-//! pieces, so the module sits below them.
+//! Nothing here knows the JSON value type: [`crate::value`], the renderers, the projections and
+//! the upstream client build on these pieces, so the module sits below all of them.
 
+pub mod collate;
+pub mod form;
 pub mod map;
+pub mod number;
+pub mod string;
 
+pub use collate::locale_compare;
 pub use map::{array_index_key, JsMap};
+pub use number::{parse_int, string_to_number};
+pub use string::{cmp_utf16, is_blank, is_js_whitespace, trim_start, utf16_len, write_json_string};

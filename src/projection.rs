@@ -105,7 +105,7 @@ impl Projection {
     /// Compiles `source` by the selection rule. Never fails: a bad expression is remembered and
     /// reported when applied, as the reference reports it in the result.
     pub fn compile(source: &str) -> Projection {
-        let compiled = if jmespath::is_blank(source) {
+        let compiled = if crate::js::is_blank(source) {
             Compiled::Identity
         } else if let Ok(expr) = Expression::compile(source) {
             Compiled::JmesPath(expr)

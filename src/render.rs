@@ -5,12 +5,11 @@
 //! docs/rendering.md for the parity facts and how the differential tests prove them.
 
 pub mod json;
-pub mod number;
 pub mod sink;
 pub mod toon;
 pub mod truncate;
 
-use crate::value::Value;
+use crate::value::{Number, Value};
 use std::fmt;
 use std::str::FromStr;
 
@@ -82,6 +81,16 @@ impl fmt::Display for RenderError {
 }
 
 impl std::error::Error for RenderError {}
+
+/// Writes `n` as JavaScript's `String(n)` does, with `non_finite` standing in for NaN and the
+/// infinities (both renderers print `null` there).
+#[inline]
+pub fn write_number(n: &Number, non_finite: &str, out: &mut impl Sink) {
+    match crate::js::number::format_literal(n.literal(), n.as_f64()) {
+        Some(text) => out.push_str(text.as_str()),
+        None => out.push_str(non_finite),
+    }
+}
 
 /// Renders `value` as text in `format` (not truncated).
 pub fn render(value: &Value, format: OutputFormat) -> String {

@@ -1,136 +1,14 @@
-//! JavaScript semantics the reference interpreter inherits from its host language: number
-//! printing and parsing, UTF-16 string order, `trim`, and `localeCompare` for ASCII text.
+//! `String.prototype.localeCompare` as Node computes it under ICU's root collation, for the
+//! text JMESPath's `sort`-like functions compare.
 
 use std::cmp::Ordering;
 
-/// `parseInt(text)` for the digit-and-dash runs the lexer produces.
-pub(crate) fn parse_int(text: &str) -> f64 {
-    let (neg, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let end = digits.bytes().take_while(u8::is_ascii_digit).count();
-    if end == 0 {
-        return f64::NAN;
-    }
-    // Decimal digit strings always parse; very long ones round to the nearest double or to
-    // infinity, as parseInt's do.
-    let value: f64 = digits[..end].parse().unwrap_or(f64::NAN);
-    if neg {
-        -value
-    } else {
-        value
-    }
-}
-
-pub(crate) use crate::render::toon::is_js_whitespace as is_js_space;
-
-/// `String.prototype.trimLeft`.
-pub(crate) fn trim_start(s: &str) -> &str {
-    s.trim_start_matches(is_js_space)
-}
-
-/// `String(n)` / `Number.prototype.toString()`.
-pub(crate) fn number_to_string(n: f64) -> String {
-    let mut out = String::new();
-    if n.is_nan() {
-        out.push_str("NaN");
-    } else if n.is_infinite() {
-        out.push_str(if n > 0.0 { "Infinity" } else { "-Infinity" });
-    } else {
-        // The renderers' printer: shortest round-trip digits, ties to even as ECMAScript says.
-        crate::render::number::write_f64(n, "NaN", &mut out);
-    }
-    out
-}
-
-/// `Number(s)` (StringToNumber): NaN when `s` is not a numeric literal.
-pub(crate) fn string_to_number(s: &str) -> f64 {
-    let t = s.trim_matches(is_js_space);
-    if t.is_empty() {
-        return 0.0;
-    }
-    for (prefix, radix) in [
-        ("0x", 16),
-        ("0X", 16),
-        ("0o", 8),
-        ("0O", 8),
-        ("0b", 2),
-        ("0B", 2),
-    ] {
-        if let Some(rest) = t.strip_prefix(prefix) {
-            if rest.is_empty() || !rest.chars().all(|c| c.is_digit(radix)) {
-                return f64::NAN;
-            }
-            return rest.chars().fold(0.0, |acc, c| {
-                acc * radix as f64 + c.to_digit(radix).unwrap_or(0) as f64
-            });
-        }
-    }
-    let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
-    if unsigned == "Infinity" {
-        return if t.starts_with('-') {
-            f64::NEG_INFINITY
-        } else {
-            f64::INFINITY
-        };
-    }
-    if !is_decimal_literal(unsigned) {
-        return f64::NAN;
-    }
-    t.parse().unwrap_or(f64::NAN)
-}
-
-/// StrUnsignedDecimalLiteral without the `Infinity` case.
-fn is_decimal_literal(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let int_digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
-    i += int_digits;
-    let mut frac_digits = 0;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        frac_digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-        i += frac_digits;
-    }
-    if int_digits + frac_digits == 0 {
-        return false;
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        let exp_digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-        if exp_digits == 0 {
-            return false;
-        }
-        i += exp_digits;
-    }
-    i == b.len()
-}
-
-/// String order of JavaScript's `<` and of `Array.prototype.sort`: by UTF-16 code units.
-pub(crate) fn cmp_utf16(a: &str, b: &str) -> Ordering {
-    // UTF-8 byte order equals code point order; it differs from code unit order only where an
-    // astral character meets U+E000..U+FFFF, which the slow path handles.
-    let common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-    let (ra, rb) = (&a.as_bytes()[common..], &b.as_bytes()[common..]);
-    match (ra.first(), rb.first()) {
-        (Some(&x), Some(&y)) if x >= 0xee || y >= 0xee => a.encode_utf16().cmp(b.encode_utf16()),
-        _ => ra.cmp(rb),
-    }
-}
-
-/// The UTF-16 length of `s` (JavaScript's `.length`).
-pub(crate) fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
-}
+use super::string::is_js_whitespace;
 
 /// `a.localeCompare(b)` under ICU's root collation, as Node computes it: exact for printable
 /// ASCII, and for the Latin letters of U+00C0..U+017F by base letter, then accent, then case;
 /// other characters by their ICU group (see [`other_primary`] and docs/projection.md).
-pub(crate) fn locale_compare(a: &str, b: &str) -> Ordering {
+pub fn locale_compare(a: &str, b: &str) -> Ordering {
     let (ka, kb) = (collation_key(a), collation_key(b));
     let level =
         |k: &[(u32, u8, u8)], f: fn(&(u32, u8, u8)) -> u32| k.iter().map(f).collect::<Vec<u32>>();
@@ -184,7 +62,7 @@ fn collation_key(s: &str) -> Vec<(u32, u8, u8)> {
             continue;
         }
         // Other spaces weigh as the space, after it at the third level.
-        if is_js_space(c) {
+        if is_js_whitespace(c) {
             out.push((primary(' ').unwrap_or(0), 0, 1));
             continue;
         }
@@ -270,50 +148,6 @@ fn other_primary(c: char) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_print_like_javascript() {
-        for (n, s) in [
-            (1e21, "1e+21"),
-            (1e20, "100000000000000000000"),
-            (1.5e-7, "1.5e-7"),
-            (0.000001, "0.000001"),
-            (-0.0, "0"),
-            (123.456, "123.456"),
-            (-2.5e-10, "-2.5e-10"),
-            (f64::INFINITY, "Infinity"),
-            (0.1 + 0.2, "0.30000000000000004"),
-            (5e-324, "5e-324"),
-            (1.7976931348623157e308, "1.7976931348623157e+308"),
-            // An exact tie between two shortest forms: JavaScript keeps the even digit.
-            (1_355_249_111_074_954.0 + 0.25, "1355249111074954.2"),
-            (f64::NAN, "NaN"),
-            (f64::NEG_INFINITY, "-Infinity"),
-        ] {
-            assert_eq!(number_to_string(n), s);
-        }
-    }
-
-    #[test]
-    fn strings_convert_like_javascript() {
-        assert_eq!(string_to_number(" 12 "), 12.0);
-        assert_eq!(string_to_number(""), 0.0);
-        assert_eq!(string_to_number("0x1F"), 31.0);
-        assert_eq!(string_to_number("1."), 1.0);
-        assert_eq!(string_to_number(".5e1"), 5.0);
-        assert_eq!(string_to_number("-Infinity"), f64::NEG_INFINITY);
-        for bad in ["inf", "NaN", "1e", "-0x1", "1_0", ".", "e5", "infinity"] {
-            assert!(string_to_number(bad).is_nan(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn utf16_order_differs_from_code_points_for_astral() {
-        assert_eq!(cmp_utf16("\u{10000}", "\u{ffff}"), Ordering::Less);
-        assert_eq!(cmp_utf16("a", "b"), Ordering::Less);
-        assert_eq!(cmp_utf16("ab", "a"), Ordering::Greater);
-        assert_eq!(utf16_len("a😀"), 3);
-    }
 
     #[test]
     fn locale_compare_orders_case_after_letters() {

@@ -1,35 +1,84 @@
-//! JavaScript number printing: ECMAScript `Number::toString(x, 10)`, as `String(n)` and
-//! `JSON.stringify` print finite numbers.
+//! JavaScript numbers: ECMAScript `Number::toString(x)` (as `String(n)` and `JSON.stringify`
+//! print them), `Number(text)` and `parseInt(text)`.
 //!
-//! The digits are the shortest that read back to the same double (ties resolved to the closest,
-//! as V8 does); the layout is fixed-point for decimal exponents in `[-6, 21)` and exponent form
-//! (`1e+21`, `1.5e-7`) outside it. `-0` prints `0`.
+//! The printed digits are the shortest that read back to the same double (an exact tie takes the
+//! even digit); the layout is fixed-point for decimal exponents in `[-6, 21)` and exponent form
+//! (`1e+21`, `1.5e-7`) outside it. `-0` prints `0`. A short literal is laid out from its own
+//! digits; any other double goes through `ryu-js`, which implements the same rules.
 
-use super::sink::Sink;
-use crate::value::Number;
-use std::fmt::Write as _;
+use super::string::is_js_whitespace;
 
 /// Up to this many significant digits, a decimal literal is itself the shortest round-trip form
 /// of the double it denotes (IEEE 754 binary64 guarantees 15 decimal digits survive the trip).
 const EXACT_DIGITS: usize = 15;
 
-/// Writes `n` as JavaScript's `String(n)` would, with `non_finite` standing in for NaN and the
-/// infinities (both renderers print `null` there).
-pub fn write_number(n: &Number, non_finite: &str, out: &mut impl Sink) {
-    let literal = n.literal();
+/// A number as ECMAScript prints it, held on the stack.
+#[derive(Clone, Copy)]
+pub struct NumberText {
+    bytes: [u8; 32],
+    len: usize,
+}
+
+impl NumberText {
+    fn new() -> NumberText {
+        NumberText {
+            bytes: [0; 32],
+            len: 0,
+        }
+    }
+
+    /// Appends `bytes` (ASCII: digits, sign, `.`, `e`); the buffer holds any printed number.
+    fn put(&mut self, bytes: &[u8]) {
+        if let Some(slot) = self.bytes.get_mut(self.len..self.len + bytes.len()) {
+            slot.copy_from_slice(bytes);
+            self.len += bytes.len();
+        }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII was put.
+        std::str::from_utf8(self.bytes.get(..self.len).unwrap_or_default()).unwrap_or("NaN")
+    }
+}
+
+/// `String(x)` for the number parsed from the JSON literal `literal` whose double is `value`;
+/// `None` for NaN and the infinities (a literal such as `1e400` is Infinity, as in `JSON.parse`).
+pub fn format_literal(literal: &str, value: f64) -> Option<NumberText> {
     if is_canonical_integer(literal.as_bytes()) {
         // The commonest case (ids, counts, sizes): JSON forbids leading zeros, so a short
         // integer literal other than `-0` is exactly what JavaScript prints.
-        out.push_str(literal);
-        return;
+        let mut text = NumberText::new();
+        text.put(literal.as_bytes());
+        return Some(text);
     }
     if let Some(digits) = Digits::from_literal(literal) {
-        // Fast path: most upstream numbers are short literals whose digits are already the
-        // answer, so the double is never formatted.
-        digits.write(out);
-        return;
+        // Most other upstream numbers are short literals whose digits are already the answer,
+        // so the double is never formatted.
+        return Some(digits.layout());
     }
-    write_f64(n.as_f64(), non_finite, out);
+    format_f64(value)
+}
+
+/// `String(v)` for a finite double; `None` for NaN and the infinities.
+pub fn format_f64(v: f64) -> Option<NumberText> {
+    if !v.is_finite() {
+        return None;
+    }
+    let mut buf = ryu_js::Buffer::new();
+    let mut text = NumberText::new();
+    text.put(buf.format_finite(v).as_bytes());
+    Some(text)
+}
+
+/// `String(n)`, NaN and the infinities included.
+pub fn to_string(n: f64) -> String {
+    match format_f64(n) {
+        Some(text) => text.as_str().to_owned(),
+        None if n.is_nan() => "NaN".to_owned(),
+        None if n > 0.0 => "Infinity".to_owned(),
+        None => "-Infinity".to_owned(),
+    }
 }
 
 /// `-?[0-9]{1,15}` and not `-0`: printed as written.
@@ -42,123 +91,6 @@ fn is_canonical_integer(bytes: &[u8]) -> bool {
         && digits.len() <= EXACT_DIGITS
         && digits.iter().all(u8::is_ascii_digit)
         && (digits.len() > 1 || digits.len() == bytes.len() || digits != b"0")
-}
-
-/// Writes the double `v` as JavaScript's `String(v)` would, with `non_finite` for NaN and the
-/// infinities.
-pub fn write_f64(v: f64, non_finite: &str, out: &mut impl Sink) {
-    if !v.is_finite() {
-        out.push_str(non_finite);
-        return;
-    }
-    if v == 0.0 {
-        out.push('0');
-        return;
-    }
-    let mut buf = StackBuf::default();
-    // `{:e}` without a precision prints the shortest round-trip digits: `d[.ddd]e[-]x`.
-    if write!(buf, "{:e}", v.abs()).is_err() {
-        // Unreachable (StackBuf holds any f64 in `{:e}` form); Rust's own Display is a
-        // correct-enough fallback rather than a panic.
-        out.push_str(&v.to_string());
-        return;
-    }
-    let text = buf.as_bytes();
-    let e_at = text.iter().position(|&b| b == b'e').unwrap_or(text.len());
-    let mut digits = Digits {
-        negative: v < 0.0,
-        buf: [0; 24],
-        len: 0,
-        point: 0,
-    };
-    for &b in text.get(..e_at).unwrap_or_default() {
-        if b.is_ascii_digit() && !digits.push(b) {
-            out.push_str(&v.to_string());
-            return;
-        }
-    }
-    let exp = parse_exponent(text.get(e_at + 1..).unwrap_or_default()).unwrap_or(0);
-    digits.point = exp + 1;
-    prefer_even_on_tie(&mut digits, v.abs());
-    digits.write(out);
-}
-
-/// ECMAScript breaks an exact tie between two equally close shortest digit strings by taking the
-/// even one; Rust's shortest formatting takes the upper one. A tie means `v` lies exactly on the
-/// midpoint of the odd last digit and an even neighbour (checked in integers), and the neighbour
-/// reads back to `v` too.
-fn prefer_even_on_tie(digits: &mut Digits, v: f64) {
-    let Some(&last) = digits.buf.get(digits.len.wrapping_sub(1)) else {
-        return;
-    };
-    if (last - b'0').is_multiple_of(2) {
-        return;
-    }
-    // The significant digits without the last one, as an integer.
-    let head = digits
-        .buf
-        .get(..digits.len - 1)
-        .unwrap_or_default()
-        .iter()
-        .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
-    // The midpoint of `last` and `last ± 1` has one more digit, a 5: `t × 10^f`.
-    let f = digits.point - digits.len as i32 - 1;
-    for even in [last - 1, last + 1] {
-        if even > b'9' {
-            continue;
-        }
-        let low = u64::from(last.min(even) - b'0');
-        let t = (head * 10 + low) * 10 + 5;
-        if !equals_decimal(v, t, f) {
-            continue;
-        }
-        let mut alt = StackBuf::default();
-        if digits.write_scientific(&mut alt, Some(even)).is_err() {
-            return;
-        }
-        let reads_back = std::str::from_utf8(alt.as_bytes())
-            .ok()
-            .and_then(|t| t.parse::<f64>().ok())
-            == Some(v);
-        if reads_back {
-            if let Some(slot) = digits.buf.get_mut(digits.len - 1) {
-                *slot = even;
-            }
-            while digits.len > 1 && digits.buf.get(digits.len - 1) == Some(&b'0') {
-                digits.len -= 1;
-            }
-        }
-        return;
-    }
-}
-
-/// Whether the positive finite double `v` equals `t × 10^f` exactly.
-///
-/// Both sides are written as an odd integer times a power of two (`10^f = 5^f × 2^f`); they are
-/// equal when both parts are.
-fn equals_decimal(v: f64, t: u64, f: i32) -> bool {
-    let bits = v.to_bits();
-    let biased = ((bits >> 52) & 0x7ff) as i32;
-    let fraction = bits & ((1u64 << 52) - 1);
-    let (m, q) = if biased == 0 {
-        (fraction, -1074)
-    } else {
-        (fraction | (1u64 << 52), biased - 1075)
-    };
-    if m == 0 || t == 0 {
-        return m == t;
-    }
-    let (m_twos, t_twos) = (m.trailing_zeros() as i32, t.trailing_zeros() as i32);
-    let (m_odd, t_odd) = (u128::from(m >> m_twos), u128::from(t >> t_twos));
-    if t_twos + f != m_twos + q {
-        return false;
-    }
-    let power_of_five = |n: i32| 5u128.checked_pow(n.unsigned_abs());
-    if f >= 0 {
-        power_of_five(f).and_then(|p| t_odd.checked_mul(p)) == Some(m_odd)
-    } else {
-        power_of_five(f).and_then(|p| m_odd.checked_mul(p)) == Some(t_odd)
-    }
 }
 
 /// A decimal `0.d1d2...dk × 10^point` with no leading or trailing zero digits, and its sign.
@@ -258,39 +190,11 @@ impl Digits {
         (-290..=290).contains(&d.point).then_some(d)
     }
 
-    /// Writes `d.ddde<exp>` (unsigned), optionally with another last digit.
-    fn write_scientific(&self, out: &mut StackBuf, last: Option<u8>) -> std::fmt::Result {
-        for (i, &d) in self
-            .buf
-            .get(..self.len)
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            if i == 1 {
-                out.write_str(".")?;
-            }
-            let d = if i + 1 == self.len {
-                last.unwrap_or(d)
-            } else {
-                d
-            };
-            out.write_char(char::from(d))?;
-        }
-        write!(out, "e{}", self.point - 1)
-    }
-
-    /// Lays the digits out as ECMAScript Number::toString does.
-    fn write(&self, out: &mut impl Sink) {
-        // Composed on the stack and copied once: at most 1 + 21 + 1 + 6 + ... bytes.
-        let mut text = [0u8; 48];
-        let mut len = 0;
-        let mut put = |bytes: &[u8]| {
-            if let Some(slot) = text.get_mut(len..len + bytes.len()) {
-                slot.copy_from_slice(bytes);
-                len += bytes.len();
-            }
-        };
+    /// Lays the digits out as ECMAScript Number::toString does (at most 23 bytes: a sign, 21
+    /// digits and a point; or `0.00000` and 15 digits; or 15 digits and an exponent).
+    fn layout(&self) -> NumberText {
+        let mut text = NumberText::new();
+        let mut put = |bytes: &[u8]| text.put(bytes);
         let digits = self.buf.get(..self.len).unwrap_or_default();
         let k = self.len as i32;
         let n = self.point;
@@ -335,8 +239,7 @@ impl Digits {
             }
             put(exp.get(at..).unwrap_or_default());
         }
-        // Only ASCII digits, signs, '.', 'e' were written.
-        out.push_str(std::str::from_utf8(text.get(..len).unwrap_or_default()).unwrap_or("NaN"));
+        text
     }
 }
 
@@ -361,27 +264,88 @@ fn parse_exponent(bytes: &[u8]) -> Option<i32> {
     Some(if negative { -value } else { value })
 }
 
-/// A fixed buffer for formatting one double without allocating.
-#[derive(Default)]
-struct StackBuf {
-    bytes: [u8; 32],
-    len: usize,
+/// `Number(s)` (StringToNumber): NaN when `s` is not a numeric literal.
+pub fn string_to_number(s: &str) -> f64 {
+    let t = s.trim_matches(is_js_whitespace);
+    if t.is_empty() {
+        return 0.0;
+    }
+    for (prefix, radix) in [
+        ("0x", 16),
+        ("0X", 16),
+        ("0o", 8),
+        ("0O", 8),
+        ("0b", 2),
+        ("0B", 2),
+    ] {
+        if let Some(rest) = t.strip_prefix(prefix) {
+            if rest.is_empty() || !rest.chars().all(|c| c.is_digit(radix)) {
+                return f64::NAN;
+            }
+            return rest.chars().fold(0.0, |acc, c| {
+                acc * radix as f64 + c.to_digit(radix).unwrap_or(0) as f64
+            });
+        }
+    }
+    let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if unsigned == "Infinity" {
+        return if t.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+    }
+    if !is_decimal_literal(unsigned) {
+        return f64::NAN;
+    }
+    t.parse().unwrap_or(f64::NAN)
 }
 
-impl StackBuf {
-    fn as_bytes(&self) -> &[u8] {
-        self.bytes.get(..self.len).unwrap_or_default()
+/// StrUnsignedDecimalLiteral without the `Infinity` case.
+fn is_decimal_literal(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let int_digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    i += int_digits;
+    let mut frac_digits = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        frac_digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        i += frac_digits;
     }
+    if int_digits + frac_digits == 0 {
+        return false;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exp_digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if exp_digits == 0 {
+            return false;
+        }
+        i += exp_digits;
+    }
+    i == b.len()
 }
 
-impl std::fmt::Write for StackBuf {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        let slot = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
-        slot.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
+/// `parseInt(text, 10)`: leading JavaScript whitespace, an optional sign, then the longest run
+/// of digits; `None` where JavaScript gives NaN. Very long runs round to the nearest double or
+/// to infinity, as parseInt's do.
+pub fn parse_int(text: &str) -> Option<f64> {
+    let t = text.trim_start_matches(is_js_whitespace);
+    let (negative, rest) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let digits: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+    if digits.is_empty() {
+        return None;
     }
+    let value: f64 = digits.parse().ok()?;
+    Some(if negative { -value } else { value })
 }
 
 #[cfg(test)]
@@ -392,16 +356,17 @@ mod tests {
     /// written as a sum because the exact literal trips clippy's precision lint.
     const TIE: f64 = 1355249111074954.0 + 0.25;
 
+    fn printed(text: Option<NumberText>) -> String {
+        text.map_or_else(|| "null".to_owned(), |t| t.as_str().to_owned())
+    }
+
     fn from_literal(lit: &str) -> String {
-        let mut out = String::new();
-        write_number(&Number::from_literal(lit).unwrap(), "null", &mut out);
-        out
+        let value: f64 = lit.parse().unwrap();
+        printed(format_literal(lit, value))
     }
 
     fn from_f64(v: f64) -> String {
-        let mut out = String::new();
-        write_f64(v, "null", &mut out);
-        out
+        printed(format_f64(v))
     }
 
     #[test]
@@ -485,18 +450,6 @@ mod tests {
     }
 
     #[test]
-    fn exact_decimal_comparison() {
-        assert!(equals_decimal(TIE, 135524911107495425, -2));
-        assert!(!equals_decimal(TIE, 135524911107495435, -2));
-        assert!(equals_decimal(0.5, 5, -1));
-        assert!(!equals_decimal(0.1, 1, -1));
-        assert!(equals_decimal(1e22, 1, 22));
-        assert!(equals_decimal(1536.0, 15360, -1));
-        assert!(!equals_decimal(1e23, 1, 23));
-        assert!(!equals_decimal(5e-324, 0, 0));
-    }
-
-    #[test]
     fn fast_path_agrees_with_the_double_path() {
         for lit in [
             "1.25",
@@ -508,10 +461,50 @@ mod tests {
             "1e-7",
             "2e21",
         ] {
-            let n = Number::from_literal(lit).unwrap();
-            let mut slow = String::new();
-            write_f64(n.as_f64(), "null", &mut slow);
+            let slow = from_f64(lit.parse().unwrap());
             assert_eq!(from_literal(lit), slow, "literal {lit}");
+        }
+    }
+
+    #[test]
+    fn string_conversion_covers_nan_and_infinities() {
+        for (n, s) in [
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (-0.0, "0"),
+            (-2.5e-10, "-2.5e-10"),
+            (TIE, "1355249111074954.2"),
+        ] {
+            assert_eq!(to_string(n), s);
+        }
+    }
+
+    #[test]
+    fn strings_convert_like_javascript() {
+        assert_eq!(string_to_number(" 12 "), 12.0);
+        assert_eq!(string_to_number(""), 0.0);
+        assert_eq!(string_to_number("0x1F"), 31.0);
+        assert_eq!(string_to_number("1."), 1.0);
+        assert_eq!(string_to_number(".5e1"), 5.0);
+        assert_eq!(string_to_number("-Infinity"), f64::NEG_INFINITY);
+        for bad in ["inf", "NaN", "1e", "-0x1", "1_0", ".", "e5", "infinity"] {
+            assert!(string_to_number(bad).is_nan(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn parse_int_reads_leading_digits() {
+        assert_eq!(parse_int("20971520"), Some(20_971_520.0));
+        assert_eq!(parse_int("  12abc"), Some(12.0));
+        assert_eq!(parse_int("\u{feff}7"), Some(7.0));
+        assert_eq!(parse_int("-3"), Some(-3.0));
+        assert_eq!(parse_int("+3-"), Some(3.0));
+        assert_eq!(parse_int("1e400"), Some(1.0));
+        assert_eq!(parse_int(&"9".repeat(400)), Some(f64::INFINITY));
+        // U+0085 is Unicode whitespace but not JavaScript whitespace.
+        for nan in ["abc", "", "-", "\u{85}1"] {
+            assert_eq!(parse_int(nan), None, "{nan:?}");
         }
     }
 }

@@ -4,7 +4,6 @@
 
 mod functions;
 mod interpreter;
-mod js;
 mod lexer;
 mod parser;
 mod val;
@@ -76,16 +75,4 @@ impl Expression {
         }
         Ok(result.to_json())
     }
-}
-
-/// Whether `s` is empty after JavaScript's `trim()`, the reference's test for "no filter".
-pub(crate) fn is_blank(s: &str) -> bool {
-    s.chars().all(js::is_js_space)
-}
-
-/// `JSON.stringify(value)` with JavaScript number formatting.
-pub fn to_js_json(value: &Value) -> String {
-    let mut out = String::new();
-    crate::render::json::write_json_compact(value, &mut out);
-    out
 }

@@ -1,8 +1,8 @@
 //! The JSON renderer: byte-identical to JavaScript's `JSON.stringify(value, null, 2)`.
 
-use super::number::write_number;
 use super::sink::Sink;
-use super::MAX_RENDER_DEPTH;
+use super::{write_number, MAX_RENDER_DEPTH};
+use crate::js::write_json_string;
 use crate::value::Value;
 
 /// Appends `JSON.stringify(value, null, 2)` to `out`.
@@ -58,6 +58,13 @@ fn write_value(value: &Value, depth: usize, out: &mut impl Sink) {
     }
 }
 
+/// `JSON.stringify(value)`: compact, numbers printed the JavaScript way.
+pub fn stringify(value: &Value) -> String {
+    let mut out = String::new();
+    write_json_compact(value, &mut out);
+    out
+}
+
 /// Appends `JSON.stringify(value)` (compact, numbers printed the JavaScript way) to `out`.
 pub fn write_json_compact(value: &Value, out: &mut impl Sink) {
     match value {
@@ -106,106 +113,10 @@ fn newline_indent(depth: usize, out: &mut impl Sink) {
     }
 }
 
-/// Which bytes `JSON.stringify` escapes: controls, `"` and `\`. All are ASCII, so a byte scan
-/// never lands inside a multi-byte UTF-8 sequence.
-static NEEDS_ESCAPE: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        table[b] = true;
-        b += 1;
-    }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    table
-};
-
 /// Writes `s` as a JSON string literal with `JSON.stringify`'s escapes.
+#[inline]
 pub fn write_string(s: &str, out: &mut impl Sink) {
-    out.push('"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    loop {
-        let i = next_escape(bytes, start);
-        out.push_str(s.get(start..i).unwrap_or_default());
-        let Some(&b) = bytes.get(i) else { break };
-        match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            0x08 => out.push_str("\\b"),
-            0x0c => out.push_str("\\f"),
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.push_str("\\u00");
-                out.push(char::from(HEX[usize::from(b >> 4)]));
-                out.push(char::from(HEX[usize::from(b & 0xf)]));
-            }
-        }
-        start = i + 1;
-    }
-    out.push('"');
-}
-
-/// The index of the first byte at or after `from` that needs an escape, or `bytes.len()`.
-///
-/// Eight bytes at a time: most strings (keys, URLs, names, dates) need no escape at all.
-fn next_escape(bytes: &[u8], from: usize) -> usize {
-    let mut i = from;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
-            break;
-        };
-        if word_needs_escape(u64::from_le_bytes(word)) {
-            break;
-        }
-        i += 8;
-    }
-    // The tail: short keys and values end here, so check it as one word before looking byte by
-    // byte. A long string's last eight bytes overlap bytes already found clean; a short one is
-    // assembled in a register (a copy through memory would stall the load that follows).
-    let tail_len = bytes.len() - i.min(bytes.len());
-    if tail_len > 0 && tail_len < 8 {
-        let word = match bytes.get(bytes.len().saturating_sub(8)..) {
-            Some(last) if last.len() == 8 => <[u8; 8]>::try_from(last).map(u64::from_le_bytes).ok(),
-            _ => Some(
-                bytes
-                    .get(i..)
-                    .unwrap_or_default()
-                    .iter()
-                    .rev()
-                    .fold(u64::from_le_bytes([b'a'; 8]), |w, &b| {
-                        (w << 8) | u64::from(b)
-                    }),
-            ),
-        };
-        if word.is_some_and(|w| !word_needs_escape(w)) {
-            return bytes.len();
-        }
-    }
-    while let Some(&b) = bytes.get(i) {
-        if NEEDS_ESCAPE[usize::from(b)] {
-            return i;
-        }
-        i += 1;
-    }
-    bytes.len()
-}
-
-/// Whether any of the eight bytes is a control character, `"` or `\\` (SWAR: each term has a
-/// high bit set exactly when some byte is below 0x20, or zero after the xor).
-#[inline(always)]
-fn word_needs_escape(x: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let quote = x ^ (ONES * u64::from(b'"'));
-    let backslash = x ^ (ONES * u64::from(b'\\'));
-    let hits = (x.wrapping_sub(ONES * 0x20) & !x)
-        | (quote.wrapping_sub(ONES) & !quote)
-        | (backslash.wrapping_sub(ONES) & !backslash);
-    hits & HIGHS != 0
+    write_json_string(s, |piece| out.push_str(piece));
 }
 
 #[cfg(test)]
@@ -241,27 +152,6 @@ mod tests {
         for (src, want) in cases {
             assert_eq!(render(src), want, "input {src}");
         }
-    }
-
-    #[test]
-    fn escape_scan_finds_every_position() {
-        for len in 0..20 {
-            for at in 0..len {
-                for special in [b'"', b'\\', 0u8, 0x1f, b'\n'] {
-                    let mut bytes = vec![b'a'; len];
-                    bytes[at] = special;
-                    assert_eq!(
-                        next_escape(&bytes, 0),
-                        at,
-                        "len {len} at {at} byte {special}"
-                    );
-                    assert_eq!(next_escape(&bytes, at + 1), len);
-                }
-            }
-        }
-        // Bytes just above the escaped ranges and non-ASCII bytes need no escape.
-        let clean = "!#[]~\u{7f}é😀 !#[]~\u{7f}é😀";
-        assert_eq!(next_escape(clean.as_bytes(), 0), clean.len());
     }
 
     #[test]

@@ -7,10 +7,9 @@
 //! array, its fields become inherited. Inherited fields are visible to the tabular check (`key in
 //! row`) and to row values (`row[key]`); [`lookup`] reproduces that.
 
-use super::number::write_number;
 use super::sink::Sink;
-use super::MAX_RENDER_DEPTH;
-use crate::js::array_index_key;
+use super::{write_number, MAX_RENDER_DEPTH};
+use crate::js::{array_index_key, is_js_whitespace};
 use crate::value::{Map, Value};
 
 /// The key that `normalizeValue` turns into a prototype link.
@@ -435,25 +434,6 @@ fn is_numeric_like(bytes: &[u8]) -> bool {
         }
     }
     i == bytes.len()
-}
-
-/// What JavaScript's `String.prototype.trim` removes: WhiteSpace and LineTerminator (the one
-/// definition shared by TOON quoting, projection and the reference error texts).
-pub fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    )
 }
 
 /// Writes an object key: bare when it matches `^[A-Za-z_][A-Za-z0-9_.]*$`, else quoted.

@@ -61,15 +61,7 @@ pub struct Truncated<'a> {
     pub cut: Option<Cut>,
 }
 
-/// Length of `text` in UTF-16 code units (JavaScript's `.length`).
-pub fn utf16_len(text: &str) -> usize {
-    // Every character starts with one non-continuation byte and counts one unit, except the
-    // four-byte (astral) ones, which are surrogate pairs: two units.
-    text.as_bytes()
-        .iter()
-        .map(|&b| usize::from((b & 0xc0) != 0x80) + usize::from(b >= 0xf0))
-        .sum()
-}
+pub use crate::js::utf16_len;
 
 /// Where `text` must be cut to fit `max_units`, or `None` when it fits.
 ///
@@ -176,14 +168,6 @@ pub fn truncate<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utf16_length_counts_surrogate_pairs_twice() {
-        assert_eq!(utf16_len(""), 0);
-        assert_eq!(utf16_len("abc"), 3);
-        assert_eq!(utf16_len("é€"), 2);
-        assert_eq!(utf16_len("😀a"), 3);
-    }
 
     #[test]
     fn short_text_is_borrowed_unchanged() {

@@ -314,13 +314,7 @@ pub fn retry_after_ms(status: u16, headers: &Headers, now_ms: u64) -> Option<u64
 
 /// Seconds as JavaScript prints `ms / 1000` (`30`, `1.5`).
 fn js_seconds(ms: u64) -> String {
-    if ms.is_multiple_of(1000) {
-        (ms / 1000).to_string()
-    } else {
-        let mut out = String::new();
-        crate::render::number::write_f64(ms as f64 / 1000.0, "NaN", &mut out);
-        out
-    }
+    crate::js::number::to_string(ms as f64 / 1000.0)
 }
 
 #[cfg(test)]

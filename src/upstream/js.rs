@@ -1,11 +1,15 @@
-//! The few JavaScript semantics the reference servers' texts depend on: `String(x)`, truthiness,
-//! compact `JSON.stringify`, `String.prototype.trim` and `response.text()` decoding. Kept in one
-//! place so the error formatters read like the JavaScript they reproduce.
+//! The JavaScript semantics over JSON values that the reference servers' error texts depend on:
+//! `String(x)`, truthiness, `JSON.stringify` and `response.text()` decoding, beside the value-free
+//! ones of [`crate::js`] (`trim`, `parseInt`), so the error formatters read like the JavaScript
+//! they reproduce.
 
-use crate::render::json::{write_json, write_json_compact};
-use crate::render::number::write_number;
+use crate::render::json::write_json;
+use crate::render::write_number;
 use crate::value::{parse, Value};
 use std::borrow::Cow;
+
+pub use crate::js::{is_blank, parse_int};
+pub use crate::render::json::stringify;
 
 /// JavaScript truthiness of a JSON value (`""`, `0`, `-0`, `NaN`, `false` and `null` are falsy).
 pub fn truthy(value: &Value) -> bool {
@@ -75,23 +79,11 @@ pub fn join(items: &[Value], separator: &str) -> String {
     out
 }
 
-/// `JSON.stringify(value)`: compact, numbers printed the JavaScript way.
-pub fn stringify(value: &Value) -> String {
-    let mut out = String::new();
-    write_json_compact(value, &mut out);
-    out
-}
-
 /// `JSON.stringify(value, null, 2)`.
 pub fn stringify_pretty(value: &Value) -> String {
     let mut out = String::new();
     write_json(value, &mut out);
     out
-}
-
-/// Whether `text.trim() === ''`: JavaScript trims Unicode spaces, line terminators and U+FEFF.
-pub fn is_blank(text: &str) -> bool {
-    text.chars().all(crate::render::toon::is_js_whitespace)
 }
 
 /// `await response.text()`: UTF-8 with invalid sequences replaced and a leading BOM removed.
@@ -109,23 +101,6 @@ pub fn response_str(bytes: &[u8]) -> Cow<'_, str> {
 /// `JSON.parse(text)`, `None` where JavaScript would throw.
 pub fn json_parse(text: &str) -> Option<Value> {
     parse(text).ok()
-}
-
-/// `parseInt(text, 10)` for a `Content-Length` value: leading whitespace, an optional sign, then
-/// the longest run of digits; `None` for NaN.
-pub fn parse_int(text: &str) -> Option<f64> {
-    let t = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}');
-    let (negative, rest) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let digits: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
-    if digits.is_empty() {
-        return None;
-    }
-    let value: f64 = digits.parse().ok()?;
-    Some(if negative { -value } else { value })
 }
 
 #[cfg(test)]
@@ -181,22 +156,8 @@ mod tests {
     }
 
     #[test]
-    fn blank_text_and_decoding() {
-        assert!(is_blank(" \n\t\u{FEFF}\u{3000}"));
-        assert!(is_blank(""));
-        assert!(!is_blank(" x "));
-        // U+0085 is Unicode whitespace but not JavaScript whitespace.
-        assert!(!is_blank("\u{85}"));
+    fn response_text_decoding() {
         assert_eq!(response_text(b"\xEF\xBB\xBF{}"), "{}");
         assert_eq!(response_text(b"a\xFFb"), "a\u{FFFD}b");
-    }
-
-    #[test]
-    fn parse_int_reads_leading_digits() {
-        assert_eq!(parse_int("20971520"), Some(20_971_520.0));
-        assert_eq!(parse_int("  12abc"), Some(12.0));
-        assert_eq!(parse_int("-3"), Some(-3.0));
-        assert_eq!(parse_int("abc"), None);
-        assert_eq!(parse_int(""), None);
     }
 }

@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+pub use crate::js::form::encode as form_urlencode;
+
 /// Why a `path` argument was refused. The message is safe to show to a model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PathError {
@@ -244,32 +246,6 @@ fn push_escape(out: &mut String, b: u8) {
     out.push('%');
     out.push(HEX[(b >> 4) as usize] as char);
     out.push(HEX[(b & 15) as usize] as char);
-}
-
-/// `application/x-www-form-urlencoded` serialisation, byte for byte as `URLSearchParams`:
-/// alphanumerics and `*-._` kept, space as `+`, everything else percent-encoded as UTF-8.
-pub fn form_urlencode(params: &[(String, String)]) -> String {
-    let mut out = String::new();
-    for (i, (k, v)) in params.iter().enumerate() {
-        if i > 0 {
-            out.push('&');
-        }
-        form_component(k, &mut out);
-        out.push('=');
-        form_component(v, &mut out);
-    }
-    out
-}
-
-fn form_component(s: &str, out: &mut String) {
-    for &b in s.as_bytes() {
-        match b {
-            b' ' => out.push('+'),
-            b'*' | b'-' | b'.' | b'_' => out.push(b as char),
-            b if b.is_ascii_alphanumeric() => out.push(b as char),
-            b => push_escape(out, b),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@ use std::cmp::Ordering;
 use std::rc::Rc;
 
 use super::interpreter::{visit, Eval, RuntimeError};
-use super::js;
 use super::parser::Node;
 use super::val::{Kind, Obj, Val};
+use crate::js;
 
 /// An argument type of a signature.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use crate::value::{parse, Value};
 
-use super::js;
+use crate::js;
 
 /// One token of an expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -124,7 +124,9 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Tok>, LexError> {
                 while i < b.len() && is_num(b[i]) {
                     i += 1;
                 }
-                out.push(Tok::Number(js::parse_int(&src[start..i])));
+                out.push(Tok::Number(
+                    js::parse_int(&src[start..i]).unwrap_or(f64::NAN),
+                ));
                 continue;
             }
             b'[' => match next {

@@ -5,11 +5,10 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use crate::js::JsMap;
+use crate::js::{self, JsMap};
 use crate::render::json::write_json_compact;
 use crate::value::{write_json_string, Map, Number, Value};
 
-use super::js;
 use super::parser::Node;
 
 /// A JavaScript value as the reference interpreter sees it.
@@ -246,7 +245,7 @@ impl<'a> Val<'a> {
             Kind::Undefined => "undefined".into(),
             Kind::Null => "null".into(),
             Kind::Boolean => self.as_bool().unwrap_or(false).to_string(),
-            Kind::Number => js::number_to_string(self.as_num().unwrap_or(f64::NAN)),
+            Kind::Number => js::number::to_string(self.as_num().unwrap_or(f64::NAN)),
             Kind::String => self.as_str().unwrap_or_default().to_owned(),
             Kind::Array => {
                 let mut out = String::new();
@@ -308,7 +307,7 @@ impl<'a> Val<'a> {
                 Kind::Null => out.push_str("null"),
                 Kind::Boolean => out.push_str(&self.to_js_string()),
                 Kind::Number => match self.as_num() {
-                    Some(n) if n.is_finite() => out.push_str(&js::number_to_string(n)),
+                    Some(n) if n.is_finite() => out.push_str(&js::number::to_string(n)),
                     _ => out.push_str("null"),
                 },
                 Kind::String => write_json_string(self.as_str().unwrap_or_default(), out),

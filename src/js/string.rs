@@ -1,0 +1,224 @@
+//! JavaScript strings: what `trim()` removes, `.length` in UTF-16 units, the order of `<`, and
+//! the string literals `JSON.stringify` writes.
+
+use std::cmp::Ordering;
+
+/// What JavaScript's `String.prototype.trim` removes: WhiteSpace and LineTerminator (not U+0085,
+/// which Unicode counts as whitespace; U+FEFF yes).
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}'..='\u{d}'
+            | ' '
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+            | '\u{feff}'
+    )
+}
+
+/// Whether `text.trim() === ''`.
+pub fn is_blank(text: &str) -> bool {
+    text.chars().all(is_js_whitespace)
+}
+
+/// `String.prototype.trimStart`.
+pub fn trim_start(s: &str) -> &str {
+    s.trim_start_matches(is_js_whitespace)
+}
+
+/// Length of `text` in UTF-16 code units (JavaScript's `.length`).
+pub fn utf16_len(text: &str) -> usize {
+    // Every character starts with one non-continuation byte and counts one unit, except the
+    // four-byte (astral) ones, which are surrogate pairs: two units.
+    text.as_bytes()
+        .iter()
+        .map(|&b| usize::from((b & 0xc0) != 0x80) + usize::from(b >= 0xf0))
+        .sum()
+}
+
+/// String order of JavaScript's `<` and of `Array.prototype.sort`: by UTF-16 code units.
+pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
+    // UTF-8 byte order equals code point order; it differs from code unit order only where an
+    // astral character meets U+E000..U+FFFF, which the slow path handles.
+    let common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    let (ra, rb) = (&a.as_bytes()[common..], &b.as_bytes()[common..]);
+    match (ra.first(), rb.first()) {
+        (Some(&x), Some(&y)) if x >= 0xee || y >= 0xee => a.encode_utf16().cmp(b.encode_utf16()),
+        _ => ra.cmp(rb),
+    }
+}
+
+/// Which bytes `JSON.stringify` escapes: controls, `"` and `\`. All are ASCII, so a byte scan
+/// never lands inside a multi-byte UTF-8 sequence.
+static NEEDS_ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// Writes `s` as a JSON string literal with `JSON.stringify`'s escapes, handing the text to
+/// `push` in pieces (so any output, a `String` or a renderer's sink, takes it without a copy).
+pub fn write_json_string(s: &str, mut push: impl FnMut(&str)) {
+    push("\"");
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    loop {
+        let i = next_escape(bytes, start);
+        push(s.get(start..i).unwrap_or_default());
+        let Some(&b) = bytes.get(i) else { break };
+        match b {
+            b'"' => push("\\\""),
+            b'\\' => push("\\\\"),
+            b'\n' => push("\\n"),
+            b'\r' => push("\\r"),
+            b'\t' => push("\\t"),
+            0x08 => push("\\b"),
+            0x0c => push("\\f"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let code = [
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 0xf)],
+                ];
+                // Six ASCII bytes.
+                push(std::str::from_utf8(&code).unwrap_or_default());
+            }
+        }
+        start = i + 1;
+    }
+    push("\"");
+}
+
+/// The index of the first byte at or after `from` that needs an escape, or `bytes.len()`.
+///
+/// Eight bytes at a time: most strings (keys, URLs, names, dates) need no escape at all.
+fn next_escape(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        if word_needs_escape(u64::from_le_bytes(word)) {
+            break;
+        }
+        i += 8;
+    }
+    // The tail: short keys and values end here, so check it as one word before looking byte by
+    // byte. A long string's last eight bytes overlap bytes already found clean; a short one is
+    // assembled in a register (a copy through memory would stall the load that follows).
+    let tail_len = bytes.len() - i.min(bytes.len());
+    if tail_len > 0 && tail_len < 8 {
+        let word = match bytes.get(bytes.len().saturating_sub(8)..) {
+            Some(last) if last.len() == 8 => <[u8; 8]>::try_from(last).map(u64::from_le_bytes).ok(),
+            _ => Some(
+                bytes
+                    .get(i..)
+                    .unwrap_or_default()
+                    .iter()
+                    .rev()
+                    .fold(u64::from_le_bytes([b'a'; 8]), |w, &b| {
+                        (w << 8) | u64::from(b)
+                    }),
+            ),
+        };
+        if word.is_some_and(|w| !word_needs_escape(w)) {
+            return bytes.len();
+        }
+    }
+    while let Some(&b) = bytes.get(i) {
+        if NEEDS_ESCAPE[usize::from(b)] {
+            return i;
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// Whether any of the eight bytes is a control character, `"` or `\\` (SWAR: each term has a
+/// high bit set exactly when some byte is below 0x20, or zero after the xor).
+#[inline(always)]
+fn word_needs_escape(x: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let quote = x ^ (ONES * u64::from(b'"'));
+    let backslash = x ^ (ONES * u64::from(b'\\'));
+    let hits = (x.wrapping_sub(ONES * 0x20) & !x)
+        | (quote.wrapping_sub(ONES) & !quote)
+        | (backslash.wrapping_sub(ONES) & !backslash);
+    hits & HIGHS != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn literal(s: &str) -> String {
+        let mut out = String::new();
+        write_json_string(s, |piece| out.push_str(piece));
+        out
+    }
+
+    #[test]
+    fn string_escapes_match_json_stringify() {
+        assert_eq!(
+            literal("a\"\\\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}é😀\u{2028}"),
+            "\"a\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}é😀\u{2028}\""
+        );
+        assert_eq!(literal(""), "\"\"");
+    }
+
+    #[test]
+    fn escape_scan_finds_every_position() {
+        for len in 0..20 {
+            for at in 0..len {
+                for special in [b'"', b'\\', 0u8, 0x1f, b'\n'] {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = special;
+                    assert_eq!(
+                        next_escape(&bytes, 0),
+                        at,
+                        "len {len} at {at} byte {special}"
+                    );
+                    assert_eq!(next_escape(&bytes, at + 1), len);
+                }
+            }
+        }
+        // Bytes just above the escaped ranges and non-ASCII bytes need no escape.
+        let clean = "!#[]~\u{7f}é😀 !#[]~\u{7f}é😀";
+        assert_eq!(next_escape(clean.as_bytes(), 0), clean.len());
+    }
+
+    #[test]
+    fn whitespace_trim_and_blank() {
+        assert!(is_blank(" \n\t\u{FEFF}\u{3000}"));
+        assert!(is_blank(""));
+        assert!(!is_blank(" x "));
+        // U+0085 is Unicode whitespace but not JavaScript whitespace.
+        assert!(!is_blank("\u{85}"));
+        assert_eq!(trim_start("\u{a0} x "), "x ");
+    }
+
+    #[test]
+    fn utf16_length_and_order() {
+        assert_eq!(utf16_len("a😀é"), 4);
+        assert_eq!(cmp_utf16("\u{10000}", "\u{ffff}"), Ordering::Less);
+        assert_eq!(cmp_utf16("a", "b"), Ordering::Less);
+        assert_eq!(cmp_utf16("ab", "a"), Ordering::Greater);
+    }
+}
