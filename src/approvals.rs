@@ -198,6 +198,21 @@ pub fn claim(id: &str) -> bool {
     true
 }
 
+/// One log line per approval event (requested, approved, denied, consumed); never the arguments.
+pub fn log_event(ports: Ports<'_>, action: &str, record: &Record, by: &str) {
+    let line = serde_json::json!({
+        "level": "info",
+        "event": "approval",
+        "action": action,
+        "approvalId": record.id,
+        "requester": record.requester,
+        "tool": record.tool,
+        "rule": record.rule,
+        "by": by,
+    });
+    ports.log.line(&line.to_string());
+}
+
 fn binding_key(requester: &str, tool: &str, hash: &str) -> String {
     format!("{BINDING_PREFIX}{requester}/{tool}/{hash}")
 }

@@ -11,7 +11,6 @@
 //! artifacts that are not theirs.
 
 use crate::auth::Principal;
-use crate::config::Config;
 use crate::ports::{ArtifactMeta, Ports, StoreError};
 use crate::value::write_json_string;
 use sha2::{Digest, Sha256};
@@ -131,11 +130,11 @@ pub struct Artifacts<'a> {
 }
 
 impl<'a> Artifacts<'a> {
-    /// Artifacts over `ports.artifacts`, kept for `config.artifact_retention_seconds`.
-    pub fn new(ports: Ports<'a>, config: &Config) -> Artifacts<'a> {
+    /// Artifacts over `ports.artifacts`, readable for `retention_seconds` after they are saved.
+    pub fn new(ports: Ports<'a>, retention_seconds: u64) -> Artifacts<'a> {
         Artifacts {
             ports,
-            retention_ms: config.artifact_retention_seconds.saturating_mul(1000),
+            retention_ms: retention_seconds.saturating_mul(1000),
         }
     }
 
@@ -335,7 +334,7 @@ mod tests {
     #[test]
     fn keys_scope_by_a_digest_of_the_owner() {
         let env = FakeEnv::new();
-        let artifacts = Artifacts::new(env.ports(), &Config::default());
+        let artifacts = Artifacts::new(env.ports(), 3_600);
         let id =
             block_on(artifacts.save(&Principal::named("alice"), b"{}".to_vec(), "x/y")).unwrap();
         let keys = env.artifacts.keys();

@@ -1,10 +1,19 @@
-//! The typed configuration, read once per isolate from the worker's settings (vars and secrets,
-//! looked up by name through a closure). Every error names the setting; numeric settings with a
-//! range are clamped into it; an unparsable value is an error, never a silent default.
+//! The composition root: reads the worker's settings (vars and secrets, looked up by name
+//! through a closure) once per isolate and hands each module its own settings type
+//! ([`ToolSettings`], [`UpstreamSettings`], [`PolicySettings`]). Nothing below imports
+//! [`Config`]. Every error names the setting; numeric settings with a range are clamped into it;
+//! an unparsable value is an error, never a silent default.
 
 use crate::auth::TokenTable;
-use crate::policy::enforce::PolicySettings;
-use crate::upstream::vendor::UpstreamSettings;
+use crate::policy::PolicySettings;
+use crate::tools::registry::{
+    ToolSettings, DEFAULT_ARTIFACT_RETENTION_SECONDS, DEFAULT_CACHE_TTL_SECONDS,
+    DEFAULT_STRUCTURED_MAX_BYTES, DEFAULT_TEXT_MAX_CHARS,
+};
+use crate::upstream::vendor::{
+    base_url, site_url, Secret, UpstreamSettings, BITBUCKET_DEFAULT_URL, CIRCLECI_DEFAULT_URL,
+    DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, GITHUB_DEFAULT_URL,
+};
 use std::fmt;
 
 /// Bearer tokens per principal (a secret): JSON object, name -> token or list of tokens.
@@ -97,41 +106,41 @@ pub struct Bounds {
 
 /// `MCP_TEXT_MAX_CHARS`: default 40 000, clamped to 1 000..=1 000 000.
 pub const TEXT_MAX_CHARS: Bounds = Bounds {
-    default: 40_000,
+    default: DEFAULT_TEXT_MAX_CHARS as u64,
     min: 1_000,
     max: 1_000_000,
 };
 /// `HTTP_CACHE_TTL_SECONDS`: default 60 (Workers KV's minimum TTL), clamped to 60..=86 400.
 pub const CACHE_TTL_SECONDS: Bounds = Bounds {
-    default: 60,
+    default: DEFAULT_CACHE_TTL_SECONDS,
     min: 60,
     max: 86_400,
 };
 /// `UPSTREAM_TIMEOUT_MS`: default 30 000 (the reference servers' timeout), clamped to
 /// 1 000..=60 000.
 pub const TIMEOUT_MS: Bounds = Bounds {
-    default: 30_000,
+    default: DEFAULT_TIMEOUT_MS,
     min: 1_000,
     max: 60_000,
 };
 /// `UPSTREAM_MAX_BYTES`: default 32 MiB, clamped to 64 KiB..=100 MiB (a Worker has 128 MB of
 /// memory, and the parsed value costs several times the body).
 pub const MAX_BYTES: Bounds = Bounds {
-    default: 32 * 1024 * 1024,
+    default: DEFAULT_MAX_BYTES as u64,
     min: 64 * 1024,
     max: 100 * 1024 * 1024,
 };
 
 /// `STREAMING_ARTIFACT_RETENTION_SECONDS`: default one hour, clamped to 5 minutes..=7 days.
 pub const ARTIFACT_RETENTION_SECONDS: Bounds = Bounds {
-    default: 3_600,
+    default: DEFAULT_ARTIFACT_RETENTION_SECONDS,
     min: 300,
     max: 604_800,
 };
 
 /// `MCP_STRUCTURED_MAX_BYTES`: default 256 KiB, clamped to 16 KiB..=16 MiB.
 pub const STRUCTURED_MAX_BYTES: Bounds = Bounds {
-    default: 256 * 1024,
+    default: DEFAULT_STRUCTURED_MAX_BYTES as u64,
     min: 16 * 1024,
     max: 16 * 1024 * 1024,
 };
@@ -143,7 +152,7 @@ pub const APPROVAL_TTL_SECONDS: Bounds = Bounds {
     max: 86_400,
 };
 
-/// The server's settings, typed.
+/// The server's settings, typed: the HTTP face's own, and each module's settings type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// Principals and their bearer tokens; empty means every request is refused.
@@ -152,21 +161,9 @@ pub struct Config {
     pub allowed_origins: Vec<String>,
     /// Whether a loopback request without credentials runs as the anonymous principal.
     pub allow_anonymous: bool,
-    /// Maximum text per tool result, in UTF-16 code units.
-    pub text_max_chars: usize,
-    /// TTL of cached upstream responses, in seconds.
-    pub http_cache_ttl_seconds: u64,
-    /// Timeout of one upstream request, in milliseconds.
-    pub upstream_timeout_ms: u64,
-    /// Largest upstream body read, in bytes.
-    pub upstream_max_bytes: usize,
-    /// How long an artifact stays readable after it was saved, in seconds.
-    pub artifact_retention_seconds: u64,
-    /// Whether the schema tools advertise output schemas and return `structuredContent`.
-    pub structured_output: bool,
-    /// Largest serialized `structuredContent` value, in bytes.
-    pub structured_max_bytes: usize,
-    /// Vendor base URLs and credentials.
+    /// What the tools read: text limit, cache TTL, artifact retention, structured output.
+    pub tools: ToolSettings,
+    /// Vendor base URLs, credentials, timeout and body limit.
     pub upstream: UpstreamSettings,
     /// Where the enterprise policy is, and the approval TTL.
     pub policy: PolicySettings,
@@ -181,13 +178,7 @@ impl Default for Config {
             auth_tokens: TokenTable::default(),
             allowed_origins: Vec::new(),
             allow_anonymous: false,
-            text_max_chars: TEXT_MAX_CHARS.default as usize,
-            http_cache_ttl_seconds: CACHE_TTL_SECONDS.default,
-            upstream_timeout_ms: TIMEOUT_MS.default,
-            upstream_max_bytes: MAX_BYTES.default as usize,
-            artifact_retention_seconds: ARTIFACT_RETENTION_SECONDS.default,
-            structured_output: false,
-            structured_max_bytes: STRUCTURED_MAX_BYTES.default as usize,
+            tools: ToolSettings::default(),
             upstream: UpstreamSettings::default(),
             policy: PolicySettings {
                 approval_ttl_seconds: APPROVAL_TTL_SECONDS.default,
@@ -271,14 +262,10 @@ impl Config {
         };
         let structured_max_bytes = number(MCP_STRUCTURED_MAX_BYTES, STRUCTURED_MAX_BYTES)?;
         let approval_ttl = number(MCP_APPROVAL_TTL_SECONDS, APPROVAL_TTL_SECONDS)?;
-        config.text_max_chars = usize::try_from(text_max_chars).unwrap_or(usize::MAX);
-        config.http_cache_ttl_seconds = ttl;
-        config.upstream_timeout_ms = timeout;
-        config.upstream_max_bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-        config.artifact_retention_seconds = retention;
-        config.structured_output = structured_output;
-        config.structured_max_bytes = usize::try_from(structured_max_bytes).unwrap_or(usize::MAX);
-        config.upstream = UpstreamSettings::from_settings(&get)?;
+        let mut upstream = upstream_settings(&get)?;
+        upstream.timeout_ms = timeout;
+        upstream.max_bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+        config.upstream = upstream;
         // The document itself is checked at each call, so a broken one refuses tool calls
         // (fail closed) while tools/list and the rest of the server keep working.
         let kv_key = get(MCP_POLICY_KV_KEY).map(|k| k.trim().to_owned());
@@ -295,6 +282,14 @@ impl Config {
             kv_key,
             approval_ttl_seconds: approval_ttl,
         };
+        config.tools = ToolSettings {
+            text_max_chars: usize::try_from(text_max_chars).unwrap_or(usize::MAX),
+            cache_ttl_seconds: ttl,
+            artifact_retention_seconds: retention,
+            structured_output,
+            structured_max_bytes: usize::try_from(structured_max_bytes).unwrap_or(usize::MAX),
+            policy_configured: config.policy.is_configured(),
+        };
         Ok(config)
     }
 
@@ -303,6 +298,49 @@ impl Config {
         let origin = normalize_origin(origin);
         self.allowed_origins.contains(&origin)
     }
+}
+
+/// The vendor base URLs and credentials, read through `get` (which already maps blank values
+/// to `None`); the timeout and body limit are left at their defaults.
+fn upstream_settings(
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<UpstreamSettings, ConfigError> {
+    let secret = |name: &str| get(name).map(|v| Secret::new(v.trim()));
+    let url = |name: &'static str, default: &str| -> Result<String, ConfigError> {
+        match get(name) {
+            Some(text) => base_url(&text).map_err(|reason| ConfigError {
+                setting: name,
+                reason,
+            }),
+            None => Ok(default.to_owned()),
+        }
+    };
+    let atlassian_base_url = match get(ATLASSIAN_BASE_URL) {
+        Some(text) => Some(base_url(&text).map_err(|reason| ConfigError {
+            setting: ATLASSIAN_BASE_URL,
+            reason,
+        })?),
+        None => match get(ATLASSIAN_SITE_NAME) {
+            Some(site) => Some(site_url(site.trim()).map_err(|reason| ConfigError {
+                setting: ATLASSIAN_SITE_NAME,
+                reason,
+            })?),
+            None => None,
+        },
+    };
+    Ok(UpstreamSettings {
+        github_api_url: url(GITHUB_API_URL, GITHUB_DEFAULT_URL)?,
+        github_token: secret(GITHUB_TOKEN),
+        circleci_api_url: url(CIRCLECI_API_URL, CIRCLECI_DEFAULT_URL)?,
+        circleci_token: secret(CIRCLECI_TOKEN),
+        atlassian_base_url,
+        atlassian_user_email: secret(ATLASSIAN_USER_EMAIL),
+        atlassian_api_token: secret(ATLASSIAN_API_TOKEN),
+        bitbucket_api_url: url(BITBUCKET_API_URL, BITBUCKET_DEFAULT_URL)?,
+        bitbucket_username: secret(ATLASSIAN_BITBUCKET_USERNAME),
+        bitbucket_app_password: secret(ATLASSIAN_BITBUCKET_APP_PASSWORD),
+        ..UpstreamSettings::default()
+    })
 }
 
 fn parse_bool(text: &str) -> Option<bool> {
@@ -425,19 +463,19 @@ mod tests {
 
     #[test]
     fn structured_output_settings() {
-        assert!(!Config::default().structured_output);
-        assert_eq!(Config::default().structured_max_bytes, 262_144);
+        assert!(!Config::default().tools.structured_output);
+        assert_eq!(Config::default().tools.structured_max_bytes, 262_144);
         let config = from(&[
             (MCP_STRUCTURED_OUTPUT, "true"),
             (MCP_STRUCTURED_MAX_BYTES, "100000"),
         ])
         .unwrap();
-        assert!(config.structured_output);
-        assert_eq!(config.structured_max_bytes, 100_000);
+        assert!(config.tools.structured_output);
+        assert_eq!(config.tools.structured_max_bytes, 100_000);
         assert!(config.clamped.is_empty());
         for (given, used) in [("1", 16_384), ("99999999", 16_777_216), ("-5", 16_384)] {
             let config = from(&[(MCP_STRUCTURED_MAX_BYTES, given)]).unwrap();
-            assert_eq!(config.structured_max_bytes, used, "{given}");
+            assert_eq!(config.tools.structured_max_bytes, used, "{given}");
             assert_eq!(
                 config.clamped,
                 [(MCP_STRUCTURED_MAX_BYTES, given.to_owned(), used as u64)]
@@ -447,6 +485,41 @@ mod tests {
         assert_eq!(err.setting, MCP_STRUCTURED_OUTPUT);
         let err = from(&[(MCP_STRUCTURED_MAX_BYTES, "1MB")]).unwrap_err();
         assert_eq!(err.setting, MCP_STRUCTURED_MAX_BYTES);
+    }
+
+    #[test]
+    fn atlassian_base_url_wins_over_the_site_name() {
+        let config = from(&[
+            (ATLASSIAN_SITE_NAME, "acme"),
+            (ATLASSIAN_BASE_URL, "http://127.0.0.1:9/"),
+        ])
+        .unwrap();
+        assert_eq!(
+            config.upstream.atlassian_base_url.as_deref(),
+            Some("http://127.0.0.1:9")
+        );
+        let err = from(&[(ATLASSIAN_SITE_NAME, "a.b")]).unwrap_err();
+        assert_eq!(err.setting, ATLASSIAN_SITE_NAME);
+        let err = from(&[(GITHUB_API_URL, "api.github.com")]).unwrap_err();
+        assert_eq!(err.setting, GITHUB_API_URL);
+    }
+
+    #[test]
+    fn each_module_gets_its_settings() {
+        let config = from(&[
+            (UPSTREAM_TIMEOUT_MS, "5000"),
+            (UPSTREAM_MAX_BYTES, "100000"),
+            (MCP_POLICY_KV_KEY, "policy"),
+            (GITHUB_TOKEN, " ghp_x "),
+        ])
+        .unwrap();
+        assert_eq!(
+            (config.upstream.timeout_ms, config.upstream.max_bytes),
+            (5_000, 100_000)
+        );
+        assert_eq!(config.upstream.github_token, Some(Secret::new("ghp_x")));
+        assert!(config.tools.policy_configured);
+        assert!(!Config::default().tools.policy_configured);
     }
 
     #[test]

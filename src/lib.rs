@@ -21,7 +21,6 @@ pub mod mcp;
 pub mod policy;
 pub mod ports;
 pub mod projection;
-pub mod registry;
 pub mod render;
 pub mod server;
 pub mod structured;

@@ -324,6 +324,30 @@ pub struct CallToolResult {
 }
 
 impl CallToolResult {
+    /// A result of one text block.
+    pub fn text(text: impl Into<String>) -> CallToolResult {
+        CallToolResult {
+            content: vec![ContentBlock::text(text)],
+            structured_content: None,
+            is_error: false,
+            meta: None,
+        }
+    }
+
+    /// An `isError` result of one text block: the tool ran and failed, and `text` says how.
+    pub fn error(text: impl Into<String>) -> CallToolResult {
+        CallToolResult {
+            is_error: true,
+            ..CallToolResult::text(text)
+        }
+    }
+
+    /// The result with `value` as its `structuredContent`.
+    pub fn with_structured(mut self, value: crate::value::Value) -> CallToolResult {
+        self.structured_content = Some(value);
+        self
+    }
+
     /// The result as a client of `version` can parse it. 2025-03-26 predates `structuredContent`
     /// and `resource_link` blocks: the structured copy is dropped (tools also return it as text,
     /// as 2025-06-18 asks) and a link becomes a text block naming it.
@@ -396,15 +420,13 @@ mod tests {
 
     #[test]
     fn call_result_omits_false_is_error() {
-        let ok = CallToolResult {
-            content: vec![ContentBlock::text("x")],
-            structured_content: None,
-            is_error: false,
-            meta: None,
-        };
         assert_eq!(
-            serde_json::to_value(&ok).unwrap(),
+            serde_json::to_value(CallToolResult::text("x")).unwrap(),
             json!({"content":[{"type":"text","text":"x"}]})
+        );
+        assert_eq!(
+            serde_json::to_value(CallToolResult::error("x")).unwrap(),
+            json!({"content":[{"type":"text","text":"x"}],"isError":true})
         );
     }
 

@@ -1,19 +1,47 @@
-//! Enterprise policy: the validated document ([`Policy`]: identities, groups, ordered rules),
-//! first-match evaluation with default deny, and the [`Decision`] reported to clients and logs.
-//! Loading the document, approvals and the wire shapes live in [`enforce`].
+//! Enterprise policy as a pure decision engine: where the document is ([`PolicySettings`]), the
+//! validated document ([`Policy`]: identities, groups, ordered rules), first-match evaluation
+//! with default deny, and the [`Decision`]. No I/O and no MCP types: the server's gate loads the
+//! document, asks for decisions and turns them into results.
 
 pub mod document;
-pub mod enforce;
 pub mod glob;
 
-use crate::upstream::{ApiPath, Method, Secret, UpstreamSettings, Vendor};
+use crate::upstream::{Method, Secret, Target, UpstreamSettings, Vendor};
 use glob::{match_form, PathGlob, ToolGlob};
 use serde::Deserialize;
-use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 
 /// The identity name reported when a vendor's configured credential acts.
 pub const DEFAULT_IDENTITY: &str = "default";
+
+/// Where the policy document is, and how long approvals live.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicySettings {
+    /// `MCP_POLICY`: the document itself.
+    pub document: Option<String>,
+    /// `MCP_POLICY_KV_KEY`: the key of the document in the `POLICY` namespace.
+    pub kv_key: Option<String>,
+    /// `MCP_APPROVAL_TTL_SECONDS`.
+    pub approval_ttl_seconds: u64,
+}
+
+impl PolicySettings {
+    /// True when the server runs under enterprise policy.
+    pub fn is_configured(&self) -> bool {
+        self.document.is_some() || self.kv_key.is_some()
+    }
+}
+
+/// How the policy restricts one tool for one principal, ignoring method and path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Restriction {
+    /// Every call is allowed.
+    None,
+    /// Some calls are denied or need approval.
+    Some,
+    /// Every call is denied.
+    All,
+}
 
 /// What a rule does with the calls it matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -103,32 +131,6 @@ pub struct Policy {
     pub rules: Vec<Rule>,
 }
 
-/// The upstream request a tool call would make, as policy sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
-    /// The vendor.
-    pub vendor: Vendor,
-    /// The HTTP method.
-    pub method: Method,
-    /// The normalised path, with the vendor's prefix (Bitbucket `/2.0`), without the query.
-    pub path: String,
-}
-
-impl Target {
-    /// The target of a request to `vendor` with `method` at `path`, prefixed as the client does.
-    pub fn new(vendor: Vendor, method: Method, path: &ApiPath) -> Target {
-        let path = match vendor.path_prefix() {
-            Some(prefix) => path.clone().with_prefix(prefix),
-            None => path.clone(),
-        };
-        Target {
-            vendor,
-            method,
-            path: path.path().to_owned(),
-        }
-    }
-}
-
 /// The outcome of evaluating one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decision {
@@ -168,28 +170,6 @@ impl Decision {
             identity: None,
             approvers: Vec::new(),
         }
-    }
-
-    /// The `_meta.decision` object (without `approval`, which the caller adds).
-    pub fn to_json(&self) -> Map<String, Json> {
-        let mut map = Map::new();
-        map.insert("effect".into(), json!(self.effect.as_str()));
-        map.insert("rule".into(), json!(self.rule));
-        map.insert("reason".into(), json!(self.reason));
-        map.insert("principal".into(), json!(self.principal));
-        map.insert("tool".into(), json!(self.tool));
-        map.insert(
-            "method".into(),
-            json!(self.target.as_ref().map(|t| t.method.as_str())),
-        );
-        map.insert(
-            "path".into(),
-            json!(self.target.as_ref().map(|t| t.path.as_str())),
-        );
-        if self.effect == Effect::ApprovalRequired {
-            map.insert("approvers".into(), json!(self.approvers));
-        }
-        map
     }
 }
 
@@ -317,9 +297,8 @@ impl Policy {
         }
     }
 
-    /// How the policy restricts `tool` for `principal`, ignoring method and path: `None` when
-    /// every call is allowed, else a sentence for the tool's description.
-    pub fn restriction(&self, principal: &str, tool: &str) -> Option<&'static str> {
+    /// How the policy restricts `tool` for `principal`, ignoring method and path.
+    pub fn restriction(&self, principal: &str, tool: &str) -> Restriction {
         let (mut some_allowed, mut some_refused) = (false, false);
         let mut decided = false;
         for rule in &self.rules {
@@ -347,14 +326,9 @@ impl Policy {
         // Calls no rule catches fall to default deny.
         some_refused |= !decided;
         match (some_allowed, some_refused) {
-            (_, false) => None,
-            (false, true) => {
-                Some("Restricted by enterprise policy: calls to this tool are denied to you.")
-            }
-            (true, true) => Some(
-                "Restricted by enterprise policy: some calls are denied or need an approver's \
-                 approval; a refusal explains itself in its _meta.",
-            ),
+            (_, false) => Restriction::None,
+            (false, true) => Restriction::All,
+            (true, true) => Restriction::Some,
         }
     }
 
@@ -397,6 +371,7 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::upstream::ApiPath;
 
     fn policy(rules: &str) -> Policy {
         let doc = format!(
@@ -459,23 +434,13 @@ mod tests {
         );
         assert_eq!((d.effect, d.rule), (Effect::Deny, None));
         // A rule with methods or paths never matches a tool without an upstream request.
-        let d = p.decide("ann", "approval_list", None);
+        let d = p.decide("ann", "local_tool", None);
         assert_eq!((d.effect, d.rule), (Effect::Deny, None));
-        let d = p.decide("olga", "approval_list", None);
+        let d = p.decide("olga", "local_tool", None);
         assert_eq!(
             (d.effect, d.rule.as_deref(), d.identity),
             (Effect::Allow, Some("ops-all"), None)
         );
-    }
-
-    #[test]
-    fn targets_are_prefixed_like_requests() {
-        let t = target(Vendor::Bitbucket, Method::Get, "/repositories/a/../b").unwrap();
-        assert_eq!(t.path, "/2.0/repositories/b");
-        let t = target(Vendor::Bitbucket, Method::Get, "/2.0/x?q=1").unwrap();
-        assert_eq!(t.path, "/2.0/x");
-        let t = target(Vendor::Jira, Method::Get, "/rest/api/3/issue/A-1/../A-2").unwrap();
-        assert_eq!(t.path, "/rest/api/3/issue/A-2");
     }
 
     #[test]
@@ -486,12 +451,6 @@ mod tests {
         let d = p.decide("ann", "jira_post", target(Vendor::Jira, Method::Post, "/x"));
         assert_eq!(d.approvers, ["olga", "oscar", "zed"]);
         assert!(p.is_approver("zed") && p.is_approver("olga") && !p.is_approver("ann"));
-        let json = d.to_json();
-        assert_eq!(json["effect"], "approval_required");
-        assert_eq!(
-            json["approvers"],
-            serde_json::json!(["olga", "oscar", "zed"])
-        );
     }
 
     #[test]
@@ -501,19 +460,10 @@ mod tests {
                 {"id": "b", "match": {"tools": ["jira_*"], "paths": ["/rest/**"]}, "effect": "allow"},
                 {"id": "c", "match": {"tools": ["bb_*"]}, "effect": "deny"}]"#,
         );
-        assert_eq!(p.restriction("ann", "jira_get"), None);
-        assert!(p
-            .restriction("bob", "jira_get")
-            .unwrap()
-            .contains("some calls"));
-        assert!(p
-            .restriction("ann", "bb_get")
-            .unwrap()
-            .contains("denied to you"));
-        assert!(p
-            .restriction("ann", "conf_get")
-            .unwrap()
-            .contains("denied to you"));
+        assert_eq!(p.restriction("ann", "jira_get"), Restriction::None);
+        assert_eq!(p.restriction("bob", "jira_get"), Restriction::Some);
+        assert_eq!(p.restriction("ann", "bb_get"), Restriction::All);
+        assert_eq!(p.restriction("ann", "conf_get"), Restriction::All);
     }
 
     #[test]

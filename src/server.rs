@@ -1,11 +1,12 @@
 //! The HTTP face of the server: routing, the order of the checks every `POST /mcp` passes
 //! (configuration, origin, authentication, size, content type, `Accept`), CORS for allowed
 //! origins, panic containment, and the replies for requests refused before dispatch. The header
-//! checks live in `checks`, JSON-RPC dispatch in `dispatch`, revision selection in
-//! `version`, reply serialization in `reply`.
+//! checks live in `checks`, JSON-RPC dispatch in `dispatch`, the enterprise policy gate in
+//! `gate`, revision selection in `version`, reply serialization in `reply`.
 
 mod checks;
 mod dispatch;
+pub mod gate;
 mod reply;
 mod version;
 
@@ -14,7 +15,7 @@ use crate::config::{Config, ConfigError};
 use crate::http::{HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::ports::Ports;
-use crate::registry::{self, Registry, RegistryError};
+use crate::tools::{self, Registry, RegistryError};
 use futures::FutureExt;
 use reply::{log_event, rpc_error_reply};
 use serde_json::json;
@@ -47,7 +48,7 @@ impl Server {
     /// Built once per isolate from the worker's settings: `settings(name)` returns the secret or
     /// var called `name` (the adapter asks for the secret first, then the var).
     pub fn new(settings: &dyn Fn(&str) -> Option<String>) -> Server {
-        Server::with_registry(settings, registry::production())
+        Server::with_registry(settings, tools::all())
     }
 
     /// A server with a given tool registry (tests register their own tools).
@@ -286,4 +287,13 @@ fn unauthorized(error: AuthError) -> HttpResponse {
         ErrorObject::new(ErrorCode::SERVER_ERROR, message),
     )
     .with_header("WWW-Authenticate", error.challenge())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_server_can_live_in_a_static() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<super::Server>();
+    }
 }

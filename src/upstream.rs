@@ -1,12 +1,14 @@
 //! Requests to the vendor APIs: vendor settings ([`vendor`]), the one request function
 //! ([`client::send`]), typed failures with the texts models read ([`error`]), path validation
-//! and URL building ([`path`]) and paging links ([`link`]).
+//! and URL building ([`path`]), the policy target of a request ([`target`]) and paging links
+//! ([`link`]).
 
 pub mod client;
 pub mod error;
 pub mod js;
 pub mod link;
 pub mod path;
+pub mod target;
 pub mod vendor;
 
 pub use client::{
@@ -15,6 +17,7 @@ pub use client::{
 };
 pub use error::{ErrorKind, UpstreamError};
 pub use path::{ApiPath, PathError};
+pub use target::Target;
 pub use vendor::{Endpoint, Secret, UpstreamSettings, Vendor};
 
 use std::fmt;

@@ -11,8 +11,8 @@
 
 use std::time::{Duration, Instant};
 
-use devtools_mcp_edge::policy::{Decision, Effect, Policy, Target};
-use devtools_mcp_edge::upstream::{ApiPath, Method, Vendor};
+use devtools_mcp_edge::policy::{Decision, Effect, Policy};
+use devtools_mcp_edge::upstream::{ApiPath, Method, Target, Vendor};
 use devtools_mcp_edge_fuzz::split_line;
 use libfuzzer_sys::fuzz_target;
 

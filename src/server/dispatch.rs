@@ -3,6 +3,7 @@
 //! `MCP-Protocol-Version` header, or carried per request in 2026-07-28 `_meta`), and the
 //! methods themselves.
 
+use super::gate::{self, Gate};
 use super::reply::{
     json_reply, json_reply_sized, log_event, panic_message, rpc_error_reply, status_for,
 };
@@ -19,10 +20,11 @@ use crate::mcp::{
     Implementation, InitializeParams, InitializeResult, ListToolsParams, ListToolsResult,
     ProtocolVersion, ServerCapabilities,
 };
-use crate::policy::enforce::{self, Gate};
 use crate::ports::Ports;
-use crate::registry::{schema, Registry, ToolCall, ToolError, ToolResult};
 use crate::structured;
+use crate::tools::registry::{Registry, ToolCall, ToolError};
+use crate::tools::schema;
+use crate::upstream::UpstreamSettings;
 use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -272,9 +274,17 @@ async fn run_method(
             }
             // 2025-03-26 predates structuredContent, whose results drop it (decision 0007), so
             // its clients are not promised an outputSchema either.
-            let schemas = cx.config.structured_output && version >= ProtocolVersion::V2025_06_18;
+            let schemas =
+                cx.config.tools.structured_output && version >= ProtocolVersion::V2025_06_18;
             let mut tools = cx.registry.descriptors(schemas);
-            enforce::describe(&mut tools, cx.principal, cx.config, cx.ports).await;
+            gate::describe(
+                &mut tools,
+                cx.registry,
+                cx.principal,
+                &cx.config.policy,
+                cx.ports,
+            )
+            .await;
             to_json(&ListToolsResult { tools })?
         }
         // Serialized by itself: its structuredContent may be megabytes (see `call_reply`).
@@ -334,33 +344,39 @@ async fn call_tool(
         .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?;
     let arguments = params.arguments.unwrap_or_default();
     // Enterprise policy decides before the tool runs; an allowed call may run with another
-    // identity's credential (a per-call copy of the settings) and reports which one acted.
+    // identity's credential (a per-call copy of the vendor settings) and reports which one acted.
     let mut upstream_meta = None;
-    let call_config: Config;
+    let call_upstream: UpstreamSettings;
     let outcome = match schema::validate(
         &tool.spec().input_schema,
         &Json::Object(arguments.clone()),
     ) {
         Err(errors) => Err(ToolError::InvalidArguments(errors.join("; "))),
-        Ok(()) => match enforce::gate(tool, &arguments, cx.principal, cx.config, cx.ports).await {
+        Ok(()) => match gate::gate(
+            tool,
+            &arguments,
+            cx.principal,
+            &cx.config.policy,
+            &cx.config.upstream,
+            cx.ports,
+        )
+        .await
+        {
             Err(error) => Err(error),
             Ok(Gate::Refuse(refusal)) => Ok(refusal),
             Ok(gate) => {
-                let config = match gate {
-                    Gate::Run { settings, upstream } => {
-                        upstream_meta = upstream;
+                let upstream = match gate {
+                    Gate::Run { settings, acting } => {
+                        upstream_meta = acting;
                         match settings {
                             Some(settings) => {
-                                call_config = Config {
-                                    upstream: settings,
-                                    ..cx.config.clone()
-                                };
-                                &call_config
+                                call_upstream = settings;
+                                &call_upstream
                             }
-                            None => cx.config,
+                            None => &cx.config.upstream,
                         }
                     }
-                    Gate::Off | Gate::Refuse(_) => cx.config,
+                    Gate::Off | Gate::Refuse(_) => &cx.config.upstream,
                 };
                 let call = ToolCall {
                     principal: cx.principal,
@@ -368,7 +384,8 @@ async fn call_tool(
                     protocol_version: version,
                     meta,
                     ports: cx.ports,
-                    config,
+                    settings: &cx.config.tools,
+                    upstream,
                 };
                 match AssertUnwindSafe(tool.call(call)).catch_unwind().await {
                     Ok(outcome) => outcome,
@@ -393,11 +410,11 @@ async fn call_tool(
                 params.name
             )));
         }
-        Err(ToolError::InvalidArguments(reason)) => error_result(format!(
+        Err(ToolError::InvalidArguments(reason)) => CallToolResult::error(format!(
             "Invalid arguments for tool {}: {reason}",
             params.name
         )),
-        Err(ToolError::Failed(message)) => error_result(message),
+        Err(ToolError::Failed(message)) => CallToolResult::error(message),
         Err(ToolError::Internal(detail)) => {
             log_event(
                 cx.ports,
@@ -405,17 +422,21 @@ async fn call_tool(
                 "tool_internal_error",
                 json!({ "tool": params.name, "detail": detail }),
             );
-            error_result(format!(
+            CallToolResult::error(format!(
                 "Tool {} failed because of an internal error on the server.",
                 params.name
             ))
         }
     };
-    let mut result = structured::enforce(result, tool.spec(), cx.config);
+    let mut result = structured::enforce(
+        result,
+        tool.spec().output_schema.is_some(),
+        cx.config.tools.structured_output,
+    );
     if let Some((vendor, identity)) = &upstream_meta {
-        enforce::add_upstream_meta(&mut result, *vendor, identity);
+        gate::add_upstream_meta(&mut result, *vendor, identity);
     }
-    call_reply(result.into_wire().for_revision(version), version)
+    call_reply(result.for_revision(version), version)
 }
 
 /// A `tools/call` result under 2026-07-28: `resultType` and the server's identity in `_meta`,
@@ -476,13 +497,6 @@ fn reply_capacity(result: &CallToolResult) -> usize {
         .sum();
     let estimate = structured + texts;
     estimate + estimate / 32 + 1024
-}
-
-fn error_result(text: String) -> ToolResult {
-    ToolResult {
-        is_error: true,
-        ..ToolResult::text(text)
-    }
 }
 
 #[cfg(test)]

@@ -1,15 +1,21 @@
 //! The approval tools of enterprise policy: `approval_list` (pending requests the caller may
-//! decide) and `approval_decide` (approve or deny one). Dispatch's policy gate admits only
-//! approvers; each request's own approver list and the no-self-approval rule are checked here.
+//! decide) and `approval_decide` (approve or deny one). Their access class is
+//! [`Access::Approvers`], so the server's gate admits only approvers; each request's own approver
+//! list and the no-self-approval rule are checked here.
 
-use crate::approvals::{ApprovalError, Approvals, Record};
+use crate::approvals::{self, ApprovalError, Approvals, Record};
+use crate::mcp::CallToolResult;
 use crate::mcp::ToolAnnotations;
-use crate::policy::enforce::{log_approval, APPROVAL_DECIDE, APPROVAL_LIST};
-use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
 use crate::time::iso8601_utc_ms;
+use crate::tools::registry::{Access, Tool, ToolCall, ToolError, ToolSpec};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
+
+/// Name of the listing tool.
+pub const APPROVAL_LIST: &str = "approval_list";
+/// Name of the deciding tool.
+pub const APPROVAL_DECIDE: &str = "approval_decide";
 
 const NO_POLICY: &str = "This server runs without an enterprise policy (MCP_POLICY or \
 MCP_POLICY_KV_KEY), so no call needs approval and there is nothing to list or decide.";
@@ -40,6 +46,7 @@ pub fn tools() -> Vec<Box<dyn Tool>> {
                 open_world_hint: Some(false),
                 ..ToolAnnotations::default()
             },
+            access: Access::Approvers,
         })),
         Box::new(ApprovalDecide(ToolSpec {
             name: APPROVAL_DECIDE.into(),
@@ -67,6 +74,7 @@ pub fn tools() -> Vec<Box<dyn Tool>> {
                 open_world_hint: Some(false),
                 ..ToolAnnotations::default()
             },
+            access: Access::Approvers,
         })),
     ]
 }
@@ -96,8 +104,8 @@ fn store_failure(call: &ToolCall<'_>, error: ApprovalError) -> ToolError {
     ToolError::Failed(error.to_string())
 }
 
-async fn list(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
-    if !call.config.policy.is_configured() {
+async fn list(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
+    if !call.settings.policy_configured {
         return Err(ToolError::Failed(NO_POLICY.into()));
     }
     let pending = Approvals::new(call.ports)
@@ -108,7 +116,7 @@ async fn list(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
     let entries: Vec<Json> = pending.iter().map(entry).collect();
     let text = serde_json::to_string_pretty(&json!({ "approvals": entries }))
         .map_err(|e| ToolError::Internal(e.to_string()))?;
-    Ok(ToolResult::text(text))
+    Ok(CallToolResult::text(text))
 }
 
 #[derive(Deserialize)]
@@ -119,8 +127,8 @@ struct DecideArgs {
     reason: Option<String>,
 }
 
-async fn decide(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
-    if !call.config.policy.is_configured() {
+async fn decide(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
+    if !call.settings.policy_configured {
         return Err(ToolError::Failed(NO_POLICY.into()));
     }
     let args: DecideArgs = call.parse_arguments()?;
@@ -134,7 +142,7 @@ async fn decide(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
         .await
         .map_err(|e| store_failure(&call, e))?;
     let action = if args.approve { "approved" } else { "denied" };
-    log_approval(call.ports, action, &record, me);
+    approvals::log_event(call.ports, action, &record, me);
     let next = if args.approve {
         format!(
             "{} may now repeat the identical call once, until {}.",
@@ -148,7 +156,7 @@ async fn decide(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
             record.expires_at()
         )
     };
-    Ok(ToolResult::text(format!(
+    Ok(CallToolResult::text(format!(
         "Request {} ({} by {}) is {action}. {next}",
         record.id, record.tool, record.requester
     )))
@@ -158,7 +166,10 @@ impl Tool for ApprovalList {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(list(call))
     }
 }
@@ -167,7 +178,10 @@ impl Tool for ApprovalDecide {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(decide(call))
     }
 }

@@ -6,8 +6,9 @@
 //! truncated (its size is bounded by `maxBytes` instead: cutting base64 would corrupt it).
 
 use crate::artifacts::{ArtifactError, Artifacts};
+use crate::mcp::CallToolResult;
 use crate::mcp::ToolAnnotations;
-use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
+use crate::tools::registry::{Access, Tool, ToolCall, ToolError, ToolSpec};
 use base64::Engine as _;
 use futures::future::LocalBoxFuture;
 use serde::Serialize;
@@ -95,6 +96,8 @@ fn spec() -> ToolSpec {
             // It reads this server's own store, not an outside system.
             open_world_hint: Some(false),
         },
+        // Artifacts belong to their caller, which `Artifacts::read` checks.
+        access: Access::Own,
     }
 }
 
@@ -174,14 +177,17 @@ impl Tool for ArtifactRead {
         &self.0
     }
 
-    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(read(call))
     }
 }
 
-async fn read(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
+async fn read(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
     let args = Args::from_call(&call)?;
-    let artifacts = Artifacts::new(call.ports, call.config);
+    let artifacts = Artifacts::new(call.ports, call.settings.artifact_retention_seconds);
     let chunk = match artifacts
         .read(
             call.principal,
@@ -214,7 +220,7 @@ async fn read(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
     };
     let text = serde_json::to_string(&page)
         .map_err(|e| ToolError::Internal(format!("artifact_read: {e}")))?;
-    Ok(ToolResult::text(text))
+    Ok(CallToolResult::text(text))
 }
 
 #[cfg(test)]
@@ -239,7 +245,7 @@ mod tests {
 
     #[test]
     fn the_schema_registers_and_describes_the_result() {
-        let mut registry = crate::registry::Registry::new();
+        let mut registry = crate::tools::registry::Registry::new();
         registry
             .register(Box::new(ArtifactRead::new()))
             .expect("the schema uses only enforceable keywords");

@@ -2,13 +2,13 @@
 //! DELETE. One generic tool parameterised by vendor and verb; the request, the body decoding,
 //! the text and the error texts match the reference servers byte for byte (docs/parity.md).
 
+use crate::mcp::CallToolResult;
 use crate::mcp::ToolAnnotations;
-use crate::policy::Target;
 use crate::projection;
-use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
 use crate::structured::{Contract, Envelope};
 use crate::tools::output::{self, CommonArgs};
-use crate::upstream::{self, ApiPath, Method, Vendor};
+use crate::tools::registry::{Access, Tool, ToolCall, ToolError, ToolSpec};
+use crate::upstream::{self, ApiPath, Method, Target, Vendor};
 use futures::future::LocalBoxFuture;
 use serde_json::{json, Map, Value as Json};
 
@@ -43,7 +43,7 @@ impl Passthrough {
         }
     }
 
-    async fn run(&self, call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
+    async fn run(&self, call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
         let raw_path = call
             .arguments
             .get(PATH)
@@ -66,7 +66,7 @@ impl Passthrough {
         };
         let reply = upstream::send(
             call.ports,
-            call.config,
+            call.upstream,
             self.vendor,
             self.method,
             &path,
@@ -76,7 +76,7 @@ impl Passthrough {
         .await;
         Ok(match reply {
             Ok(reply) => {
-                let mut rendered = output::render_body(reply.body, &args, call.config);
+                let mut rendered = output::render_body(reply.body, &args, call.settings);
                 if self.spec.output_schema.is_some() {
                     // The text stays the bare body (reference parity); the envelope wraps it.
                     rendered = rendered.with_envelope(Envelope::DataOnly);
@@ -93,7 +93,10 @@ impl Tool for Passthrough {
         &self.spec
     }
 
-    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(self.run(call))
     }
 
@@ -192,6 +195,7 @@ fn spec(vendor: Vendor, method: Method) -> ToolSpec {
         // The reads are the Atlassian schema tools; the write verbs stay text only.
         output_schema: (method == Method::Get).then(|| Contract::AtlassianRead.output_schema()),
         annotations,
+        access: Access::Rules,
     }
 }
 
@@ -302,7 +306,7 @@ fn description(vendor: Vendor, method: Method) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Registry;
+    use crate::tools::registry::Registry;
 
     #[test]
     fn fifteen_tools_register_with_enforceable_schemas() {

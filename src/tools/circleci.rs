@@ -3,15 +3,15 @@
 //! pipelines, workflows and jobs (status that changes while you look) are never cached.
 
 use crate::cache::{cache_key, CachedResponse, HttpCache, UpstreamIdentity};
+use crate::mcp::CallToolResult;
 use crate::mcp::ToolAnnotations;
-use crate::policy::Target;
 use crate::ports::header;
 use crate::projection;
-use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
 use crate::structured::{Contract, Envelope};
 use crate::time::iso8601_utc_ms;
 use crate::tools::output::{self, CommonArgs, Rendered};
-use crate::upstream::{self, ApiPath, Method, Vendor};
+use crate::tools::registry::{Access, Tool, ToolCall, ToolError, ToolSpec};
+use crate::upstream::{self, ApiPath, Method, Target, Vendor};
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
@@ -64,6 +64,7 @@ caller, except pipelines, workflows and jobs (their status changes), which are a
             idempotent_hint: Some(true),
             open_world_hint: Some(true),
         },
+        access: Access::Rules,
     }
 }
 
@@ -182,7 +183,10 @@ impl Tool for CircleGet {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(get(call))
     }
 
@@ -200,13 +204,13 @@ impl Tool for CircleGet {
 /// Serves the call from the cache when allowed and present, else fetches (and fills the cache
 /// when allowed). The cache holds the raw body; `jq` runs afterwards, so one entry serves every
 /// projection of the same URL.
-async fn get(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
+async fn get(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
     let args: Args = call.parse_arguments()?;
     let common = CommonArgs::from_arguments(&call.arguments)?;
     let path = api_path(&args.path)?;
-    let cache = HttpCache::new(&call.ports, call.config.http_cache_ttl_seconds);
+    let cache = HttpCache::new(&call.ports, call.settings.cache_ttl_seconds);
     // Without credentials there is nothing to key on; the client then answers "not configured".
-    let key = match call.config.upstream.endpoint(Vendor::CircleCi) {
+    let key = match call.upstream.endpoint(Vendor::CircleCi) {
         Some(endpoint) if !is_live_path(path.path()) => {
             let identity =
                 UpstreamIdentity::new(Vendor::CircleCi.id(), endpoint.credential.identity.expose());
@@ -235,7 +239,7 @@ async fn get(call: ToolCall<'_>) -> Result<ToolResult, ToolError> {
     }
     let raw = match upstream::send_raw(
         call.ports,
-        call.config,
+        call.upstream,
         Vendor::CircleCi,
         Method::Get,
         &path,
@@ -275,9 +279,9 @@ async fn respond(
     info: CacheInfo,
     common: &CommonArgs,
     call: &ToolCall<'_>,
-) -> ToolResult {
+) -> CallToolResult {
     let data = output::project(body, common.jq.as_deref());
-    Rendered::new(envelope(data, info), common.output_format, call.config)
+    Rendered::new(envelope(data, info), common.output_format, call.settings)
         .with_envelope(Envelope::Whole)
         .finish(call)
         .await

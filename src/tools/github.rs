@@ -5,11 +5,11 @@
 
 mod spec;
 
-use crate::policy::Target;
-use crate::registry::{Tool, ToolCall, ToolError, ToolResult, ToolSpec};
+use crate::mcp::CallToolResult;
 use crate::structured::Envelope;
 use crate::tools::output::{self, CommonArgs, Rendered};
-use crate::upstream::{self, link, ApiPath, Method, Vendor};
+use crate::tools::registry::{Tool, ToolCall, ToolError, ToolSpec};
+use crate::upstream::{self, link, ApiPath, Method, Target, Vendor};
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
@@ -270,7 +270,10 @@ impl Tool for ListRuns {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(async move {
             let args: RunsArgs = call.parse_arguments()?;
             list(&call, args.request()?).await
@@ -288,7 +291,10 @@ impl Tool for ListJobs {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(async move {
             let args: JobsArgs = call.parse_arguments()?;
             list(&call, args.request()?).await
@@ -318,11 +324,11 @@ fn target<A: serde::de::DeserializeOwned>(
 
 /// Sends `request`, projects the body and answers the `{data, nextPage}` envelope; an upstream
 /// failure is an `isError` result with the client's text.
-async fn list(call: &ToolCall<'_>, request: Request) -> Result<ToolResult, ToolError> {
+async fn list(call: &ToolCall<'_>, request: Request) -> Result<CallToolResult, ToolError> {
     let common = CommonArgs::from_arguments(&call.arguments)?;
     let reply = upstream::send(
         call.ports,
-        call.config,
+        call.upstream,
         Vendor::GitHub,
         Method::Get,
         &request.path,
@@ -334,7 +340,7 @@ async fn list(call: &ToolCall<'_>, request: Request) -> Result<ToolResult, ToolE
         Ok(reply) => {
             let next = link::next_page(&reply.headers);
             let data = output::project(reply.body, common.jq.as_deref());
-            Rendered::new(envelope(data, next), common.output_format, call.config)
+            Rendered::new(envelope(data, next), common.output_format, call.settings)
                 .with_envelope(Envelope::Whole)
                 .finish(call)
                 .await
@@ -490,7 +496,7 @@ mod tests {
 
     #[test]
     fn specs_register() {
-        let mut registry = crate::registry::Registry::new();
+        let mut registry = crate::tools::registry::Registry::new();
         for tool in tools() {
             registry.register(tool).unwrap();
         }

@@ -1,17 +1,17 @@
 //! The output path every tool shares: the common arguments (`jq`, `outputFormat`,
-//! `queryParams`), projection, rendering and truncation into a [`ToolResult`].
+//! `queryParams`), projection, rendering and truncation into a [`CallToolResult`].
 //!
 //! [`Rendered`] keeps the value the text was rendered from and where the text was cut;
 //! [`Rendered::finish`] turns it into the result, saving the call's one artifact (the full value
 //! behind a cut text) on the way, so the tools only render and finish.
 
 use crate::artifacts::{ArtifactSlot, Artifacts};
-use crate::config::Config;
+use crate::mcp::CallToolResult;
 use crate::mcp::ContentBlock;
 use crate::projection;
-use crate::registry::{ToolCall, ToolError, ToolResult};
 use crate::render::{self, ArtifactRef, Cut, OutputFormat};
 use crate::structured::{self, Envelope, Incomplete};
+use crate::tools::registry::{ToolCall, ToolError, ToolSettings};
 use crate::upstream::UpstreamError;
 use crate::value::{Map, Number, Value};
 use serde_json::{Map as JsonMap, Value as Json};
@@ -134,11 +134,11 @@ pub struct Rendered {
 
 impl Rendered {
     /// Renders `value` in `format` and finds where it must be cut to fit
-    /// `config.text_max_chars`.
-    pub fn new(value: Value, format: OutputFormat, config: &Config) -> Rendered {
+    /// `settings.text_max_chars`.
+    pub fn new(value: Value, format: OutputFormat, settings: &ToolSettings) -> Rendered {
         // Only the shown prefix is ever held: the full rendering of a large body can be several
         // times its size, and would otherwise sit in memory beside the parsed value.
-        let (text, cut) = render::render_bounded(&value, format, config.text_max_chars);
+        let (text, cut) = render::render_bounded(&value, format, settings.text_max_chars);
         Rendered {
             value,
             format,
@@ -172,15 +172,18 @@ impl Rendered {
     /// structured value is over `MCP_STRUCTURED_MAX_BYTES`, the full value is saved as the
     /// call's one artifact, named by both the guidance block and `incomplete.artifactId` (or,
     /// if saving failed, by neither).
-    pub async fn finish(mut self, call: &ToolCall<'_>) -> ToolResult {
-        let limit = call.config.structured_max_bytes;
-        let structured = self.envelope.filter(|_| call.config.structured_output);
+    pub async fn finish(mut self, call: &ToolCall<'_>) -> CallToolResult {
+        let limit = call.settings.structured_max_bytes;
+        let structured = self.envelope.filter(|_| call.settings.structured_output);
         if self.envelope.is_some() && (structured.is_some() || self.cut.is_some()) {
             // Before measuring, so the size, the artifact and structuredContent agree.
             structured::null_non_finite(&mut self.value);
         }
         let oversized = structured.is_some_and(|envelope| !envelope.fits(&self.value, limit));
-        let mut slot = ArtifactSlot::new(Artifacts::new(call.ports, call.config), call.principal);
+        let mut slot = ArtifactSlot::new(
+            Artifacts::new(call.ports, call.settings.artifact_retention_seconds),
+            call.principal,
+        );
         let mut full_bytes = 0;
         let artifact = if self.cut.is_some() || oversized {
             slot.save(|| {
@@ -201,7 +204,7 @@ impl Rendered {
                 cut.apply(&self.text, named.as_ref())
             }
         };
-        let mut result = ToolResult::text(text);
+        let mut result = CallToolResult::text(text);
         result.structured_content = structured.map(|envelope| {
             if oversized {
                 let id = artifact.map(|id| id.to_string());
@@ -215,25 +218,17 @@ impl Rendered {
 }
 
 /// Projects `body` with `args.jq` and renders it in `args.output_format`.
-pub fn render_body(body: Value, args: &CommonArgs, config: &Config) -> Rendered {
+pub fn render_body(body: Value, args: &CommonArgs, settings: &ToolSettings) -> Rendered {
     let value = project(body, args.jq.as_deref());
-    Rendered::new(value, args.output_format, config)
-}
-
-/// An `isError` result with `text` (the upstream's failure as the model should read it).
-pub fn error_result(text: impl Into<String>) -> ToolResult {
-    ToolResult {
-        is_error: true,
-        ..ToolResult::text(text)
-    }
+    Rendered::new(value, args.output_format, settings)
 }
 
 /// The `isError` result for a failed vendor call. Atlassian texts match the reference servers
 /// byte for byte and so cannot say when to retry; for them the retry hint of a 429 (or a 503 with
 /// Retry-After) goes
 /// in a second text block (GitHub and CircleCI texts carry it already).
-pub fn upstream_error(error: &UpstreamError) -> ToolResult {
-    let mut result = error_result(error.text());
+pub fn upstream_error(error: &UpstreamError) -> CallToolResult {
+    let mut result = CallToolResult::error(error.text());
     if error.vendor().is_atlassian() {
         if let Some(hint) = error.retry_hint() {
             result.content.push(ContentBlock::text(hint));
@@ -303,10 +298,11 @@ mod tests {
 
     #[test]
     fn renders_and_truncates() {
-        let config = Config {
+        let settings = ToolSettings {
             text_max_chars: 1_000,
-            ..Config::default()
+            ..ToolSettings::default()
         };
+        let upstream = crate::upstream::UpstreamSettings::default();
         use crate::ports::ArtifactStore;
         let env = crate::ports::fake::FakeEnv::new();
         let principal = crate::auth::Principal::named("p");
@@ -316,10 +312,11 @@ mod tests {
             protocol_version: crate::mcp::ProtocolVersion::LATEST_INITIALIZE,
             meta: None,
             ports: env.ports(),
-            config: &config,
+            settings: &settings,
+            upstream: &upstream,
         };
         let long = Value::Array((0..500).map(|i| Value::from(format!("item {i}"))).collect());
-        let r = Rendered::new(long.clone(), OutputFormat::Json, &config);
+        let r = Rendered::new(long.clone(), OutputFormat::Json, &settings);
         assert!(r.cut.is_some());
         let result = futures::executor::block_on(r.finish(&call));
         let crate::mcp::ContentBlock::Text { text, .. } = &result.content[0] else {
@@ -336,13 +333,12 @@ mod tests {
             stored.unwrap().unwrap().bytes,
             long.to_compact_json().into_bytes()
         );
-        let small = Rendered::new(Value::from("x"), OutputFormat::Toon, &config);
+        let small = Rendered::new(Value::from("x"), OutputFormat::Toon, &settings);
         assert_eq!(
             futures::executor::block_on(small.finish(&call)),
-            ToolResult::text("x")
+            CallToolResult::text("x")
         );
         assert_eq!(env.artifacts.keys().len(), 1);
-        assert!(error_result("boom").is_error);
     }
 
     #[test]

@@ -1,13 +1,12 @@
 //! The one request function every tool uses: URL on the configured base only, credential and
-//! fixed headers per vendor, timeout and body bound from the configuration, redirects refused,
+//! fixed headers per vendor, timeout and body bound from the vendor settings, redirects refused,
 //! non-2xx statuses turned into [`UpstreamError`], and bodies decoded as the references do.
 
 use super::error::{ErrorKind, UpstreamError, BITBUCKET_MAX_RESPONSE};
 use super::js;
 use super::path::ApiPath;
-use super::vendor::Vendor;
+use super::vendor::{UpstreamSettings, Vendor};
 use super::Method;
-use crate::config::Config;
 use crate::ports::{header, Headers, Ports, TransportError, UpstreamRequest};
 use crate::value::{Map, Value};
 use serde_json::json;
@@ -59,14 +58,14 @@ pub struct UpstreamReply {
 /// Sends one request to `vendor` and decodes the answer; see [`send_raw`] and [`decode`].
 pub async fn send(
     ports: Ports<'_>,
-    config: &Config,
+    settings: &UpstreamSettings,
     vendor: Vendor,
     method: Method,
     path: &ApiPath,
     query: &[(String, String)],
     body: Option<&Value>,
 ) -> Result<UpstreamReply, UpstreamError> {
-    let raw = send_raw(ports, config, vendor, method, path, query, body).await?;
+    let raw = send_raw(ports, settings, vendor, method, path, query, body).await?;
     let decoded = decode_checked(ports, vendor, method, path, &raw)?;
     Ok(UpstreamReply {
         status: raw.status,
@@ -84,7 +83,7 @@ pub async fn send(
 /// `query`, form-encoded; `body`, when given, is sent as compact JSON.
 pub async fn send_raw(
     ports: Ports<'_>,
-    config: &Config,
+    settings: &UpstreamSettings,
     vendor: Vendor,
     method: Method,
     path: &ApiPath,
@@ -97,7 +96,7 @@ pub async fn send_raw(
     };
     let started = ports.clock.now_ms();
     let fail = |kind| UpstreamError::new(vendor, method, path.path(), ports.clock.now_ms(), kind);
-    let Some(endpoint) = config.upstream.endpoint(vendor) else {
+    let Some(endpoint) = settings.endpoint(vendor) else {
         return Err(fail(ErrorKind::NotConfigured));
     };
     let url = path.url(&endpoint.base_url, query);
@@ -118,9 +117,9 @@ pub async fn send_raw(
         url: url.clone(),
         headers,
         body: body.map(|b| js::stringify(b).into_bytes()),
-        timeout_ms: config.upstream_timeout_ms,
+        timeout_ms: settings.timeout_ms,
     };
-    let outcome = ports.http.send(request, config.upstream_max_bytes).await;
+    let outcome = ports.http.send(request, settings.max_bytes).await;
     let elapsed = ports.clock.now_ms().saturating_sub(started);
     let log = |status: Option<u16>, bytes: usize, outcome: &str| {
         let line = json!({
@@ -142,7 +141,7 @@ pub async fn send_raw(
             let (kind, label) = match error {
                 TransportError::Timeout => (
                     ErrorKind::Timeout {
-                        after_ms: config.upstream_timeout_ms,
+                        after_ms: settings.timeout_ms,
                     },
                     "timeout".to_owned(),
                 ),
@@ -153,7 +152,7 @@ pub async fn send_raw(
                     ErrorKind::Network,
                     format!(
                         "network: {}",
-                        scrub(&detail, config, endpoint.credential.value.expose())
+                        scrub(&detail, settings, endpoint.credential.value.expose())
                     ),
                 ),
             };
@@ -288,9 +287,9 @@ fn location_host(location: &str) -> Option<String> {
 
 /// `text` with every configured secret and the credential header value replaced, for log
 /// lines built from runtime messages.
-fn scrub(text: &str, config: &Config, header_value: &str) -> String {
+fn scrub(text: &str, settings: &UpstreamSettings, header_value: &str) -> String {
     let mut out = text.to_owned();
-    let secrets = config.upstream.secret_values();
+    let secrets = settings.secret_values();
     for secret in std::iter::once(header_value).chain(secrets) {
         if !secret.is_empty() {
             out = out.replace(secret, "<redacted>");

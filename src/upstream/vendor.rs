@@ -1,8 +1,7 @@
-//! The vendors: which settings configure each one, its base URL, path prefix, credential and
-//! fixed headers. A vendor is configuration, not an HTTP stack: every request goes through
+//! The vendors: their settings type (read by `config`), each one's base URL, path prefix,
+//! credential and fixed headers. A vendor is configuration, not an HTTP stack: every request goes through
 //! [`super::client`].
 
-use crate::config::{self, ConfigError};
 use base64::Engine as _;
 use std::fmt;
 
@@ -145,10 +144,19 @@ pub struct UpstreamSettings {
     pub bitbucket_username: Option<Secret>,
     /// `ATLASSIAN_BITBUCKET_APP_PASSWORD`.
     pub bitbucket_app_password: Option<Secret>,
+    /// How long one request may take, in milliseconds (`UPSTREAM_TIMEOUT_MS`).
+    pub timeout_ms: u64,
+    /// The largest response body read, in bytes (`UPSTREAM_MAX_BYTES`).
+    pub max_bytes: usize,
 }
 
+/// The timeout when `UPSTREAM_TIMEOUT_MS` is not set: the reference servers' 30 s.
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+/// The body limit when `UPSTREAM_MAX_BYTES` is not set: 32 MiB.
+pub const DEFAULT_MAX_BYTES: usize = 32 * 1024 * 1024;
+
 impl Default for UpstreamSettings {
-    /// Public default URLs and no credentials.
+    /// Public default URLs, default limits and no credentials.
     fn default() -> UpstreamSettings {
         UpstreamSettings {
             github_api_url: GITHUB_DEFAULT_URL.into(),
@@ -161,50 +169,13 @@ impl Default for UpstreamSettings {
             bitbucket_api_url: BITBUCKET_DEFAULT_URL.into(),
             bitbucket_username: None,
             bitbucket_app_password: None,
+            timeout_ms: DEFAULT_TIMEOUT_MS,
+            max_bytes: DEFAULT_MAX_BYTES,
         }
     }
 }
 
 impl UpstreamSettings {
-    /// Reads the vendor settings through `get` (which already maps blank values to `None`).
-    pub fn from_settings(get: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let secret = |name: &str| get(name).map(|v| Secret::new(v.trim()));
-        let url = |name: &'static str, default: &str| -> Result<String, ConfigError> {
-            match get(name) {
-                Some(text) => base_url(&text).map_err(|reason| ConfigError {
-                    setting: name,
-                    reason,
-                }),
-                None => Ok(default.to_owned()),
-            }
-        };
-        let atlassian_base_url = match get(config::ATLASSIAN_BASE_URL) {
-            Some(text) => Some(base_url(&text).map_err(|reason| ConfigError {
-                setting: config::ATLASSIAN_BASE_URL,
-                reason,
-            })?),
-            None => match get(config::ATLASSIAN_SITE_NAME) {
-                Some(site) => Some(site_url(site.trim()).map_err(|reason| ConfigError {
-                    setting: config::ATLASSIAN_SITE_NAME,
-                    reason,
-                })?),
-                None => None,
-            },
-        };
-        Ok(UpstreamSettings {
-            github_api_url: url(config::GITHUB_API_URL, GITHUB_DEFAULT_URL)?,
-            github_token: secret(config::GITHUB_TOKEN),
-            circleci_api_url: url(config::CIRCLECI_API_URL, CIRCLECI_DEFAULT_URL)?,
-            circleci_token: secret(config::CIRCLECI_TOKEN),
-            atlassian_base_url,
-            atlassian_user_email: secret(config::ATLASSIAN_USER_EMAIL),
-            atlassian_api_token: secret(config::ATLASSIAN_API_TOKEN),
-            bitbucket_api_url: url(config::BITBUCKET_API_URL, BITBUCKET_DEFAULT_URL)?,
-            bitbucket_username: secret(config::ATLASSIAN_BITBUCKET_USERNAME),
-            bitbucket_app_password: secret(config::ATLASSIAN_BITBUCKET_APP_PASSWORD),
-        })
-    }
-
     /// Everything needed to call `vendor`, or `None` when its settings are incomplete.
     pub fn endpoint(&self, vendor: Vendor) -> Option<Endpoint> {
         let pair = |a: &Option<Secret>, b: &Option<Secret>| match (a, b) {
@@ -334,7 +305,7 @@ pub struct Endpoint {
 
 /// Validates a base URL setting: `http(s)://host[:port][/path]`, no query, fragment or userinfo;
 /// returned without a trailing `/`.
-fn base_url(text: &str) -> Result<String, String> {
+pub fn base_url(text: &str) -> Result<String, String> {
     let text = text.trim();
     let rest = text
         .strip_prefix("https://")
@@ -351,7 +322,7 @@ fn base_url(text: &str) -> Result<String, String> {
 }
 
 /// `https://{site}.atlassian.net` for a site name such as `acme`.
-fn site_url(site: &str) -> Result<String, String> {
+pub fn site_url(site: &str) -> Result<String, String> {
     let valid = !site.is_empty()
         && site.len() <= 63
         && site.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
@@ -366,19 +337,6 @@ fn site_url(site: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn settings(pairs: &[(&str, &str)]) -> Result<UpstreamSettings, ConfigError> {
-        let pairs: Vec<(String, String)> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        UpstreamSettings::from_settings(&move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-        })
-    }
 
     #[test]
     fn base_urls_are_validated() {
@@ -405,30 +363,16 @@ mod tests {
     }
 
     #[test]
-    fn atlassian_base_url_wins_over_the_site_name() {
-        let s = settings(&[
-            ("ATLASSIAN_SITE_NAME", "acme"),
-            ("ATLASSIAN_BASE_URL", "http://127.0.0.1:9/"),
-        ])
-        .unwrap();
-        assert_eq!(s.atlassian_base_url.as_deref(), Some("http://127.0.0.1:9"));
-        let err = settings(&[("ATLASSIAN_SITE_NAME", "a.b")]).unwrap_err();
-        assert_eq!(err.setting, "ATLASSIAN_SITE_NAME");
-        let err = settings(&[("GITHUB_API_URL", "api.github.com")]).unwrap_err();
-        assert_eq!(err.setting, "GITHUB_API_URL");
-    }
-
-    #[test]
     fn endpoints_need_their_credentials() {
-        let s = settings(&[]).unwrap();
+        let s = UpstreamSettings::default();
         for vendor in Vendor::ALL {
             assert!(s.endpoint(vendor).is_none(), "{vendor}");
         }
-        let s = settings(&[
-            ("ATLASSIAN_USER_EMAIL", "a@example.com"),
-            ("ATLASSIAN_API_TOKEN", "tok"),
-        ])
-        .unwrap();
+        let s = UpstreamSettings {
+            atlassian_user_email: Some(Secret::new("a@example.com")),
+            atlassian_api_token: Some(Secret::new("tok")),
+            ..UpstreamSettings::default()
+        };
         // Jira also needs a site; Bitbucket has a default host.
         assert!(s.endpoint(Vendor::Jira).is_none());
         let bb = s.endpoint(Vendor::Bitbucket).unwrap();
@@ -441,11 +385,11 @@ mod tests {
 
     #[test]
     fn secrets_never_show_in_debug() {
-        let s = settings(&[
-            ("GITHUB_TOKEN", "ghp_supersecret"),
-            ("CIRCLECI_TOKEN", "cc-secret"),
-        ])
-        .unwrap();
+        let s = UpstreamSettings {
+            github_token: Some(Secret::new("ghp_supersecret")),
+            circleci_token: Some(Secret::new("cc-secret")),
+            ..UpstreamSettings::default()
+        };
         let debug = format!("{s:?} {:?}", s.endpoint(Vendor::GitHub));
         assert!(
             !debug.contains("supersecret") && !debug.contains("cc-secret"),

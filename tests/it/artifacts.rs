@@ -77,7 +77,7 @@ fn the_api_reports_offsets_sizes_and_the_end() {
     let env = FakeEnv::new();
     let config = Config::default();
     let id = save(env.ports(), &config, "ci", b"0123456789".to_vec());
-    let artifacts = Artifacts::new(env.ports(), &config);
+    let artifacts = Artifacts::new(env.ports(), config.tools.artifact_retention_seconds);
     let ci = Principal::named("ci");
     let chunk = block_on(artifacts.read(&ci, id.as_str(), 4, 4)).unwrap();
     assert_eq!(
@@ -250,7 +250,7 @@ fn retention_is_clamped_and_enforced_from_the_creation_time() {
             })
             .unwrap_or_default();
         let config = Config::from_settings(&settings_fn(pairs)).unwrap();
-        assert_eq!(config.artifact_retention_seconds, want, "{given:?}");
+        assert_eq!(config.tools.artifact_retention_seconds, want, "{given:?}");
     }
     let env = FakeEnv::new();
     let ports = env.ports();
@@ -312,7 +312,7 @@ fn metadata_is_checked_on_every_read_not_only_the_key() {
     let key = env.artifacts.keys().remove(0);
     let meta = block_on(env.artifacts.head(&key)).unwrap().unwrap();
     let ci = Principal::named("ci");
-    let artifacts = Artifacts::new(env.ports(), &config);
+    let artifacts = Artifacts::new(env.ports(), config.tools.artifact_retention_seconds);
     let rewrite = |custom: Vec<(String, String)>| {
         let meta = ArtifactMeta {
             custom,
@@ -373,7 +373,10 @@ fn one_artifact_per_call_and_a_failed_save_is_logged_once() {
     let env = FakeEnv::new();
     let config = Config::default();
     let ci = Principal::named("ci");
-    let mut slot = ArtifactSlot::new(Artifacts::new(env.ports(), &config), &ci);
+    let mut slot = ArtifactSlot::new(
+        Artifacts::new(env.ports(), config.tools.artifact_retention_seconds),
+        &ci,
+    );
     assert_eq!(slot.saved(), None);
     let first = block_on(slot.save(|| b"[1]".to_vec())).unwrap();
     let second = block_on(slot.save(|| panic!("serialized twice"))).unwrap();
@@ -381,7 +384,10 @@ fn one_artifact_per_call_and_a_failed_save_is_logged_once() {
     assert_eq!(env.artifacts.keys().len(), 1);
 
     env.artifacts.failing.set(true);
-    let mut slot = ArtifactSlot::new(Artifacts::new(env.ports(), &config), &ci);
+    let mut slot = ArtifactSlot::new(
+        Artifacts::new(env.ports(), config.tools.artifact_retention_seconds),
+        &ci,
+    );
     assert_eq!(block_on(slot.save(|| b"[1]".to_vec())), None);
     assert_eq!(slot.saved(), Some(None));
     assert_eq!(block_on(slot.save(|| panic!("saved twice"))), None);

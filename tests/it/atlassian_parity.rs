@@ -7,9 +7,9 @@ use crate::common::protocol::*;
 use base64::Engine as _;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::UpstreamResponse;
-use devtools_mcp_edge::registry;
 use devtools_mcp_edge::render::ArtifactRef;
 use devtools_mcp_edge::server::Server;
+use devtools_mcp_edge::tools;
 use serde_json::{json, Value as Json};
 
 const EMAIL: &str = "parity@example.com";
@@ -24,7 +24,7 @@ fn server() -> Server {
     ] {
         settings.push((k.into(), v.into()));
     }
-    Server::with_registry(&settings_fn(settings), registry::production())
+    Server::with_registry(&settings_fn(settings), tools::all())
 }
 
 fn goldens(vendor: &str) -> Vec<Json> {

@@ -21,9 +21,9 @@ fn ping() -> String {
 #[test]
 fn defaults_without_any_setting() {
     let config = config_from(&[]).unwrap();
-    assert_eq!(config.text_max_chars, 40_000);
-    assert_eq!(config.http_cache_ttl_seconds, 60);
-    assert_eq!(config.upstream_timeout_ms, 30_000);
+    assert_eq!(config.tools.text_max_chars, 40_000);
+    assert_eq!(config.tools.cache_ttl_seconds, 60);
+    assert_eq!(config.upstream.timeout_ms, 30_000);
     assert!(config.allowed_origins.is_empty());
     assert!(!config.allow_anonymous);
     assert!(config.auth_tokens.is_empty());
@@ -38,9 +38,9 @@ fn values_in_range_are_used_and_out_of_range_values_clamped() {
         ("UPSTREAM_TIMEOUT_MS", "999999"),
     ])
     .unwrap();
-    assert_eq!(config.text_max_chars, 120_000);
-    assert_eq!(config.http_cache_ttl_seconds, 60);
-    assert_eq!(config.upstream_timeout_ms, 60_000);
+    assert_eq!(config.tools.text_max_chars, 120_000);
+    assert_eq!(config.tools.cache_ttl_seconds, 60);
+    assert_eq!(config.upstream.timeout_ms, 60_000);
     assert_eq!(
         config.clamped,
         vec![

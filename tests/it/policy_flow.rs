@@ -527,11 +527,13 @@ fn artifact_read_serves_own_artifacts_only_whatever_the_policy() {
         let server = server(&pairs);
         let env = env(&pairs);
         let config = Config::default();
-        let id = futures::executor::block_on(Artifacts::new(env.ports(), &config).save(
-            &Principal::named("alice"),
-            b"{\"x\":1}".to_vec(),
-            "application/json",
-        ))
+        let id = futures::executor::block_on(
+            Artifacts::new(env.ports(), config.tools.artifact_retention_seconds).save(
+                &Principal::named("alice"),
+                b"{\"x\":1}".to_vec(),
+                "application/json",
+            ),
+        )
         .expect("saved");
         let own = call(
             &server,

@@ -3,8 +3,8 @@
 
 use crate::common::protocol::*;
 use devtools_mcp_edge::http::HttpRequest;
-use devtools_mcp_edge::registry::Registry;
 use devtools_mcp_edge::server::Server;
+use devtools_mcp_edge::tools::Registry;
 use serde_json::json;
 
 fn initialize(version: &str) -> serde_json::Value {

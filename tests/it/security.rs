@@ -111,7 +111,7 @@ fn text(result: &Json) -> &str {
 
 /// The passthrough tools: every tool with a free-form `path` argument.
 fn passthrough_tools() -> Vec<String> {
-    let Ok(registry) = registry::production() else {
+    let Ok(registry) = tools::all() else {
         panic!("the production registry builds");
     };
     let names: Vec<String> = registry

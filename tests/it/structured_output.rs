@@ -5,9 +5,11 @@
 
 use crate::common::protocol::TOKEN;
 use crate::common::structured::*;
+use devtools_mcp_edge::mcp::CallToolResult;
 use devtools_mcp_edge::mcp::ToolAnnotations;
 use devtools_mcp_edge::registry::{Registry, Tool, ToolCall, ToolError, ToolResult, ToolSpec};
 use devtools_mcp_edge::structured::Contract;
+use devtools_mcp_edge::tools::{Access, Registry, Tool, ToolCall, ToolError, ToolSpec};
 use futures::future::LocalBoxFuture;
 use serde_json::{json, Value as Json};
 
@@ -32,7 +34,7 @@ fn exactly_the_six_read_tools_advertise_an_output_schema() {
             assert!(schema["properties"]["data"].get("type").is_none());
             // The server's own validator enforces every keyword the schemas use.
             assert_eq!(
-                devtools_mcp_edge::registry::schema::unsupported_keywords(schema),
+                devtools_mcp_edge::tools::schema::unsupported_keywords(schema),
                 Vec::<String>::new()
             );
         }

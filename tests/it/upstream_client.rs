@@ -8,8 +8,8 @@ use base64::Engine as _;
 use devtools_mcp_edge::config::Config;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{TransportError, UpstreamRequest, UpstreamResponse};
-use devtools_mcp_edge::registry;
 use devtools_mcp_edge::server::Server;
+use devtools_mcp_edge::tools;
 use devtools_mcp_edge::upstream::{self, ApiPath, ErrorKind, Method, UpstreamError, Vendor};
 use devtools_mcp_edge::value::Value;
 use serde_json::json;
@@ -91,7 +91,7 @@ fn get(
     let path = ApiPath::parse(path).unwrap();
     let outcome = futures::executor::block_on(upstream::send(
         env.ports(),
-        config,
+        &config.upstream,
         vendor,
         Method::Get,
         &path,
@@ -530,7 +530,7 @@ fn call_tool(
 fn tool_server() -> Server {
     let mut settings = base_settings();
     settings.extend(all_settings());
-    Server::with_registry(&settings_fn(settings), registry::production())
+    Server::with_registry(&settings_fn(settings), tools::all())
 }
 
 #[test]

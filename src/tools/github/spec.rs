@@ -4,8 +4,8 @@
 use super::{LIST_JOBS, LIST_RUNS};
 use crate::mcp::ToolAnnotations;
 use crate::projection;
-use crate::registry::ToolSpec;
 use crate::structured::Contract;
+use crate::tools::registry::{Access, ToolSpec};
 use serde_json::{json, Value as Json};
 
 /// Page size when none is given (GitHub's own default).
@@ -120,6 +120,7 @@ its id and call github_list_workflow_jobs. Always live data, never cached."
         }),
         output_schema: Some(Contract::Paged.output_schema()),
         annotations: annotations("List GitHub Actions workflow runs"),
+        access: Access::Rules,
     }
 }
 
@@ -152,5 +153,6 @@ Always live data, never cached."
         }),
         output_schema: Some(Contract::Paged.output_schema()),
         annotations: annotations("List the jobs of a GitHub Actions run"),
+        access: Access::Rules,
     }
 }

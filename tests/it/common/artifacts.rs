@@ -10,6 +10,7 @@ use devtools_mcp_edge::config::Config;
 use devtools_mcp_edge::ports::fake::MemoryArtifacts;
 use devtools_mcp_edge::ports::{ArtifactChunk, ArtifactMeta, ArtifactStore, Ports, StoreError};
 use devtools_mcp_edge::server::Server;
+use devtools_mcp_edge::tools;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
 use serde_json::{json, Value as Json};
@@ -162,11 +163,13 @@ pub fn noise(len: usize) -> Vec<u8> {
 
 /// Saves `bytes` as `owner`'s artifact through the API.
 pub fn save(ports: Ports<'_>, config: &Config, owner: &str, bytes: Vec<u8>) -> ArtifactId {
-    block_on(Artifacts::new(ports, config).save(
-        &Principal::named(owner),
-        bytes,
-        "application/json",
-    ))
+    block_on(
+        Artifacts::new(ports, config.tools.artifact_retention_seconds).save(
+            &Principal::named(owner),
+            bytes,
+            "application/json",
+        ),
+    )
     .expect("the in-memory store accepts the artifact")
 }
 

@@ -5,8 +5,8 @@
 use devtools_mcp_edge::http::HttpRequest;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::UpstreamResponse;
-use devtools_mcp_edge::registry;
 use devtools_mcp_edge::server::Server;
+use devtools_mcp_edge::tools;
 use serde_json::{json, Value as Json};
 
 /// Default (configured) credentials.
@@ -70,7 +70,7 @@ pub fn server(pairs: &[(String, String)]) -> Server {
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.clone())
         },
-        registry::production(),
+        tools::all(),
     )
 }
 

@@ -3,10 +3,11 @@
 
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::http::{HttpRequest, HttpResponse};
+use devtools_mcp_edge::mcp::CallToolResult;
 use devtools_mcp_edge::mcp::ToolAnnotations;
 use devtools_mcp_edge::ports::fake::FakeEnv;
-use devtools_mcp_edge::registry::{Registry, Tool, ToolCall, ToolError, ToolResult, ToolSpec};
 use devtools_mcp_edge::server::Server;
+use devtools_mcp_edge::tools::{Access, Registry, Tool, ToolCall, ToolError, ToolSpec};
 use devtools_mcp_edge::value::Value;
 use futures::future::LocalBoxFuture;
 use serde_json::{json, Value as Json};
@@ -145,6 +146,7 @@ fn spec(name: &str, input_schema: Json, annotations: ToolAnnotations) -> ToolSpe
         input_schema,
         output_schema: None,
         annotations,
+        access: Access::Rules,
     }
 }
 
@@ -155,7 +157,10 @@ impl Tool for Echo {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(async move {
             #[derive(serde::Deserialize)]
             struct Args {
@@ -163,7 +168,7 @@ impl Tool for Echo {
             }
             let args: Args = call.parse_arguments()?;
             let principal: &Principal = call.principal;
-            Ok(ToolResult::text(format!(
+            Ok(CallToolResult::text(format!(
                 "{} (principal {}, revision {})",
                 args.text,
                 principal.name(),
@@ -184,7 +189,7 @@ impl Tool for Failing {
     fn call<'a>(
         &'a self,
         _call: ToolCall<'a>,
-    ) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(async move {
             match self.0.name.as_str() {
                 "panics" => panic!("secret detail: index 7 out of range"),

@@ -1,20 +1,31 @@
 //! The tool registry: the [`Tool`] trait, its [`ToolSpec`] (name, title, description, input
-//! schema, annotations), the per-call context and outcome types, and the name -> tool map the
-//! server dispatches `tools/call` through.
+//! schema, annotations, access class), the settings and per-call context tools get, the outcome
+//! types, and the name -> tool map the server dispatches `tools/call` through.
 
-pub mod schema;
-
+use super::schema;
 use crate::auth::Principal;
-use crate::config::Config;
-use crate::mcp::{CallToolResult, ContentBlock, ProtocolVersion, ToolAnnotations, ToolDescriptor};
+use crate::mcp::{CallToolResult, ProtocolVersion, ToolAnnotations, ToolDescriptor};
 use crate::ports::Ports;
-use crate::value::Value;
+use crate::upstream::{Target, UpstreamSettings};
 use futures::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value as Json};
 use std::fmt;
 
-/// What a tool is, as listed to clients.
+/// How enterprise policy treats a tool's calls. The server's gate decides on this class, never
+/// on the tool's name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// The policy's rules decide, on the tool's name and the upstream request it would make.
+    #[default]
+    Rules,
+    /// Always allowed: the tool serves only the caller's own data and checks ownership itself.
+    Own,
+    /// Only approvers the policy names may call it.
+    Approvers,
+}
+
+/// What a tool is, as listed to clients, and how policy treats it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolSpec {
     /// Unique name: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
@@ -30,6 +41,8 @@ pub struct ToolSpec {
     pub output_schema: Option<Json>,
     /// Behaviour hints.
     pub annotations: ToolAnnotations,
+    /// How enterprise policy treats its calls.
+    pub access: Access,
 }
 
 impl ToolSpec {
@@ -48,6 +61,49 @@ impl ToolSpec {
     }
 }
 
+/// The settings tools read, handed out by the configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolSettings {
+    /// Maximum text per tool result, in UTF-16 code units (`MCP_TEXT_MAX_CHARS`).
+    pub text_max_chars: usize,
+    /// TTL of cached upstream responses, in seconds (`HTTP_CACHE_TTL_SECONDS`).
+    pub cache_ttl_seconds: u64,
+    /// How long an artifact stays readable after it was saved, in seconds
+    /// (`STREAMING_ARTIFACT_RETENTION_SECONDS`).
+    pub artifact_retention_seconds: u64,
+    /// Whether the schema tools advertise output schemas and return `structuredContent`
+    /// (`MCP_STRUCTURED_OUTPUT`).
+    pub structured_output: bool,
+    /// Largest serialized `structuredContent` value, in bytes (`MCP_STRUCTURED_MAX_BYTES`).
+    pub structured_max_bytes: usize,
+    /// Whether an enterprise policy is configured (the approval tools have nothing to do
+    /// without one).
+    pub policy_configured: bool,
+}
+
+/// `MCP_TEXT_MAX_CHARS` when not set.
+pub const DEFAULT_TEXT_MAX_CHARS: usize = 40_000;
+/// `HTTP_CACHE_TTL_SECONDS` when not set: Workers KV's minimum TTL.
+pub const DEFAULT_CACHE_TTL_SECONDS: u64 = 60;
+/// `STREAMING_ARTIFACT_RETENTION_SECONDS` when not set: one hour.
+pub const DEFAULT_ARTIFACT_RETENTION_SECONDS: u64 = 3_600;
+/// `MCP_STRUCTURED_MAX_BYTES` when not set: 256 KiB.
+pub const DEFAULT_STRUCTURED_MAX_BYTES: usize = 256 * 1024;
+
+impl Default for ToolSettings {
+    /// Every setting at its built-in default, structured output off, no policy.
+    fn default() -> ToolSettings {
+        ToolSettings {
+            text_max_chars: DEFAULT_TEXT_MAX_CHARS,
+            cache_ttl_seconds: DEFAULT_CACHE_TTL_SECONDS,
+            artifact_retention_seconds: DEFAULT_ARTIFACT_RETENTION_SECONDS,
+            structured_output: false,
+            structured_max_bytes: DEFAULT_STRUCTURED_MAX_BYTES,
+            policy_configured: false,
+        }
+    }
+}
+
 /// Everything a handler gets for one call.
 pub struct ToolCall<'a> {
     /// Who is calling; scope caches and artifacts by it.
@@ -60,8 +116,10 @@ pub struct ToolCall<'a> {
     pub meta: Option<Map<String, Json>>,
     /// The outside world.
     pub ports: Ports<'a>,
-    /// The configuration.
-    pub config: &'a Config,
+    /// The tools' settings.
+    pub settings: &'a ToolSettings,
+    /// The vendor settings, with the credential enterprise policy chose for this call.
+    pub upstream: &'a UpstreamSettings,
 }
 
 impl ToolCall<'_> {
@@ -69,47 +127,6 @@ impl ToolCall<'_> {
     pub fn parse_arguments<T: DeserializeOwned>(&self) -> Result<T, ToolError> {
         serde_json::from_value(Json::Object(self.arguments.clone()))
             .map_err(|e| ToolError::InvalidArguments(e.to_string()))
-    }
-}
-
-/// A tool's successful outcome (which may still be an `isError` result the tool chose).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolResult {
-    /// Content blocks for the model.
-    pub content: Vec<ContentBlock>,
-    /// True when the tool ran and reports failure.
-    pub is_error: bool,
-    /// Machine-readable result, matching the output schema.
-    pub structured_content: Option<Value>,
-    /// Result `_meta`.
-    pub meta: Option<Map<String, Json>>,
-}
-
-impl ToolResult {
-    /// A result of one text block.
-    pub fn text(text: impl Into<String>) -> ToolResult {
-        ToolResult {
-            content: vec![ContentBlock::text(text)],
-            is_error: false,
-            structured_content: None,
-            meta: None,
-        }
-    }
-
-    /// Adds structured content.
-    pub fn with_structured(mut self, value: Value) -> ToolResult {
-        self.structured_content = Some(value);
-        self
-    }
-
-    /// The wire form.
-    pub fn into_wire(self) -> CallToolResult {
-        CallToolResult {
-            content: self.content,
-            structured_content: self.structured_content,
-            is_error: self.is_error,
-            meta: self.meta,
-        }
     }
 }
 
@@ -143,14 +160,14 @@ pub trait Tool: Send + Sync {
     /// The tool's metadata.
     fn spec(&self) -> &ToolSpec;
     /// Runs one call.
-    fn call<'a>(&'a self, call: ToolCall<'a>) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>>;
+    fn call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>>;
     /// The upstream request a call with `arguments` would make (vendor, method, normalised
     /// path), worked out before it runs so enterprise policy can decide on it; `None` for tools
     /// that make no upstream request.
-    fn upstream_target(
-        &self,
-        _arguments: &Map<String, Json>,
-    ) -> Option<Result<crate::policy::Target, ToolError>> {
+    fn upstream_target(&self, _arguments: &Map<String, Json>) -> Option<Result<Target, ToolError>> {
         None
     }
 }
@@ -177,27 +194,6 @@ impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.names()).finish()
     }
-}
-
-/// The registry served in production: the vendor tools and `artifact_read`.
-pub fn production() -> Result<Registry, RegistryError> {
-    let mut registry = Registry::new();
-    for tool in crate::tools::atlassian::tools() {
-        registry.register(Box::new(tool))?;
-    }
-    for tool in crate::tools::github::tools()
-        .into_iter()
-        .chain(crate::tools::circleci::tools())
-    {
-        registry.register(tool)?;
-    }
-    // Offered whatever MCP_STRUCTURED_OUTPUT says: truncated texts name artifacts either way.
-    registry.register(Box::new(crate::tools::artifact_read::ArtifactRead::new()))?;
-    // Listed even without a policy: tools/list hides nothing, and they say why they refuse.
-    for tool in crate::tools::approvals::tools() {
-        registry.register(tool)?;
-    }
-    Ok(registry)
 }
 
 impl Registry {
@@ -301,8 +297,8 @@ mod tests {
         fn call<'a>(
             &'a self,
             _call: ToolCall<'a>,
-        ) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
-            Box::pin(async { Ok(ToolResult::text("ok")) })
+        ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
+            Box::pin(async { Ok(CallToolResult::text("ok")) })
         }
     }
 
@@ -314,22 +310,8 @@ mod tests {
             input_schema,
             output_schema: None,
             annotations: ToolAnnotations::default(),
+            access: Access::Rules,
         }))
-    }
-
-    #[test]
-    fn production_tool_names_are_unique_and_valid() {
-        let registry = production().expect("the production registry must build");
-        let mut names = registry.names();
-        let count = names.len();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(
-            names.len(),
-            count,
-            "duplicate tool names: {:?}",
-            registry.names()
-        );
     }
 
     #[test]
@@ -372,6 +354,7 @@ mod tests {
             input_schema: json!({"type": "object"}),
             output_schema: Some(json!({"type": "array"})),
             annotations: ToolAnnotations::default(),
+            access: Access::Rules,
         });
         let err = Registry::new()
             .register(Box::new(tool.clone()))
@@ -392,7 +375,6 @@ mod tests {
     fn a_registry_can_live_in_a_static() {
         fn shareable<T: Send + Sync>() {}
         shareable::<Registry>();
-        shareable::<crate::server::Server>();
     }
 
     #[test]

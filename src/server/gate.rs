@@ -1,47 +1,25 @@
-//! Policy at the `tools/call` boundary: loading the document (a setting, or a KV key read at
-//! every call), the gate a call passes before its tool runs (built-in tools, rules, approvals,
-//! identity selection), the refusal results with their `_meta`, and one log line per decision.
+//! The MCP gate of enterprise policy: loading the document (a setting, or a KV key read at every
+//! call), the gate a `tools/call` passes before its tool runs (decided on the tool's access
+//! class, the policy's rules and approvals, and the identity chosen), the refusal results with
+//! their `_meta`, the restriction notes `tools/list` adds, and one log line per decision. The
+//! decisions themselves are the policy module's.
 
-use super::{Decision, Effect, Policy, Target};
 use crate::approvals::{self, arguments_hash, Approvals, Record, Status};
 use crate::auth::Principal;
-use crate::config::Config;
-use crate::mcp::{ContentBlock, ToolDescriptor};
+use crate::mcp::{CallToolResult, ToolDescriptor};
+use crate::policy::{Decision, Effect, Policy, PolicySettings, Restriction};
 use crate::ports::Ports;
-use crate::registry::{Tool, ToolError, ToolResult};
-use crate::upstream::{UpstreamSettings, Vendor};
+use crate::tools::approvals::APPROVAL_DECIDE;
+use crate::tools::registry::{Access, Registry, Tool, ToolError};
+use crate::upstream::{Target, UpstreamSettings, Vendor};
 use serde_json::{json, Map, Value as Json};
 
 /// Result `_meta` key naming the upstream identity that acted.
 pub const UPSTREAM_META: &str = "mcp-devtools/upstream";
-/// The artifact tool, which checks ownership itself whatever the policy.
-pub const ARTIFACT_READ: &str = "artifact_read";
-/// The approval tools, open to approvers only.
-pub const APPROVAL_LIST: &str = "approval_list";
-/// See [`APPROVAL_LIST`].
-pub const APPROVAL_DECIDE: &str = "approval_decide";
 /// Refusal code: denied.
 pub const CODE_DENIED: &str = "policy_denied";
 /// Refusal code: approval required.
 pub const CODE_APPROVAL: &str = "approval_required";
-
-/// The policy settings: where the document is and how long approvals live.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PolicySettings {
-    /// `MCP_POLICY`: the document itself.
-    pub document: Option<String>,
-    /// `MCP_POLICY_KV_KEY`: the key of the document in the `POLICY` namespace.
-    pub kv_key: Option<String>,
-    /// `MCP_APPROVAL_TTL_SECONDS`.
-    pub approval_ttl_seconds: u64,
-}
-
-impl PolicySettings {
-    /// True when the server runs under enterprise policy.
-    pub fn is_configured(&self) -> bool {
-        self.document.is_some() || self.kv_key.is_some()
-    }
-}
 
 /// The policy in force for one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,29 +66,31 @@ pub enum Gate {
     /// No policy: the call runs as it always did.
     Off,
     /// The call is refused with this result.
-    Refuse(ToolResult),
+    Refuse(CallToolResult),
     /// The call runs, with these upstream settings when an identity was chosen, and reports
     /// the identity that acted.
     Run {
         /// Upstream settings with the chosen identity's credential.
         settings: Option<UpstreamSettings>,
         /// (vendor, identity) for `_meta["mcp-devtools/upstream"]`.
-        upstream: Option<(Vendor, String)>,
+        acting: Option<(Vendor, String)>,
     },
 }
 
-/// Decides a call before its tool runs. An `Err` is the tool's own argument error (the
-/// request it would make cannot be worked out).
+/// Decides a call before its tool runs, on the tool's access class. An `Err` is the tool's own
+/// argument error (the request it would make cannot be worked out).
 pub async fn gate(
     tool: &dyn Tool,
     arguments: &Map<String, Json>,
     principal: &Principal,
-    config: &Config,
+    settings: &PolicySettings,
+    upstream: &UpstreamSettings,
     ports: Ports<'_>,
 ) -> Result<Gate, ToolError> {
-    let name = tool.spec().name.as_str();
+    let spec = tool.spec();
+    let name = spec.name.as_str();
     let who = principal.name();
-    let policy = match load(&config.policy, ports).await {
+    let policy = match load(settings, ports).await {
         Loaded::Off => return Ok(Gate::Off),
         Loaded::Broken(reason) => {
             log(
@@ -124,35 +104,35 @@ pub async fn gate(
         }
         Loaded::Active(policy) => policy,
     };
-    if name == ARTIFACT_READ {
+    let builtin_allow = || {
         log_decision(ports, who, name, None, "allow", None, "builtin", None, None);
-        return Ok(Gate::Run {
+        Gate::Run {
             settings: None,
-            upstream: None,
-        });
-    }
-    if name == APPROVAL_LIST || name == APPROVAL_DECIDE {
-        if policy.is_approver(who) {
-            log_decision(ports, who, name, None, "allow", None, "builtin", None, None);
-            return Ok(Gate::Run {
-                settings: None,
-                upstream: None,
-            });
+            acting: None,
         }
-        let decision = Decision::builtin_deny(
-            who,
-            name,
-            None,
-            format!("Only approvers named by the enterprise policy may use {name}."),
-        );
-        return Ok(refuse(ports, &decision, None));
+    };
+    match spec.access {
+        Access::Own => return Ok(builtin_allow()),
+        Access::Approvers if policy.is_approver(who) => return Ok(builtin_allow()),
+        Access::Approvers => {
+            let decision = Decision::builtin_deny(
+                who,
+                name,
+                None,
+                format!("Only approvers named by the enterprise policy may use {name}."),
+            );
+            return Ok(refuse(ports, &decision, None));
+        }
+        Access::Rules => {}
     }
     let target = tool.upstream_target(arguments).transpose()?;
     let decision = policy.decide(who, name, target);
     match decision.effect {
         Effect::Deny => Ok(refuse(ports, &decision, None)),
-        Effect::Allow => Ok(run(ports, &policy, &config.upstream, &decision, None)),
-        Effect::ApprovalRequired => approval(ports, &policy, config, &decision, arguments).await,
+        Effect::Allow => Ok(run(ports, &policy, upstream, &decision, None)),
+        Effect::ApprovalRequired => {
+            approval(ports, &policy, settings, upstream, &decision, arguments).await
+        }
     }
 }
 
@@ -160,11 +140,12 @@ pub async fn gate(
 /// `principal`; no tool is hidden, so a client can always see why a call is refused.
 pub async fn describe(
     tools: &mut [ToolDescriptor],
+    registry: &Registry,
     principal: &Principal,
-    config: &Config,
+    settings: &PolicySettings,
     ports: Ports<'_>,
 ) {
-    let policy = match load(&config.policy, ports).await {
+    let policy = match load(settings, ports).await {
         Loaded::Off => return,
         Loaded::Active(policy) => policy,
         Loaded::Broken(_) => {
@@ -177,14 +158,16 @@ pub async fn describe(
             return;
         }
     };
+    let who = principal.name();
     for tool in tools {
-        let note = match tool.name.as_str() {
-            ARTIFACT_READ => None,
-            APPROVAL_LIST | APPROVAL_DECIDE if policy.is_approver(principal.name()) => None,
-            APPROVAL_LIST | APPROVAL_DECIDE => {
+        let access = registry.get(&tool.name).map(|t| t.spec().access);
+        let note = match access {
+            Some(Access::Own) => None,
+            Some(Access::Approvers) if policy.is_approver(who) => None,
+            Some(Access::Approvers) => {
                 Some("Restricted by enterprise policy: only approvers may use this tool.")
             }
-            name => policy.restriction(principal.name(), name),
+            Some(Access::Rules) | None => restriction_note(policy.restriction(who, &tool.name)),
         };
         if let Some(note) = note {
             tool.description.push_str("\n\n");
@@ -193,8 +176,22 @@ pub async fn describe(
     }
 }
 
+/// The sentence a tool's description gets for a restriction.
+fn restriction_note(restriction: Restriction) -> Option<&'static str> {
+    match restriction {
+        Restriction::None => None,
+        Restriction::All => {
+            Some("Restricted by enterprise policy: calls to this tool are denied to you.")
+        }
+        Restriction::Some => Some(
+            "Restricted by enterprise policy: some calls are denied or need an approver's \
+             approval; a refusal explains itself in its _meta.",
+        ),
+    }
+}
+
 /// The `_meta` of a result that ran under policy: `{vendor, identity}` of the acting credential.
-pub fn add_upstream_meta(result: &mut ToolResult, vendor: Vendor, identity: &str) {
+pub fn add_upstream_meta(result: &mut CallToolResult, vendor: Vendor, identity: &str) {
     result.meta.get_or_insert_with(Map::new).insert(
         UPSTREAM_META.into(),
         json!({ "vendor": vendor.id(), "identity": identity }),
@@ -208,7 +205,7 @@ fn run(
     decision: &Decision,
     approval: Option<&Record>,
 ) -> Gate {
-    let upstream = match (&decision.target, &decision.identity) {
+    let acting = match (&decision.target, &decision.identity) {
         (Some(t), Some(identity)) => Some((t.vendor, identity.clone())),
         _ => None,
     };
@@ -220,21 +217,22 @@ fn run(
         decision.effect.as_str(),
         decision.rule.as_deref(),
         "run",
-        upstream.as_ref().map(|(v, i)| (*v, i.as_str())),
+        acting.as_ref().map(|(v, i)| (*v, i.as_str())),
         approval.map(|r| r.id.as_str()),
     );
     Gate::Run {
-        settings: upstream
+        settings: acting
             .as_ref()
             .map(|(vendor, identity)| policy.settings_for(base, *vendor, identity)),
-        upstream,
+        acting,
     }
 }
 
 async fn approval(
     ports: Ports<'_>,
     policy: &Policy,
-    config: &Config,
+    settings: &PolicySettings,
+    upstream: &UpstreamSettings,
     decision: &Decision,
     arguments: &Map<String, Json>,
 ) -> Result<Gate, ToolError> {
@@ -268,14 +266,8 @@ async fn approval(
         Some(record) if record.status == Status::Approved && approvals::claim(&record.id) => {
             return match approvals.consume(record).await {
                 Ok(record) => {
-                    log_approval(ports, "consumed", &record, &decision.principal);
-                    Ok(run(
-                        ports,
-                        policy,
-                        &config.upstream,
-                        decision,
-                        Some(&record),
-                    ))
+                    approvals::log_event(ports, "consumed", &record, &decision.principal);
+                    Ok(run(ports, policy, upstream, decision, Some(&record)))
                 }
                 Err(e) => Ok(store_down(format!("{e:?}"))),
             };
@@ -302,12 +294,9 @@ async fn approval(
                 decided_by: None,
                 decision_reason: None,
             };
-            match approvals
-                .create(fresh, config.policy.approval_ttl_seconds)
-                .await
-            {
+            match approvals.create(fresh, settings.approval_ttl_seconds).await {
                 Ok(record) => {
-                    log_approval(ports, "requested", &record, &decision.principal);
+                    approvals::log_event(ports, "requested", &record, &decision.principal);
                     record
                 }
                 Err(e) => return Ok(store_down(format!("{e:?}"))),
@@ -335,19 +324,34 @@ fn refuse(ports: Ports<'_>, decision: &Decision, approval: Option<&Record>) -> G
         None,
         approval.map(|r| r.id.as_str()),
     );
-    let mut decision_json = decision.to_json();
+    let mut decision_json = decision_meta(decision);
     if let Some(record) = approval {
         decision_json.insert("approval".into(), record.summary());
     }
     let mut meta = Map::new();
     meta.insert("code".into(), json!(code));
     meta.insert("decision".into(), Json::Object(decision_json));
-    Gate::Refuse(ToolResult {
-        content: vec![ContentBlock::text(refusal_text(decision, approval))],
-        is_error: true,
-        structured_content: None,
+    Gate::Refuse(CallToolResult {
         meta: Some(meta),
+        ..CallToolResult::error(refusal_text(decision, approval))
     })
+}
+
+/// The `_meta.decision` object of a refusal (without `approval`, which the caller adds).
+fn decision_meta(decision: &Decision) -> Map<String, Json> {
+    let mut map = Map::new();
+    map.insert("effect".into(), json!(decision.effect.as_str()));
+    map.insert("rule".into(), json!(decision.rule));
+    map.insert("reason".into(), json!(decision.reason));
+    map.insert("principal".into(), json!(decision.principal));
+    map.insert("tool".into(), json!(decision.tool));
+    let target = decision.target.as_ref();
+    map.insert("method".into(), json!(target.map(|t| t.method.as_str())));
+    map.insert("path".into(), json!(target.map(|t| t.path.as_str())));
+    if decision.effect == Effect::ApprovalRequired {
+        map.insert("approvers".into(), json!(decision.approvers));
+    }
+    map
 }
 
 fn refusal_text(decision: &Decision, approval: Option<&Record>) -> String {
@@ -383,7 +387,7 @@ fn refusal_text(decision: &Decision, approval: Option<&Record>) -> String {
         Some(record) => format!(
             "This call needs approval under the enterprise policy{rule}: {} Approval request {} \
              is pending until {}; approvers: {}. Ask one of them to approve it (tool \
-             approval_decide), then repeat exactly the same call once. Call: {request}, as {}.",
+             {APPROVAL_DECIDE}), then repeat exactly the same call once. Call: {request}, as {}.",
             decision.reason,
             record.id,
             record.expires_at(),
@@ -432,23 +436,6 @@ fn log_decision(
         }
     }
     log(ports, "info", "policy_decision", fields);
-}
-
-/// One line per approval event (requested, approved, denied, consumed); never the arguments.
-pub fn log_approval(ports: Ports<'_>, action: &str, record: &Record, by: &str) {
-    log(
-        ports,
-        "info",
-        "approval",
-        json!({
-            "action": action,
-            "approvalId": record.id,
-            "requester": record.requester,
-            "tool": record.tool,
-            "rule": record.rule,
-            "by": by,
-        }),
-    );
 }
 
 #[cfg(test)]
@@ -507,8 +494,21 @@ mod tests {
     }
 
     #[test]
+    fn decision_meta_names_approvers_only_when_approval_is_required() {
+        let meta = Json::Object(decision_meta(&decision(Effect::ApprovalRequired)));
+        assert_eq!(meta["effect"], "approval_required");
+        assert_eq!(meta["approvers"], json!(["bo", "cy"]));
+        assert_eq!(
+            (&meta["method"], &meta["path"]),
+            (&json!("POST"), &json!("/2.0/repositories/a/b"))
+        );
+        let meta = decision_meta(&decision(Effect::Deny));
+        assert!(!meta.contains_key("approvers"));
+    }
+
+    #[test]
     fn upstream_meta_joins_existing_meta() {
-        let mut result = ToolResult::text("x");
+        let mut result = CallToolResult::text("x");
         result.meta = Some(Map::from_iter([("other".to_owned(), json!(1))]));
         add_upstream_meta(&mut result, Vendor::Jira, "team");
         assert_eq!(

@@ -371,4 +371,25 @@ mod tests {
             ["arguments.flag: expected boolean, got number"]
         );
     }
+
+    #[test]
+    fn the_unavailable_value_conforms_to_every_contract() {
+        use crate::structured::{unavailable, Contract, Envelope, Incomplete};
+        use crate::value::Value;
+        let value: Json = serde_json::from_str(&unavailable().to_compact_json()).unwrap();
+        for contract in [
+            Contract::Paged,
+            Contract::CircleCiRead,
+            Contract::AtlassianRead,
+        ] {
+            let result = validate(&contract.output_schema(), &value);
+            assert_eq!(result, Ok(()), "{contract:?}");
+        }
+        // ...and a size marker without the metadata does not pass for a paged tool.
+        let sized = Envelope::DataOnly
+            .into_incomplete(Value::Null, &Incomplete::size(1, 1, None))
+            .to_compact_json();
+        let sized: Json = serde_json::from_str(&sized).unwrap();
+        assert!(validate(&Contract::Paged.output_schema(), &sized).is_err());
+    }
 }
