@@ -1,9 +1,11 @@
 //! The HTTP face of the server: routing, the order of the checks every `POST /mcp` passes
 //! (configuration, origin, authentication, size, content type, `Accept`), CORS for allowed
 //! origins, panic containment, and the replies for requests refused before dispatch. The header
-//! checks live in `checks`, JSON-RPC dispatch in `dispatch`, the enterprise policy gate in
-//! `gate`, revision selection in `version`, reply serialization in `reply`.
+//! checks live in `checks`, JSON-RPC dispatch in `dispatch`, the `tools/call` pipeline in
+//! `call`, the enterprise policy gate in `gate`, revision selection in `version`, reply
+//! serialization in `reply`.
 
+mod call;
 mod checks;
 mod dispatch;
 pub mod gate;

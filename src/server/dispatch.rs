@@ -3,7 +3,8 @@
 //! `MCP-Protocol-Version` header, or carried per request in 2026-07-28 `_meta`), and the
 //! methods themselves.
 
-use super::gate::{self, Gate};
+use super::call;
+use super::gate;
 use super::reply::{
     json_reply, json_reply_sized, log_event, panic_message, rpc_error_reply, status_for,
 };
@@ -16,15 +17,11 @@ use crate::config::Config;
 use crate::http::{HttpRequest, HttpResponse};
 use crate::jsonrpc::{self, ErrorCode, ErrorObject, Message, Request, Response};
 use crate::mcp::{
-    self, CacheHints, CacheScope, CallToolParams, CallToolResult, ContentBlock, DiscoverResult,
-    Implementation, InitializeParams, InitializeResult, ListToolsParams, ListToolsResult,
-    ProtocolVersion, ServerCapabilities,
+    self, CacheHints, CacheScope, DiscoverResult, Implementation, InitializeParams,
+    InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
 };
 use crate::ports::Ports;
-use crate::structured;
-use crate::tools::registry::{Registry, ToolCall, ToolError};
-use crate::tools::schema;
-use crate::upstream::UpstreamSettings;
+use crate::tools::registry::Registry;
 use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -218,27 +215,30 @@ fn parse_params<T: DeserializeOwned + Default>(
     }
 }
 
-fn parse_required<T: DeserializeOwned>(
+pub(super) fn parse_required<T: DeserializeOwned>(
     params: Option<Map<String, Json>>,
 ) -> Result<T, ErrorObject> {
     let params = params.ok_or_else(|| ErrorObject::invalid_params("params are required"))?;
     serde_json::from_value(Json::Object(params)).map_err(ErrorObject::invalid_params)
 }
 
-fn to_json(value: &impl Serialize) -> Result<Json, ErrorObject> {
+pub(super) fn to_json(value: &impl Serialize) -> Result<Json, ErrorObject> {
     serde_json::to_value(value).map_err(|_| ErrorObject::internal())
 }
 
 /// `value` as JSON text in a buffer of `capacity` bytes to start with (a good estimate spares a
 /// large result the copies of a growing buffer).
-fn to_raw(value: &impl Serialize, capacity: usize) -> Result<Box<RawValue>, ErrorObject> {
+pub(super) fn to_raw(
+    value: &impl Serialize,
+    capacity: usize,
+) -> Result<Box<RawValue>, ErrorObject> {
     let mut buf = Vec::with_capacity(capacity);
     serde_json::to_writer(&mut buf, value).map_err(|_| ErrorObject::internal())?;
     let text = String::from_utf8(buf).map_err(|_| ErrorObject::internal())?;
     RawValue::from_string(text).map_err(|_| ErrorObject::internal())
 }
 
-fn server_info() -> Implementation {
+pub(super) fn server_info() -> Implementation {
     Implementation {
         name: super::SERVER_NAME.to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -288,7 +288,7 @@ async fn run_method(
             to_json(&ListToolsResult { tools })?
         }
         // Serialized by itself: its structuredContent may be megabytes (see `call_reply`).
-        (_, "tools/call") => return call_tool(cx, version, params).await,
+        (_, "tools/call") => return call::call_tool(cx, version, params).await,
         _ => return Err(ErrorObject::method_not_found(&method)),
     };
     // server/discover is a 2026-07-28 method: a client probing with it under an older header
@@ -325,228 +325,4 @@ fn initialize(params: Option<Map<String, Json>>) -> Result<Json, ErrorObject> {
         server_info: server_info(),
         instructions: Some(INSTRUCTIONS.to_owned()),
     })
-}
-
-async fn call_tool(
-    cx: &Context<'_>,
-    version: ProtocolVersion,
-    params: Option<Map<String, Json>>,
-) -> Result<Box<RawValue>, ErrorObject> {
-    let meta = params
-        .as_ref()
-        .and_then(|p| p.get("_meta"))
-        .and_then(Json::as_object)
-        .cloned();
-    let params: CallToolParams = parse_required(params)?;
-    let tool = cx
-        .registry
-        .get(&params.name)
-        .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?;
-    let arguments = params.arguments.unwrap_or_default();
-    // Enterprise policy decides before the tool runs; an allowed call may run with another
-    // identity's credential (a per-call copy of the vendor settings) and reports which one acted.
-    let mut upstream_meta = None;
-    let call_upstream: UpstreamSettings;
-    let outcome = match schema::validate(
-        &tool.spec().input_schema,
-        &Json::Object(arguments.clone()),
-    ) {
-        Err(errors) => Err(ToolError::InvalidArguments(errors.join("; "))),
-        Ok(()) => match gate::gate(
-            tool,
-            &arguments,
-            cx.principal,
-            &cx.config.policy,
-            &cx.config.upstream,
-            cx.ports,
-        )
-        .await
-        {
-            Err(error) => Err(error),
-            Ok(Gate::Refuse(refusal)) => Ok(refusal),
-            Ok(gate) => {
-                let upstream = match gate {
-                    Gate::Run { settings, acting } => {
-                        upstream_meta = acting;
-                        match settings {
-                            Some(settings) => {
-                                call_upstream = settings;
-                                &call_upstream
-                            }
-                            None => &cx.config.upstream,
-                        }
-                    }
-                    Gate::Off | Gate::Refuse(_) => &cx.config.upstream,
-                };
-                let call = ToolCall {
-                    principal: cx.principal,
-                    arguments,
-                    protocol_version: version,
-                    meta,
-                    ports: cx.ports,
-                    settings: &cx.config.tools,
-                    upstream,
-                };
-                match AssertUnwindSafe(tool.call(call)).catch_unwind().await {
-                    Ok(outcome) => outcome,
-                    Err(payload) => {
-                        log_event(
-                            cx.ports,
-                            "error",
-                            "panic",
-                            json!({ "tool": params.name, "detail": panic_message(payload.as_ref()) }),
-                        );
-                        return Err(ErrorObject::internal());
-                    }
-                }
-            }
-        },
-    };
-    let result = match outcome {
-        Ok(result) => result,
-        Err(ToolError::InvalidArguments(reason)) if !version.argument_errors_are_tool_errors() => {
-            return Err(ErrorObject::invalid_params(format!(
-                "invalid arguments for tool {}: {reason}",
-                params.name
-            )));
-        }
-        Err(ToolError::InvalidArguments(reason)) => CallToolResult::error(format!(
-            "Invalid arguments for tool {}: {reason}",
-            params.name
-        )),
-        Err(ToolError::Failed(message)) => CallToolResult::error(message),
-        Err(ToolError::Internal(detail)) => {
-            log_event(
-                cx.ports,
-                "error",
-                "tool_internal_error",
-                json!({ "tool": params.name, "detail": detail }),
-            );
-            CallToolResult::error(format!(
-                "Tool {} failed because of an internal error on the server.",
-                params.name
-            ))
-        }
-    };
-    let mut result = structured::enforce(
-        result,
-        tool.spec().output_schema.is_some(),
-        cx.config.tools.structured_output,
-    );
-    if let Some((vendor, identity)) = &upstream_meta {
-        gate::add_upstream_meta(&mut result, *vendor, identity);
-    }
-    call_reply(result.for_revision(version), version)
-}
-
-/// A `tools/call` result under 2026-07-28: `resultType` and the server's identity in `_meta`,
-/// as [`run_method`] adds them to the other results, in the same key order.
-#[derive(Serialize)]
-struct StatelessCallResult {
-    #[serde(flatten)]
-    result: CallToolResult,
-    #[serde(rename = "resultType")]
-    result_type: &'static str,
-    /// `_meta` when the result had none (otherwise the server's identity joins the result's own).
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<Map<String, Json>>,
-}
-
-/// The JSON text of a `tools/call` result, written straight from the result: a 16 MiB
-/// `structuredContent` converted to a `serde_json::Value` first would cost several times its
-/// size in memory, against the Workers 128 MB limit (decision 0020). Number literals survive
-/// either way.
-fn call_reply(
-    mut result: CallToolResult,
-    version: ProtocolVersion,
-) -> Result<Box<RawValue>, ErrorObject> {
-    let capacity = reply_capacity(&result);
-    if !version.is_stateless() {
-        return to_raw(&result, capacity);
-    }
-    let server = to_json(&server_info())?;
-    let meta = match result.meta.as_mut() {
-        Some(meta) => {
-            meta.insert(mcp::META_SERVER_INFO.into(), server);
-            None
-        }
-        None => Some(Map::from_iter([(mcp::META_SERVER_INFO.to_owned(), server)])),
-    };
-    let stateless = StatelessCallResult {
-        result,
-        result_type: "complete",
-        meta,
-    };
-    to_raw(&stateless, capacity)
-}
-
-/// A little over the JSON size of `result`: the compact size of its structured value plus its
-/// texts (escapes such as `\n` add a few bytes), and room for the rest.
-fn reply_capacity(result: &CallToolResult) -> usize {
-    let structured = result
-        .structured_content
-        .as_ref()
-        .map_or(0, structured::compact_len);
-    let texts: usize = result
-        .content
-        .iter()
-        .map(|block| match block {
-            ContentBlock::Text { text } => text.len(),
-            _ => 0,
-        })
-        .sum();
-    let estimate = structured + texts;
-    estimate + estimate / 32 + 1024
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn result(meta: Option<Map<String, Json>>) -> CallToolResult {
-        let structured = crate::value::parse(r#"{"data":[1.50,2e3,-0],"nextPage":null}"#).unwrap();
-        CallToolResult {
-            content: vec![ContentBlock::text("line\nline")],
-            structured_content: Some(structured),
-            is_error: false,
-            meta,
-        }
-    }
-
-    #[test]
-    fn call_replies_keep_literals_and_the_stateless_additions_in_order() {
-        let old = call_reply(result(None), ProtocolVersion::V2025_06_18).unwrap();
-        assert_eq!(
-            old.get(),
-            r#"{"content":[{"type":"text","text":"line\nline"}],"structuredContent":{"data":[1.50,2e3,-0],"nextPage":null}}"#
-        );
-        let info = serde_json::to_string(&server_info()).unwrap();
-        let bare = call_reply(result(None), ProtocolVersion::V2026_07_28).unwrap();
-        assert!(
-            bare.get().ends_with(&format!(
-                r#""nextPage":null}},"resultType":"complete","_meta":{{"{}":{info}}}}}"#,
-                mcp::META_SERVER_INFO
-            )),
-            "{}",
-            bare.get()
-        );
-        let own = Map::from_iter([("x".to_owned(), json!(1))]);
-        let merged = call_reply(result(Some(own)), ProtocolVersion::V2026_07_28).unwrap();
-        assert!(
-            merged.get().ends_with(&format!(
-                r#""_meta":{{"x":1,"{}":{info}}},"resultType":"complete"}}"#,
-                mcp::META_SERVER_INFO
-            )),
-            "{}",
-            merged.get()
-        );
-    }
-
-    #[test]
-    fn the_reply_buffer_is_sized_for_the_result() {
-        let wire = result(None);
-        let text = serde_json::to_string(&wire).unwrap();
-        let capacity = reply_capacity(&wire);
-        assert!(capacity >= text.len(), "{capacity} < {}", text.len());
-    }
 }

@@ -10,7 +10,7 @@ use crate::mcp::{CallToolResult, ToolDescriptor};
 use crate::policy::{Decision, Effect, Policy, PolicySettings, Restriction};
 use crate::ports::Ports;
 use crate::tools::approvals::APPROVAL_DECIDE;
-use crate::tools::registry::{Access, Registry, Tool, ToolError};
+use crate::tools::registry::{Access, Prepared, Registry, ToolError, ToolSpec};
 use crate::upstream::{Target, UpstreamSettings, Vendor};
 use serde_json::{json, Map, Value as Json};
 
@@ -77,17 +77,18 @@ pub enum Gate {
     },
 }
 
-/// Decides a call before its tool runs, on the tool's access class. An `Err` is the tool's own
-/// argument error (the request it would make cannot be worked out).
+/// Decides a call before its tool runs, on the tool's access class and, for the rules, on the
+/// target worked out from the call's typed arguments. An `Err` is the tool's own argument error
+/// (the request it would make cannot be worked out).
 pub async fn gate(
-    tool: &dyn Tool,
+    spec: &ToolSpec,
+    call: &dyn Prepared<'_>,
     arguments: &Map<String, Json>,
     principal: &Principal,
     settings: &PolicySettings,
     upstream: &UpstreamSettings,
     ports: Ports<'_>,
 ) -> Result<Gate, ToolError> {
-    let spec = tool.spec();
     let name = spec.name.as_str();
     let who = principal.name();
     let policy = match load(settings, ports).await {
@@ -125,7 +126,7 @@ pub async fn gate(
         }
         Access::Rules => {}
     }
-    let target = tool.upstream_target(arguments).transpose()?;
+    let target = call.target()?;
     let decision = policy.decide(who, name, target);
     match decision.effect {
         Effect::Deny => Ok(refuse(ports, &decision, None)),

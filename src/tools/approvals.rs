@@ -7,7 +7,7 @@ use crate::approvals::{self, ApprovalError, Approvals, Record};
 use crate::mcp::CallToolResult;
 use crate::mcp::ToolAnnotations;
 use crate::time::iso8601_utc_ms;
-use crate::tools::registry::{Access, Tool, ToolCall, ToolError, ToolSpec};
+use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
@@ -94,7 +94,7 @@ fn entry(record: &Record) -> Json {
     })
 }
 
-fn store_failure(call: &ToolCall<'_>, error: ApprovalError) -> ToolError {
+fn store_failure(call: &ToolContext<'_>, error: ApprovalError) -> ToolError {
     if let ApprovalError::Store(detail) = &error {
         call.ports.log.line(
             &json!({"level": "error", "event": "approval_store_failed", "detail": detail})
@@ -104,7 +104,7 @@ fn store_failure(call: &ToolCall<'_>, error: ApprovalError) -> ToolError {
     ToolError::Failed(error.to_string())
 }
 
-async fn list(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
+async fn list(call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
     if !call.settings.policy_configured {
         return Err(ToolError::Failed(NO_POLICY.into()));
     }
@@ -119,19 +119,26 @@ async fn list(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
     Ok(CallToolResult::text(text))
 }
 
-#[derive(Deserialize)]
+/// `approval_list` takes no arguments.
+#[derive(Debug, Deserialize)]
+pub struct ListArgs {}
+
+/// `approval_decide`'s arguments.
+#[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct DecideArgs {
-    approval_id: String,
-    approve: bool,
-    reason: Option<String>,
+pub struct DecideArgs {
+    /// The request to decide.
+    pub approval_id: String,
+    /// True approves, false denies.
+    pub approve: bool,
+    /// Why, shown to the requester.
+    pub reason: Option<String>,
 }
 
-async fn decide(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
+async fn decide(args: DecideArgs, call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
     if !call.settings.policy_configured {
         return Err(ToolError::Failed(NO_POLICY.into()));
     }
-    let args: DecideArgs = call.parse_arguments()?;
     let me = call.principal.name();
     let reason = args
         .reason
@@ -162,26 +169,30 @@ async fn decide(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
     )))
 }
 
-impl Tool for ApprovalList {
+impl TypedTool for ApprovalList {
+    type Args = ListArgs;
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(
+    fn run<'a>(
         &'a self,
-        call: ToolCall<'a>,
+        _args: ListArgs,
+        cx: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(list(call))
+        Box::pin(list(cx))
     }
 }
 
-impl Tool for ApprovalDecide {
+impl TypedTool for ApprovalDecide {
+    type Args = DecideArgs;
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(
+    fn run<'a>(
         &'a self,
-        call: ToolCall<'a>,
+        args: DecideArgs,
+        cx: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(decide(call))
+        Box::pin(decide(args, cx))
     }
 }

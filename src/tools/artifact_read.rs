@@ -8,10 +8,11 @@
 use crate::artifacts::{ArtifactError, Artifacts};
 use crate::mcp::CallToolResult;
 use crate::mcp::ToolAnnotations;
-use crate::tools::registry::{Access, Tool, ToolCall, ToolError, ToolSpec};
+use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
 use base64::Engine as _;
 use futures::future::LocalBoxFuture;
-use serde::Serialize;
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 
 /// The tool's name.
@@ -101,45 +102,43 @@ fn spec() -> ToolSpec {
     }
 }
 
-/// The arguments, read from the validated JSON.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Args {
-    artifact_id: String,
-    offset: u64,
-    max_bytes: u64,
+/// The tool's arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// The artifact's id.
+    pub artifact_id: String,
+    /// Where the chunk starts.
+    #[serde(default, deserialize_with = "offset")]
+    pub offset: u64,
+    /// The chunk size, clamped to `MIN_MAX_BYTES..=MAX_MAX_BYTES`.
+    #[serde(default = "default_max_bytes", deserialize_with = "max_bytes")]
+    pub max_bytes: u64,
 }
 
-impl Args {
-    fn from_call(call: &ToolCall<'_>) -> Result<Args, ToolError> {
-        let arguments = &call.arguments;
-        let artifact_id = match arguments.get(ARTIFACT_ID) {
-            Some(Json::String(id)) => id.clone(),
-            _ => return Err(invalid("artifactId must be a string")),
-        };
-        let offset = match arguments.get(OFFSET) {
-            None | Some(Json::Null) => 0,
-            Some(n) => whole(n)
-                .and_then(|n| u64::try_from(n).ok())
-                .ok_or_else(|| invalid("offset must be a whole number, 0 or more"))?,
-        };
-        let max_bytes = match arguments.get(MAX_BYTES) {
-            None | Some(Json::Null) => DEFAULT_MAX_BYTES,
-            Some(n) => {
-                let n = whole(n).ok_or_else(|| invalid("maxBytes must be a whole number"))?;
-                let clamped = n.clamp(i128::from(MIN_MAX_BYTES), i128::from(MAX_MAX_BYTES));
-                u64::try_from(clamped).unwrap_or(DEFAULT_MAX_BYTES)
-            }
-        };
-        Ok(Args {
-            artifact_id,
-            offset,
-            max_bytes,
-        })
+fn default_max_bytes() -> u64 {
+    DEFAULT_MAX_BYTES
+}
+
+fn offset<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    match Option::<Json>::deserialize(d)? {
+        None | Some(Json::Null) => Ok(0),
+        Some(n) => whole(&n)
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| de::Error::custom("offset must be a whole number, 0 or more")),
     }
 }
 
-fn invalid(message: &str) -> ToolError {
-    ToolError::InvalidArguments(message.to_owned())
+fn max_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    match Option::<Json>::deserialize(d)? {
+        None | Some(Json::Null) => Ok(DEFAULT_MAX_BYTES),
+        Some(n) => {
+            let n =
+                whole(&n).ok_or_else(|| de::Error::custom("maxBytes must be a whole number"))?;
+            let clamped = n.clamp(i128::from(MIN_MAX_BYTES), i128::from(MAX_MAX_BYTES));
+            Ok(u64::try_from(clamped).unwrap_or(DEFAULT_MAX_BYTES))
+        }
+    }
 }
 
 /// A JSON number with no fractional part (`250.0` counts, as the schema validator says), widened
@@ -172,21 +171,23 @@ struct Page<'a> {
     data: String,
 }
 
-impl Tool for ArtifactRead {
+impl TypedTool for ArtifactRead {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    fn call<'a>(
+    fn run<'a>(
         &'a self,
-        call: ToolCall<'a>,
+        args: Args,
+        cx: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(read(call))
+        Box::pin(read(args, cx))
     }
 }
 
-async fn read(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
-    let args = Args::from_call(&call)?;
+async fn read(args: Args, call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
     let artifacts = Artifacts::new(call.ports, call.settings.artifact_retention_seconds);
     let chunk = match artifacts
         .read(
@@ -240,6 +241,36 @@ mod tests {
         ];
         for (value, expected) in cases {
             assert_eq!(whole(&value), expected, "{value}");
+        }
+    }
+
+    #[test]
+    fn arguments_default_clamp_and_refuse() {
+        let parse = |v: Json| crate::tools::args::parse::<Args>(&v);
+        assert_eq!(
+            parse(json!({"artifactId": "a"})).unwrap(),
+            Args {
+                artifact_id: "a".into(),
+                offset: 0,
+                max_bytes: DEFAULT_MAX_BYTES
+            }
+        );
+        let clamped = parse(json!({"artifactId": "a", "offset": 5.0, "maxBytes": 1e300})).unwrap();
+        assert_eq!((clamped.offset, clamped.max_bytes), (5, MAX_MAX_BYTES));
+        let low = parse(json!({"artifactId": "a", "maxBytes": -7})).unwrap();
+        assert_eq!(low.max_bytes, MIN_MAX_BYTES);
+        for (bad, says) in [
+            (json!({"artifactId": "a", "offset": -1}), "offset must be"),
+            (
+                json!({"artifactId": "a", "maxBytes": 1.5}),
+                "maxBytes must be",
+            ),
+            (json!({"offset": 0}), "artifactId"),
+        ] {
+            match parse(bad) {
+                Err(ToolError::InvalidArguments(m)) => assert!(m.contains(says), "{m}"),
+                other => panic!("{other:?}"),
+            }
         }
     }
 

@@ -2,15 +2,17 @@
 //! DELETE. One generic tool parameterised by vendor and verb; the request, the body decoding,
 //! the text and the error texts match the reference servers byte for byte (docs/parity.md).
 
-use crate::mcp::CallToolResult;
-use crate::mcp::ToolAnnotations;
-use crate::projection;
+use crate::mcp::{CallToolResult, ToolAnnotations};
 use crate::structured::{Contract, Envelope};
-use crate::tools::output::{self, CommonArgs};
-use crate::tools::registry::{Access, Tool, ToolCall, ToolError, ToolSpec};
+use crate::tools::args::{self, WithCommon, JQ, OUTPUT_FORMAT, QUERY_PARAMS};
+use crate::tools::output;
+use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
 use crate::upstream::{self, ApiPath, Method, Target, Vendor};
 use futures::future::LocalBoxFuture;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::{json, Map, Value as Json};
+use std::marker::PhantomData;
 
 /// Argument name of the API path.
 pub const PATH: &str = "path";
@@ -26,102 +28,142 @@ const METHODS: [Method; 5] = [
     Method::Delete,
 ];
 
-/// A passthrough tool: one vendor, one HTTP method.
-pub struct Passthrough {
+/// A passthrough tool: one vendor, one HTTP method; `A` is its arguments, with a body for the
+/// verbs that send one.
+pub struct Passthrough<A> {
     vendor: Vendor,
     method: Method,
     spec: ToolSpec,
+    args: PhantomData<fn() -> A>,
 }
 
-impl Passthrough {
+/// The arguments of a passthrough tool besides the shared ones (`queryParams`, `jq`,
+/// `outputFormat`): the path, and a body for POST, PUT and PATCH.
+pub trait PassthroughArgs: DeserializeOwned {
+    /// The API path as given.
+    fn path(&self) -> &str;
+    /// The request body, for the verbs that send one.
+    fn into_body(self) -> Option<Map<String, Json>>;
+}
+
+/// GET and DELETE: a path. The reference drops a body given to them, and so does this type.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ReadArgs {
+    /// The API path.
+    pub path: String,
+}
+
+/// POST, PUT and PATCH: a path and a JSON object body.
+#[derive(Clone, Debug, Deserialize)]
+pub struct WriteArgs {
+    /// The API path.
+    pub path: String,
+    /// The request body.
+    pub body: Map<String, Json>,
+}
+
+impl PassthroughArgs for ReadArgs {
+    fn path(&self) -> &str {
+        &self.path
+    }
+    fn into_body(self) -> Option<Map<String, Json>> {
+        None
+    }
+}
+
+impl PassthroughArgs for WriteArgs {
+    fn path(&self) -> &str {
+        &self.path
+    }
+    fn into_body(self) -> Option<Map<String, Json>> {
+        Some(self.body)
+    }
+}
+
+impl<A: PassthroughArgs> Passthrough<A> {
     /// The tool for `vendor` and `method`.
-    pub fn new(vendor: Vendor, method: Method) -> Passthrough {
+    fn new(vendor: Vendor, method: Method) -> Passthrough<A> {
         Passthrough {
             vendor,
             method,
             spec: spec(vendor, method),
+            args: PhantomData,
         }
     }
 
-    async fn run(&self, call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
-        let raw_path = call
-            .arguments
-            .get(PATH)
-            .and_then(Json::as_str)
-            .ok_or_else(|| ToolError::InvalidArguments("path must be a string".into()))?;
-        let path =
-            ApiPath::parse(raw_path).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
-        let args = CommonArgs::from_arguments(&call.arguments)?;
-        // The reference sends a body only for POST, PUT and PATCH (a delete's is dropped).
-        let body = if self.method.has_body() {
-            match call.arguments.get(BODY) {
-                Some(b @ Json::Object(_)) => Some(output::json_to_value(b)),
-                None | Some(Json::Null) => None,
-                Some(_) => {
-                    return Err(ToolError::InvalidArguments("body must be an object".into()))
-                }
-            }
-        } else {
-            None
-        };
+    /// The request path, checked as the client sends it.
+    fn path(args: &A) -> Result<ApiPath, ToolError> {
+        ApiPath::parse(args.path()).map_err(|e| ToolError::InvalidArguments(e.to_string()))
+    }
+
+    async fn call(
+        &self,
+        args: WithCommon<A>,
+        cx: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        let path = Self::path(&args.own)?;
+        let body = args
+            .own
+            .into_body()
+            .map(|body| output::json_to_value(&Json::Object(body)));
         let reply = upstream::send(
-            call.ports,
-            call.upstream,
+            cx.ports,
+            cx.upstream,
             self.vendor,
             self.method,
             &path,
-            &args.query_params,
+            &args.common.query_params.0,
             body.as_ref(),
         )
         .await;
         Ok(match reply {
             Ok(reply) => {
-                let mut rendered = output::render_body(reply.body, &args, call.settings);
+                let mut rendered = output::render_body(reply.body, &args.common, cx.settings);
                 if self.spec.output_schema.is_some() {
                     // The text stays the bare body (reference parity); the envelope wraps it.
                     rendered = rendered.with_envelope(Envelope::DataOnly);
                 }
-                rendered.finish(&call).await
+                rendered.finish(&cx).await
             }
             Err(error) => output::upstream_error(&error),
         })
     }
 }
 
-impl Tool for Passthrough {
+impl<A: PassthroughArgs> TypedTool for Passthrough<A> {
+    type Args = WithCommon<A>;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn call<'a>(
-        &'a self,
-        call: ToolCall<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(self.run(call))
+    fn target(&self, args: &Self::Args) -> Result<Option<Target>, ToolError> {
+        let path = Self::path(&args.own)?;
+        Ok(Some(Target::new(self.vendor, self.method, &path)))
     }
 
-    fn upstream_target(&self, arguments: &Map<String, Json>) -> Option<Result<Target, ToolError>> {
-        let path = arguments
-            .get(PATH)
-            .and_then(Json::as_str)
-            .ok_or_else(|| ToolError::InvalidArguments("path must be a string".into()))
-            .and_then(|raw| {
-                ApiPath::parse(raw).map_err(|e| ToolError::InvalidArguments(e.to_string()))
-            });
-        Some(path.map(|p| Target::new(self.vendor, self.method, &p)))
+    fn run<'a>(
+        &'a self,
+        args: Self::Args,
+        cx: ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
+        Box::pin(self.call(args, cx))
     }
 }
 
 /// All fifteen tools: Jira, Confluence, Bitbucket; GET, POST, PUT, PATCH, DELETE.
-pub fn tools() -> Vec<Passthrough> {
-    [Vendor::Jira, Vendor::Confluence, Vendor::Bitbucket]
-        .into_iter()
-        .flat_map(|vendor| {
-            METHODS
-                .into_iter()
-                .map(move |m| Passthrough::new(vendor, m))
-        })
-        .collect()
+pub fn tools() -> Vec<Box<dyn Tool>> {
+    let mut tools: Vec<Box<dyn Tool>> = Vec::new();
+    for vendor in [Vendor::Jira, Vendor::Confluence, Vendor::Bitbucket] {
+        for method in METHODS {
+            if method.has_body() {
+                tools.push(Box::new(Passthrough::<WriteArgs>::new(vendor, method)));
+            } else {
+                tools.push(Box::new(Passthrough::<ReadArgs>::new(vendor, method)));
+            }
+        }
+    }
+    tools
 }
 
 /// The tool name: `jira_get`, `conf_post`, `bb_delete`...
@@ -136,44 +178,28 @@ pub fn tool_name(vendor: Vendor, method: Method) -> String {
 
 fn spec(vendor: Vendor, method: Method) -> ToolSpec {
     let verb = method.as_str();
-    let mut properties = json!({
-        "path": {
+    let mut properties = Map::new();
+    properties.insert(
+        PATH.to_owned(),
+        json!({
             "type": "string",
             "minLength": 1,
             "description": path_description(vendor),
-        },
-        "queryParams": {
-            "type": "object",
-            "additionalProperties": {"type": "string"},
-            "description": "Query parameters as a map of strings, URL-encoded for you and \
-                appended in the order given, e.g. {\"maxResults\": \"50\", \"startAt\": \"0\"}. \
-                Numbers and booleans must be written as strings.",
-        },
-        "jq": {
-            "type": "string",
-            "description": projection::TOOL_DESCRIPTION,
-        },
-        "outputFormat": {
-            "type": "string",
-            "enum": ["toon", "json"],
-            "description": "Text format of the result: \"toon\" (default; compact, tables for \
-                uniform arrays) or \"json\" (2-space indented JSON).",
-        },
-    });
+        }),
+    );
+    args::add_fragments(&mut properties, &[QUERY_PARAMS, JQ, OUTPUT_FORMAT]);
     let mut required = vec![json!(PATH)];
     if method.has_body() {
-        if let Some(props) = properties.as_object_mut() {
-            props.insert(
-                BODY.to_owned(),
-                json!({
-                    "type": "object",
-                    "description": format!(
-                        "The JSON request body, sent as is with Content-Type: application/json. {}",
-                        body_hint(vendor, method)
-                    ),
-                }),
-            );
-        }
+        properties.insert(
+            BODY.to_owned(),
+            json!({
+                "type": "object",
+                "description": format!(
+                    "The JSON request body, sent as is with Content-Type: application/json. {}",
+                    body_hint(vendor, method)
+                ),
+            }),
+        );
         required.push(json!(BODY));
     }
     let annotations = ToolAnnotations {
@@ -312,7 +338,7 @@ mod tests {
     fn fifteen_tools_register_with_enforceable_schemas() {
         let mut registry = Registry::new();
         for tool in tools() {
-            registry.register(Box::new(tool)).unwrap();
+            registry.register(tool).unwrap();
         }
         assert_eq!(registry.len(), 15);
         assert_eq!(
@@ -330,35 +356,31 @@ mod tests {
 
     #[test]
     fn annotations_follow_the_verb() {
-        let get = Passthrough::new(Vendor::Jira, Method::Get);
-        let a = &get.spec().annotations;
+        let get = spec(Vendor::Jira, Method::Get);
+        let a = &get.annotations;
         assert_eq!(
             (a.read_only_hint, a.idempotent_hint, a.destructive_hint),
             (Some(true), Some(true), None)
         );
-        let delete = Passthrough::new(Vendor::Bitbucket, Method::Delete);
-        let a = &delete.spec().annotations;
+        let delete = spec(Vendor::Bitbucket, Method::Delete);
+        let a = &delete.annotations;
         assert_eq!(
             (a.read_only_hint, a.destructive_hint, a.idempotent_hint),
             (Some(false), Some(true), Some(true))
         );
-        let put = Passthrough::new(Vendor::Confluence, Method::Put);
-        assert_eq!(put.spec().annotations.idempotent_hint, Some(true));
-        assert_eq!(put.spec().annotations.destructive_hint, Some(false));
-        let post = Passthrough::new(Vendor::Confluence, Method::Post);
-        assert_eq!(post.spec().annotations.idempotent_hint, Some(false));
+        let put = spec(Vendor::Confluence, Method::Put);
+        assert_eq!(put.annotations.idempotent_hint, Some(true));
+        assert_eq!(put.annotations.destructive_hint, Some(false));
+        let post = spec(Vendor::Confluence, Method::Post);
+        assert_eq!(post.annotations.idempotent_hint, Some(false));
         for tool in tools() {
-            assert_eq!(tool.spec().annotations.open_world_hint, Some(true));
-            let required = tool.spec().input_schema["required"]
-                .as_array()
-                .unwrap()
-                .len();
-            assert_eq!(
-                required,
-                if tool.method.has_body() { 2 } else { 1 },
-                "{}",
-                tool.spec().name
-            );
+            let spec = tool.spec();
+            assert_eq!(spec.annotations.open_world_hint, Some(true));
+            let required = spec.input_schema["required"].as_array().unwrap().len();
+            let writes = ["_post", "_put", "_patch"]
+                .iter()
+                .any(|verb| spec.name.ends_with(verb));
+            assert_eq!(required, if writes { 2 } else { 1 }, "{}", spec.name);
         }
     }
 }

@@ -3,14 +3,13 @@
 //! pipelines, workflows and jobs (status that changes while you look) are never cached.
 
 use crate::cache::{cache_key, CachedResponse, HttpCache, UpstreamIdentity};
-use crate::mcp::CallToolResult;
-use crate::mcp::ToolAnnotations;
+use crate::mcp::{CallToolResult, ToolAnnotations};
 use crate::ports::header;
-use crate::projection;
 use crate::structured::{Contract, Envelope};
 use crate::time::iso8601_utc_ms;
-use crate::tools::output::{self, CommonArgs, Rendered};
-use crate::tools::registry::{Access, Tool, ToolCall, ToolError, ToolSpec};
+use crate::tools::args::{self, CommonArgs, WithCommon, JQ, OUTPUT_FORMAT, QUERY_PARAMS};
+use crate::tools::output::{self, Rendered};
+use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
 use crate::upstream::{self, ApiPath, Method, Target, Vendor};
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
@@ -42,17 +41,7 @@ caller, except pipelines, workflows and jobs (their status changes), which are a
             .into(),
         input_schema: json!({
             "type": "object",
-            "properties": {
-                "path": {"type": "string", "minLength": 1, "maxLength": 2000,
-                         "description": "API path under https://circleci.com/api/v2 (or the configured CircleCI server), e.g. `/project/gh/octo-org/hello-world/pipeline`. A path, never a full URL."},
-                "queryParams": {"type": "object", "additionalProperties": {"type": "string"},
-                                "description": "Query parameters as a string map, e.g. {\"branch\": \"main\", \"page-token\": \"...\"}; values are URL-encoded for you."},
-                "jq": {"type": "string", "description": projection::TOOL_DESCRIPTION},
-                "outputFormat": {"type": "string", "enum": ["toon", "json"], "default": "toon",
-                                 "description": "Text format of the result: `toon` (compact, default) or `json`."},
-                "fresh": {"type": "boolean", "default": false,
-                          "description": "true: skip the cache, fetch now and replace the cached copy. Use after a change you made or when `cache.ageMs` is too old for your question."}
-            },
+            "properties": properties(),
             "required": ["path"],
             "additionalProperties": false
         }),
@@ -68,12 +57,32 @@ caller, except pipelines, workflows and jobs (their status changes), which are a
     }
 }
 
+/// The argument schemas: the path, the shared arguments, `fresh`.
+fn properties() -> serde_json::Map<String, serde_json::Value> {
+    let mut properties = serde_json::Map::new();
+    properties.insert(
+        "path".into(),
+        json!({"type": "string", "minLength": 1, "maxLength": 2000,
+               "description": "API path under https://circleci.com/api/v2 (or the configured CircleCI server), e.g. `/project/gh/octo-org/hello-world/pipeline`. A path, never a full URL."}),
+    );
+    args::add_fragments(&mut properties, &[QUERY_PARAMS, JQ, OUTPUT_FORMAT]);
+    properties.insert(
+        "fresh".into(),
+        json!({"type": "boolean", "default": false,
+               "description": "true: skip the cache, fetch now and replace the cached copy. Use after a change you made or when `cache.ageMs` is too old for your question."}),
+    );
+    properties
+}
+
+/// `circleci_get`'s own arguments (`queryParams`, `jq` and `outputFormat` are the shared ones).
 #[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
-struct Args {
-    path: String,
+pub struct Args {
+    /// The API path.
+    pub path: String,
+    /// Skip the cache.
     #[serde(default)]
-    fresh: bool,
+    pub fresh: bool,
 }
 
 /// Validates `raw` as a v2 API path. A leading `/api/v2` (from a URL copied out of the docs) is
@@ -179,34 +188,32 @@ fn envelope(data: Value, info: CacheInfo) -> Value {
 
 struct CircleGet(ToolSpec);
 
-impl Tool for CircleGet {
+impl TypedTool for CircleGet {
+    type Args = WithCommon<Args>;
+
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(
-        &'a self,
-        call: ToolCall<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(get(call))
+
+    fn target(&self, args: &Self::Args) -> Result<Option<Target>, ToolError> {
+        let path = api_path(&args.own.path)?;
+        Ok(Some(Target::new(Vendor::CircleCi, Method::Get, &path)))
     }
 
-    fn upstream_target(
-        &self,
-        arguments: &serde_json::Map<String, serde_json::Value>,
-    ) -> Option<Result<Target, ToolError>> {
-        let path = serde_json::from_value::<Args>(serde_json::Value::Object(arguments.clone()))
-            .map_err(|e| ToolError::InvalidArguments(e.to_string()))
-            .and_then(|args| api_path(&args.path));
-        Some(path.map(|p| Target::new(Vendor::CircleCi, Method::Get, &p)))
+    fn run<'a>(
+        &'a self,
+        args: Self::Args,
+        cx: ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
+        Box::pin(get(args, cx))
     }
 }
 
 /// Serves the call from the cache when allowed and present, else fetches (and fills the cache
 /// when allowed). The cache holds the raw body; `jq` runs afterwards, so one entry serves every
 /// projection of the same URL.
-async fn get(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
-    let args: Args = call.parse_arguments()?;
-    let common = CommonArgs::from_arguments(&call.arguments)?;
+async fn get(args: WithCommon<Args>, call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+    let WithCommon { common, own: args } = args;
     let path = api_path(&args.path)?;
     let cache = HttpCache::new(&call.ports, call.settings.cache_ttl_seconds);
     // Without credentials there is nothing to key on; the client then answers "not configured".
@@ -215,7 +222,7 @@ async fn get(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
             let identity =
                 UpstreamIdentity::new(Vendor::CircleCi.id(), endpoint.credential.identity.expose());
             // The same URL the client builds: CircleCI has no path prefix.
-            let url = path.url(&endpoint.base_url, &common.query_params);
+            let url = path.url(&endpoint.base_url, &common.query_params.0);
             Some(cache_key(call.principal.name(), &identity, &url))
         }
         _ => None,
@@ -243,7 +250,7 @@ async fn get(call: ToolCall<'_>) -> Result<CallToolResult, ToolError> {
         Vendor::CircleCi,
         Method::Get,
         &path,
-        &common.query_params,
+        &common.query_params.0,
         None,
     )
     .await
@@ -278,7 +285,7 @@ async fn respond(
     body: Value,
     info: CacheInfo,
     common: &CommonArgs,
-    call: &ToolCall<'_>,
+    call: &ToolContext<'_>,
 ) -> CallToolResult {
     let data = output::project(body, common.jq.as_deref());
     Rendered::new(envelope(data, info), common.output_format, call.settings)

@@ -7,13 +7,14 @@ mod spec;
 
 use crate::mcp::CallToolResult;
 use crate::structured::Envelope;
-use crate::tools::output::{self, CommonArgs, Rendered};
-use crate::tools::registry::{Tool, ToolCall, ToolError, ToolSpec};
+use crate::tools::args::{whole, whole_opt, WithCommon};
+use crate::tools::output::{self, Rendered};
+use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, TypedTool};
 use crate::upstream::{self, link, ApiPath, Method, Target, Vendor};
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use serde_json::{Map as JsonMap, Value as Json};
 use spec::{list_jobs_spec, list_runs_spec, DEFAULT_PER_PAGE, MAX_PER_PAGE, RUN_STATUSES};
 
 /// Name of the workflow-runs tool.
@@ -24,43 +25,25 @@ pub const LIST_JOBS: &str = "github_list_workflow_jobs";
 /// The GitHub tools, for the registry.
 pub fn tools() -> Vec<Box<dyn Tool>> {
     vec![
-        Box::new(ListRuns(list_runs_spec())),
-        Box::new(ListJobs(list_jobs_spec())),
+        Box::new(List::<RunsArgs>::new(list_runs_spec())),
+        Box::new(List::<JobsArgs>::new(list_jobs_spec())),
     ]
 }
 
 /// `workflowId`: a number or a workflow file name.
 #[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(untagged)]
-enum WorkflowId {
+pub enum WorkflowId {
+    /// A numeric workflow id.
     Id(#[serde(deserialize_with = "whole")] u64),
+    /// A workflow file name.
     Name(String),
 }
 
-/// The largest integer JSON numbers carry exactly (2^53 - 1).
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
-
-/// A non-negative whole number. The schema validator counts `250.0` as an integer, as JSON
-/// Schema does, so the typed arguments must accept it too.
-fn whole<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    let n = serde_json::Number::deserialize(d)?;
-    n.as_u64()
-        .or_else(|| {
-            n.as_f64()
-                .filter(|f| f.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(f))
-                .map(|f| f as u64)
-        })
-        .ok_or_else(|| serde::de::Error::custom(format!("expected a whole number >= 0, got {n}")))
-}
-
-/// [`whole`] for an optional argument.
-fn whole_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    whole(d).map(Some)
-}
-
+/// `github_list_workflow_runs`' own arguments (`jq` and `outputFormat` are the shared ones).
 #[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
-struct RunsArgs {
+pub struct RunsArgs {
     owner: String,
     repo: String,
     workflow_id: Option<WorkflowId>,
@@ -74,9 +57,10 @@ struct RunsArgs {
     page: Option<u64>,
 }
 
+/// `github_list_workflow_jobs`' own arguments (`jq` and `outputFormat` are the shared ones).
 #[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
-struct JobsArgs {
+pub struct JobsArgs {
     owner: String,
     repo: String,
     #[serde(deserialize_with = "whole")]
@@ -263,69 +247,69 @@ fn envelope(data: Value, next_page: Option<u64>) -> Value {
     Value::Object(map)
 }
 
-struct ListRuns(ToolSpec);
-struct ListJobs(ToolSpec);
+/// The typed arguments of a GitHub list tool: how they become a request.
+trait ListArgs: DeserializeOwned {
+    /// The request the arguments ask for, checked.
+    fn request(&self) -> Result<Request, ToolError>;
+}
 
-impl Tool for ListRuns {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    fn call<'a>(
-        &'a self,
-        call: ToolCall<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(async move {
-            let args: RunsArgs = call.parse_arguments()?;
-            list(&call, args.request()?).await
-        })
-    }
-    fn upstream_target(
-        &self,
-        arguments: &JsonMap<String, Json>,
-    ) -> Option<Result<Target, ToolError>> {
-        Some(target::<RunsArgs>(arguments, RunsArgs::request))
+impl ListArgs for RunsArgs {
+    fn request(&self) -> Result<Request, ToolError> {
+        RunsArgs::request(self)
     }
 }
 
-impl Tool for ListJobs {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    fn call<'a>(
-        &'a self,
-        call: ToolCall<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(async move {
-            let args: JobsArgs = call.parse_arguments()?;
-            list(&call, args.request()?).await
-        })
-    }
-    fn upstream_target(
-        &self,
-        arguments: &JsonMap<String, Json>,
-    ) -> Option<Result<Target, ToolError>> {
-        Some(target::<JobsArgs>(arguments, JobsArgs::request))
+impl ListArgs for JobsArgs {
+    fn request(&self) -> Result<Request, ToolError> {
+        JobsArgs::request(self)
     }
 }
 
-/// The GET a call would make, for policy: the same argument checks and path as the call.
-fn target<A: serde::de::DeserializeOwned>(
-    arguments: &JsonMap<String, Json>,
-    request: fn(&A) -> Result<Request, ToolError>,
-) -> Result<Target, ToolError> {
-    let args: A = serde_json::from_value(Json::Object(arguments.clone()))
-        .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
-    Ok(Target::new(
-        Vendor::GitHub,
-        Method::Get,
-        &request(&args)?.path,
-    ))
+/// A GitHub list tool; `A` says which.
+struct List<A> {
+    spec: ToolSpec,
+    args: std::marker::PhantomData<fn() -> A>,
+}
+
+impl<A> List<A> {
+    fn new(spec: ToolSpec) -> List<A> {
+        List {
+            spec,
+            args: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<A: ListArgs> TypedTool for List<A> {
+    type Args = WithCommon<A>;
+
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    /// The GET a call would make, for policy: the same argument checks and path as the call.
+    fn target(&self, args: &Self::Args) -> Result<Option<Target>, ToolError> {
+        let path = args.own.request()?.path;
+        Ok(Some(Target::new(Vendor::GitHub, Method::Get, &path)))
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Self::Args,
+        cx: ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
+        Box::pin(async move { list(&cx, &args, args.own.request()?).await })
+    }
 }
 
 /// Sends `request`, projects the body and answers the `{data, nextPage}` envelope; an upstream
 /// failure is an `isError` result with the client's text.
-async fn list(call: &ToolCall<'_>, request: Request) -> Result<CallToolResult, ToolError> {
-    let common = CommonArgs::from_arguments(&call.arguments)?;
+async fn list<A>(
+    call: &ToolContext<'_>,
+    args: &WithCommon<A>,
+    request: Request,
+) -> Result<CallToolResult, ToolError> {
+    let common = &args.common;
     let reply = upstream::send(
         call.ports,
         call.upstream,

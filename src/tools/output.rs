@@ -1,5 +1,5 @@
-//! The output path every tool shares: the common arguments (`jq`, `outputFormat`,
-//! `queryParams`), projection, rendering and truncation into a [`CallToolResult`].
+//! The output path every tool shares: projection, rendering and truncation into a
+//! [`CallToolResult`].
 //!
 //! [`Rendered`] keeps the value the text was rendered from and where the text was cut;
 //! [`Rendered::finish`] turns it into the result, saving the call's one artifact (the full value
@@ -11,89 +11,11 @@ use crate::mcp::ContentBlock;
 use crate::projection;
 use crate::render::{self, ArtifactRef, Cut, OutputFormat};
 use crate::structured::{self, Envelope, Incomplete};
-use crate::tools::registry::{ToolCall, ToolError, ToolSettings};
+use crate::tools::args::CommonArgs;
+use crate::tools::registry::{ToolContext, ToolSettings};
 use crate::upstream::UpstreamError;
 use crate::value::{Map, Number, Value};
-use serde_json::{Map as JsonMap, Value as Json};
-
-/// Argument name of the projection expression.
-pub const JQ: &str = "jq";
-/// Argument name of the output format.
-pub const OUTPUT_FORMAT: &str = "outputFormat";
-/// Argument name of the query parameter map.
-pub const QUERY_PARAMS: &str = "queryParams";
-/// The most entries `queryParams` may hold: far more than any API query takes, and small enough
-/// that the URL stays within what upstreams accept; a larger map is refused before its entries
-/// are read.
-pub const MAX_QUERY_PARAMS: usize = 1_000;
-
-/// The arguments every data tool takes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CommonArgs {
-    /// The projection expression, if any.
-    pub jq: Option<String>,
-    /// TOON or JSON.
-    pub output_format: OutputFormat,
-    /// Query parameters in JavaScript key order (as `new URLSearchParams(object)` reads them).
-    pub query_params: Vec<(String, String)>,
-}
-
-impl CommonArgs {
-    /// Reads `jq`, `outputFormat` and `queryParams` from validated arguments.
-    pub fn from_arguments(arguments: &JsonMap<String, Json>) -> Result<CommonArgs, ToolError> {
-        let jq = match arguments.get(JQ) {
-            None | Some(Json::Null) => None,
-            Some(Json::String(s)) => Some(s.clone()),
-            Some(_) => return Err(invalid("jq must be a string")),
-        };
-        let output_format = match arguments.get(OUTPUT_FORMAT) {
-            None | Some(Json::Null) => OutputFormat::Toon,
-            Some(Json::String(s)) => OutputFormat::from_arg(Some(s))
-                .map_err(|e| ToolError::InvalidArguments(e.to_string()))?,
-            Some(_) => return Err(invalid("outputFormat must be \"toon\" or \"json\"")),
-        };
-        Ok(CommonArgs {
-            jq,
-            output_format,
-            query_params: query_params(arguments)?,
-        })
-    }
-}
-
-fn invalid(message: &str) -> ToolError {
-    ToolError::InvalidArguments(message.to_owned())
-}
-
-/// `queryParams` as (name, value) pairs in JavaScript key order: integer-like names first,
-/// ascending, then the rest as given. Every value must be a string, and there are at most
-/// [`MAX_QUERY_PARAMS`].
-pub fn query_params(arguments: &JsonMap<String, Json>) -> Result<Vec<(String, String)>, ToolError> {
-    let map = match arguments.get(QUERY_PARAMS) {
-        None | Some(Json::Null) => return Ok(Vec::new()),
-        Some(Json::Object(map)) => map,
-        Some(_) => return Err(invalid("queryParams must be an object of strings")),
-    };
-    if map.len() > MAX_QUERY_PARAMS {
-        return Err(ToolError::InvalidArguments(format!(
-            "queryParams has {} entries; at most {MAX_QUERY_PARAMS} are allowed",
-            map.len()
-        )));
-    }
-    let mut ordered = Map::new();
-    for (name, value) in map {
-        let Json::String(text) = value else {
-            return Err(ToolError::InvalidArguments(format!(
-                "queryParams.{name} must be a string (write numbers and booleans as text, \
-                 e.g. \"50\")"
-            )));
-        };
-        ordered.insert(name.clone(), Value::String(text.clone()));
-    }
-    Ok(ordered
-        .iter()
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
-        .collect())
-}
+use serde_json::Value as Json;
 
 /// A JSON argument as a [`Value`], keys in JavaScript order (as the reference's
 /// `JSON.stringify(body)` writes them).
@@ -172,7 +94,7 @@ impl Rendered {
     /// structured value is over `MCP_STRUCTURED_MAX_BYTES`, the full value is saved as the
     /// call's one artifact, named by both the guidance block and `incomplete.artifactId` (or,
     /// if saving failed, by neither).
-    pub async fn finish(mut self, call: &ToolCall<'_>) -> CallToolResult {
+    pub async fn finish(mut self, call: &ToolContext<'_>) -> CallToolResult {
         let limit = call.settings.structured_max_bytes;
         let structured = self.envelope.filter(|_| call.settings.structured_output);
         if self.envelope.is_some() && (structured.is_some() || self.cut.is_some()) {
@@ -242,51 +164,6 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn args(v: Json) -> JsonMap<String, Json> {
-        match v {
-            Json::Object(m) => m,
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn common_arguments() {
-        let a = CommonArgs::from_arguments(&args(json!({
-            "jq": "key", "outputFormat": "json", "queryParams": {"b": "1", "2": "x", "a": "y"}
-        })))
-        .unwrap();
-        assert_eq!(a.jq.as_deref(), Some("key"));
-        assert_eq!(a.output_format, OutputFormat::Json);
-        let names: Vec<&str> = a.query_params.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(names, ["2", "b", "a"]);
-        assert_eq!(
-            CommonArgs::from_arguments(&args(json!({}))).unwrap(),
-            CommonArgs::default()
-        );
-        let err = CommonArgs::from_arguments(&args(json!({"queryParams": {"n": 5}}))).unwrap_err();
-        assert!(matches!(err, ToolError::InvalidArguments(m) if m.contains("queryParams.n")));
-        let err = CommonArgs::from_arguments(&args(json!({"outputFormat": "yaml"}))).unwrap_err();
-        assert!(matches!(err, ToolError::InvalidArguments(_)));
-    }
-
-    #[test]
-    fn query_params_are_capped() {
-        let params = |n: usize| {
-            let map: JsonMap<String, Json> =
-                (0..n).map(|i| (i.to_string(), Json::from("v"))).collect();
-            args(json!({ "queryParams": map }))
-        };
-        let most = query_params(&params(MAX_QUERY_PARAMS)).unwrap();
-        assert_eq!(most.len(), MAX_QUERY_PARAMS);
-        for n in [MAX_QUERY_PARAMS + 1, 300_000] {
-            let err = query_params(&params(n)).unwrap_err();
-            assert_eq!(
-                err.to_string(),
-                format!("invalid arguments: queryParams has {n} entries; at most 1000 are allowed")
-            );
-        }
-    }
-
     #[test]
     fn body_arguments_keep_javascript_order() {
         let v = json_to_value(&json!({"title": "t", "2": 1.5, "a": [true, null], "1": 10}));
@@ -306,9 +183,8 @@ mod tests {
         use crate::ports::ArtifactStore;
         let env = crate::ports::fake::FakeEnv::new();
         let principal = crate::auth::Principal::named("p");
-        let call = ToolCall {
+        let call = ToolContext {
             principal: &principal,
-            arguments: JsonMap::new(),
             protocol_version: crate::mcp::ProtocolVersion::LATEST_INITIALIZE,
             meta: None,
             ports: env.ports(),

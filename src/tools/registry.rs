@@ -104,30 +104,21 @@ impl Default for ToolSettings {
     }
 }
 
-/// Everything a handler gets for one call.
-pub struct ToolCall<'a> {
+/// Everything a handler gets for one call besides its arguments.
+#[derive(Clone, Copy)]
+pub struct ToolContext<'a> {
     /// Who is calling; scope caches and artifacts by it.
     pub principal: &'a Principal,
-    /// The arguments, already validated against the input schema.
-    pub arguments: Map<String, Json>,
     /// The protocol revision the request was made under.
     pub protocol_version: ProtocolVersion,
     /// The request's `_meta`, if any (progress tokens, client metadata).
-    pub meta: Option<Map<String, Json>>,
+    pub meta: Option<&'a Map<String, Json>>,
     /// The outside world.
     pub ports: Ports<'a>,
     /// The tools' settings.
     pub settings: &'a ToolSettings,
     /// The vendor settings, with the credential enterprise policy chose for this call.
     pub upstream: &'a UpstreamSettings,
-}
-
-impl ToolCall<'_> {
-    /// The arguments decoded into a typed struct; a mismatch is an invalid-arguments error.
-    pub fn parse_arguments<T: DeserializeOwned>(&self) -> Result<T, ToolError> {
-        serde_json::from_value(Json::Object(self.arguments.clone()))
-            .map_err(|e| ToolError::InvalidArguments(e.to_string()))
-    }
 }
 
 /// Why a tool call failed. The server turns every variant into an `isError` result except
@@ -154,21 +145,79 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
-/// A tool: metadata plus an async handler. `Send + Sync` so a [`Registry`] can live in a
-/// `static`; the futures themselves are local (Workers futures are `!Send`).
+/// A tool as the registry holds it: metadata, and a way to turn a call's arguments into a
+/// [`Prepared`] call. `Send + Sync` so a [`Registry`] can live in a `static`; the futures
+/// themselves are local (Workers futures are `!Send`). Implemented for every [`TypedTool`].
 pub trait Tool: Send + Sync {
     /// The tool's metadata.
     fn spec(&self) -> &ToolSpec;
-    /// Runs one call.
-    fn call<'a>(
-        &'a self,
-        call: ToolCall<'a>,
+    /// Deserializes `arguments` (already checked against the input schema) into the tool's
+    /// typed arguments, once.
+    fn prepare<'a>(&'a self, arguments: &Json) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError>;
+}
+
+/// One call with its typed arguments: what enterprise policy decides on, and what runs.
+pub trait Prepared<'a> {
+    /// The upstream request the call would make (vendor, method, normalised path), for policy;
+    /// `None` for a tool that makes none.
+    fn target(&self) -> Result<Option<Target>, ToolError>;
+    /// Runs the call.
+    fn run(
+        self: Box<Self>,
+        cx: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>>;
-    /// The upstream request a call with `arguments` would make (vendor, method, normalised
-    /// path), worked out before it runs so enterprise policy can decide on it; `None` for tools
-    /// that make no upstream request.
-    fn upstream_target(&self, _arguments: &Map<String, Json>) -> Option<Result<Target, ToolError>> {
-        None
+}
+
+/// A tool written against its typed arguments, as rmcp's `Parameters<T>` and axum's extractors
+/// do it: `Args` is deserialized once from the validated arguments, and both the policy target
+/// and the run read that value.
+pub trait TypedTool: Send + Sync {
+    /// The typed arguments; their schema is the spec's `input_schema` (a test checks one
+    /// against the other).
+    type Args: DeserializeOwned;
+    /// The tool's metadata.
+    fn spec(&self) -> &ToolSpec;
+    /// The upstream request a call with `args` would make; `None` (the default) for a tool that
+    /// makes none.
+    fn target(&self, _args: &Self::Args) -> Result<Option<Target>, ToolError> {
+        Ok(None)
+    }
+    /// Runs one call.
+    fn run<'a>(
+        &'a self,
+        args: Self::Args,
+        cx: ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>>;
+}
+
+/// A [`TypedTool`] call whose arguments are deserialized.
+struct Typed<'a, T: TypedTool> {
+    tool: &'a T,
+    args: T::Args,
+}
+
+impl<'a, T: TypedTool> Prepared<'a> for Typed<'a, T> {
+    fn target(&self) -> Result<Option<Target>, ToolError> {
+        self.tool.target(&self.args)
+    }
+
+    fn run(
+        self: Box<Self>,
+        cx: ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
+        let Typed { tool, args } = *self;
+        tool.run(args, cx)
+    }
+}
+
+impl<T: TypedTool> Tool for T {
+    fn spec(&self) -> &ToolSpec {
+        TypedTool::spec(self)
+    }
+
+    fn prepare<'a>(&'a self, arguments: &Json) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
+        let args = super::args::parse(arguments)?;
+        Ok(Box::new(Typed { tool: self, args }))
     }
 }
 
@@ -290,13 +339,15 @@ mod tests {
     #[derive(Clone)]
     struct Named(ToolSpec);
 
-    impl Tool for Named {
+    impl TypedTool for Named {
+        type Args = Map<String, Json>;
         fn spec(&self) -> &ToolSpec {
             &self.0
         }
-        fn call<'a>(
+        fn run<'a>(
             &'a self,
-            _call: ToolCall<'a>,
+            _args: Map<String, Json>,
+            _cx: ToolContext<'a>,
         ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
             Box::pin(async { Ok(CallToolResult::text("ok")) })
         }

@@ -9,7 +9,7 @@ use devtools_mcp_edge::mcp::CallToolResult;
 use devtools_mcp_edge::mcp::ToolAnnotations;
 use devtools_mcp_edge::registry::{Registry, Tool, ToolCall, ToolError, ToolResult, ToolSpec};
 use devtools_mcp_edge::structured::Contract;
-use devtools_mcp_edge::tools::{Access, Registry, Tool, ToolCall, ToolError, ToolSpec};
+use devtools_mcp_edge::tools::{Access, Registry, ToolContext, ToolError, ToolSpec, TypedTool};
 use futures::future::LocalBoxFuture;
 use serde_json::{json, Value as Json};
 
@@ -287,7 +287,7 @@ impl Tool for Canned {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(
+    fn run<'a>(
         &'a self,
         _call: ToolCall<'a>,
     ) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {

@@ -3,8 +3,8 @@
 
 use super::{LIST_JOBS, LIST_RUNS};
 use crate::mcp::ToolAnnotations;
-use crate::projection;
 use crate::structured::Contract;
+use crate::tools::args::{self, JQ, OUTPUT_FORMAT};
 use crate::tools::registry::{Access, ToolSpec};
 use serde_json::{json, Value as Json};
 
@@ -64,15 +64,7 @@ fn common_properties() -> serde_json::Map<String, Json> {
         json!({"type": "integer", "minimum": 1,
                "description": "Page number, from 1 (default 1). Pass the previous result's `nextPage` to continue."}),
     );
-    props.insert(
-        "jq".into(),
-        json!({"type": "string", "description": projection::TOOL_DESCRIPTION}),
-    );
-    props.insert(
-        "outputFormat".into(),
-        json!({"type": "string", "enum": ["toon", "json"], "default": "toon",
-               "description": "Text format of the result: `toon` (compact, default) or `json`."}),
-    );
+    args::add_fragments(&mut props, &[JQ, OUTPUT_FORMAT]);
     props
 }
 

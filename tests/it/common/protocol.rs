@@ -7,7 +7,7 @@ use devtools_mcp_edge::mcp::CallToolResult;
 use devtools_mcp_edge::mcp::ToolAnnotations;
 use devtools_mcp_edge::ports::fake::FakeEnv;
 use devtools_mcp_edge::server::Server;
-use devtools_mcp_edge::tools::{Access, Registry, Tool, ToolCall, ToolError, ToolSpec};
+use devtools_mcp_edge::tools::{Access, Registry, ToolContext, ToolError, ToolSpec, TypedTool};
 use devtools_mcp_edge::value::Value;
 use futures::future::LocalBoxFuture;
 use serde_json::{json, Value as Json};
@@ -153,20 +153,23 @@ fn spec(name: &str, input_schema: Json, annotations: ToolAnnotations) -> ToolSpe
 /// `echo`: returns its `text` argument, the caller's principal and revision.
 struct Echo(ToolSpec);
 
-impl Tool for Echo {
+/// `echo`'s arguments.
+#[derive(serde::Deserialize)]
+pub struct EchoArgs {
+    text: String,
+}
+
+impl TypedTool for Echo {
+    type Args = EchoArgs;
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(
+    fn run<'a>(
         &'a self,
-        call: ToolCall<'a>,
+        args: EchoArgs,
+        call: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(async move {
-            #[derive(serde::Deserialize)]
-            struct Args {
-                text: String,
-            }
-            let args: Args = call.parse_arguments()?;
             let principal: &Principal = call.principal;
             Ok(CallToolResult::text(format!(
                 "{} (principal {}, revision {})",
@@ -182,13 +185,15 @@ impl Tool for Echo {
 /// A tool whose handler fails in the way its name says.
 struct Failing(ToolSpec);
 
-impl Tool for Failing {
+impl TypedTool for Failing {
+    type Args = serde_json::Map<String, Json>;
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn call<'a>(
+    fn run<'a>(
         &'a self,
-        _call: ToolCall<'a>,
+        _args: Self::Args,
+        _call: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(async move {
             match self.0.name.as_str() {

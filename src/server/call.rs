@@ -1,0 +1,361 @@
+//! One `tools/call` as a pipeline of small steps, each testable alone: [`validate`] (the input
+//! schema, then the tool's typed arguments, deserialized once), the enterprise policy gate
+//! ([`gate::gate`]), [`invoke`] (the tool with the vendor settings the gate chose, panics
+//! contained) and [`finish`] (errors as results or -32602, the structured-output rule, the
+//! acting identity in `_meta`, the revision's shape); [`call_reply`] serializes the result.
+
+use super::dispatch::{parse_required, server_info, to_json, to_raw, Context};
+use super::gate::{self, Gate};
+use super::reply::{log_event, panic_message};
+use crate::jsonrpc::ErrorObject;
+use crate::mcp::{self, CallToolParams, CallToolResult, ContentBlock, ProtocolVersion};
+use crate::ports::Ports;
+use crate::structured;
+use crate::tools::registry::{Prepared, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::schema;
+use crate::upstream::Vendor;
+use futures::FutureExt;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value as Json};
+use std::panic::AssertUnwindSafe;
+
+/// Answers one `tools/call` request.
+pub async fn call_tool(
+    cx: &Context<'_>,
+    version: ProtocolVersion,
+    params: Option<Map<String, Json>>,
+) -> Result<Box<RawValue>, ErrorObject> {
+    let meta = params
+        .as_ref()
+        .and_then(|p| p.get("_meta"))
+        .and_then(Json::as_object)
+        .cloned();
+    let params: CallToolParams = parse_required(params)?;
+    let tool = cx
+        .registry
+        .get(&params.name)
+        .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?;
+    let arguments = params.arguments.unwrap_or_default();
+    let mut acting = None;
+    // Declared before the prepared call, which borrows it for the run.
+    let call_upstream;
+    let outcome = match validate(tool, &arguments) {
+        Err(error) => Err(error),
+        Ok(prepared) => {
+            // Enterprise policy decides before the tool runs; an allowed call may run with
+            // another identity's credential (a per-call copy of the vendor settings).
+            let decided = gate::gate(
+                tool.spec(),
+                prepared.as_ref(),
+                &arguments,
+                cx.principal,
+                &cx.config.policy,
+                &cx.config.upstream,
+                cx.ports,
+            )
+            .await;
+            match decided {
+                Err(error) => Err(error),
+                Ok(Gate::Refuse(refusal)) => Ok(refusal),
+                Ok(allowed) => {
+                    (call_upstream, acting) = match allowed {
+                        Gate::Run { settings, acting } => (settings, acting),
+                        Gate::Off | Gate::Refuse(_) => (None, None),
+                    };
+                    let context = ToolContext {
+                        principal: cx.principal,
+                        protocol_version: version,
+                        meta: meta.as_ref(),
+                        ports: cx.ports,
+                        settings: &cx.config.tools,
+                        upstream: call_upstream.as_ref().unwrap_or(&cx.config.upstream),
+                    };
+                    invoke(&params.name, prepared, context).await?
+                }
+            }
+        }
+    };
+    let result = finish(
+        outcome,
+        tool.spec(),
+        cx.config.tools.structured_output,
+        acting.as_ref(),
+        version,
+        cx.ports,
+    )?;
+    call_reply(result, version)
+}
+
+/// The arguments checked against the tool's input schema (every violation named), then
+/// deserialized once into the tool's typed arguments.
+pub fn validate<'a>(
+    tool: &'a dyn Tool,
+    arguments: &Map<String, Json>,
+) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
+    let arguments = Json::Object(arguments.clone());
+    schema::validate(&tool.spec().input_schema, &arguments)
+        .map_err(|errors| ToolError::InvalidArguments(errors.join("; ")))?;
+    tool.prepare(&arguments)
+}
+
+/// Runs the prepared call. A panic (on the host; on wasm32 it aborts the isolate) is logged and
+/// answered as an internal error.
+pub async fn invoke<'a>(
+    name: &str,
+    prepared: Box<dyn Prepared<'a> + 'a>,
+    cx: ToolContext<'a>,
+) -> Result<Result<CallToolResult, ToolError>, ErrorObject> {
+    let ports = cx.ports;
+    match AssertUnwindSafe(prepared.run(cx)).catch_unwind().await {
+        Ok(outcome) => Ok(outcome),
+        Err(payload) => {
+            log_event(
+                ports,
+                "error",
+                "panic",
+                json!({ "tool": name, "detail": panic_message(payload.as_ref()) }),
+            );
+            Err(ErrorObject::internal())
+        }
+    }
+}
+
+/// The result the client gets: a tool error becomes an `isError` result (invalid arguments
+/// before 2025-11-25 are -32602 instead; an internal error's detail goes to the log only), the
+/// structured-output rule applies to schema tools, the identity that acted under policy is
+/// named in `_meta`, and the result takes the revision's shape.
+pub fn finish(
+    outcome: Result<CallToolResult, ToolError>,
+    spec: &ToolSpec,
+    structured_output: bool,
+    acting: Option<&(Vendor, String)>,
+    version: ProtocolVersion,
+    ports: Ports<'_>,
+) -> Result<CallToolResult, ErrorObject> {
+    let name = &spec.name;
+    let result = match outcome {
+        Ok(result) => result,
+        Err(ToolError::InvalidArguments(reason)) if !version.argument_errors_are_tool_errors() => {
+            return Err(ErrorObject::invalid_params(format!(
+                "invalid arguments for tool {name}: {reason}"
+            )));
+        }
+        Err(ToolError::InvalidArguments(reason)) => {
+            CallToolResult::error(format!("Invalid arguments for tool {name}: {reason}"))
+        }
+        Err(ToolError::Failed(message)) => CallToolResult::error(message),
+        Err(ToolError::Internal(detail)) => {
+            log_event(
+                ports,
+                "error",
+                "tool_internal_error",
+                json!({ "tool": name, "detail": detail }),
+            );
+            CallToolResult::error(format!(
+                "Tool {name} failed because of an internal error on the server."
+            ))
+        }
+    };
+    let mut result = structured::enforce(result, spec.output_schema.is_some(), structured_output);
+    if let Some((vendor, identity)) = acting {
+        gate::add_upstream_meta(&mut result, *vendor, identity);
+    }
+    Ok(result.for_revision(version))
+}
+
+/// A `tools/call` result under 2026-07-28: `resultType` and the server's identity in `_meta`,
+/// as [`run_method`] adds them to the other results, in the same key order.
+#[derive(Serialize)]
+struct StatelessCallResult {
+    #[serde(flatten)]
+    result: CallToolResult,
+    #[serde(rename = "resultType")]
+    result_type: &'static str,
+    /// `_meta` when the result had none (otherwise the server's identity joins the result's own).
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Map<String, Json>>,
+}
+
+/// The JSON text of a `tools/call` result, written straight from the result: a 16 MiB
+/// `structuredContent` converted to a `serde_json::Value` first would cost several times its
+/// size in memory, against the Workers 128 MB limit (decision 0020). Number literals survive
+/// either way.
+pub fn call_reply(
+    mut result: CallToolResult,
+    version: ProtocolVersion,
+) -> Result<Box<RawValue>, ErrorObject> {
+    let capacity = reply_capacity(&result);
+    if !version.is_stateless() {
+        return to_raw(&result, capacity);
+    }
+    let server = to_json(&server_info())?;
+    let meta = match result.meta.as_mut() {
+        Some(meta) => {
+            meta.insert(mcp::META_SERVER_INFO.into(), server);
+            None
+        }
+        None => Some(Map::from_iter([(mcp::META_SERVER_INFO.to_owned(), server)])),
+    };
+    let stateless = StatelessCallResult {
+        result,
+        result_type: "complete",
+        meta,
+    };
+    to_raw(&stateless, capacity)
+}
+
+/// A little over the JSON size of `result`: the compact size of its structured value plus its
+/// texts (escapes such as `\n` add a few bytes), and room for the rest.
+fn reply_capacity(result: &CallToolResult) -> usize {
+    let structured = result
+        .structured_content
+        .as_ref()
+        .map_or(0, structured::compact_len);
+    let texts: usize = result
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text { text } => text.len(),
+            _ => 0,
+        })
+        .sum();
+    let estimate = structured + texts;
+    estimate + estimate / 32 + 1024
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::fake::FakeEnv;
+    use crate::tools::registry::Access;
+
+    fn spec(output_schema: Option<Json>) -> ToolSpec {
+        ToolSpec {
+            name: "t".into(),
+            title: None,
+            description: "d".into(),
+            input_schema: json!({"type": "object"}),
+            output_schema,
+            annotations: mcp::ToolAnnotations::default(),
+            access: Access::Rules,
+        }
+    }
+
+    #[test]
+    fn validation_names_every_violation_then_types_the_arguments() {
+        let registry = crate::tools::all().unwrap();
+        let tool = registry.get("artifact_read").unwrap();
+        let args = |v: Json| v.as_object().cloned().unwrap();
+        match validate(tool, &args(json!({"offset": -1}))) {
+            Err(ToolError::InvalidArguments(m)) => {
+                assert!(m.contains("artifactId") && m.contains("offset"), "{m}")
+            }
+            other => panic!("{:?}", other.err()),
+        }
+        let prepared = validate(tool, &args(json!({"artifactId": "a"}))).unwrap();
+        assert_eq!(prepared.target(), Ok(None));
+    }
+
+    #[test]
+    fn finishing_maps_errors_by_revision_and_keeps_details_in_the_log() {
+        let env = FakeEnv::new();
+        let plain = spec(None);
+        let finish_at =
+            |outcome, version| finish(outcome, &plain, false, None, version, env.ports());
+        let invalid = || Err(ToolError::InvalidArguments("bad".into()));
+        let old = finish_at(invalid(), ProtocolVersion::V2025_06_18).unwrap_err();
+        assert_eq!(old.code, crate::jsonrpc::ErrorCode::INVALID_PARAMS);
+        let new = finish_at(invalid(), ProtocolVersion::V2025_11_25).unwrap();
+        assert_eq!(
+            new,
+            CallToolResult::error("Invalid arguments for tool t: bad")
+        );
+        let internal = finish_at(
+            Err(ToolError::Internal("quota".into())),
+            ProtocolVersion::V2025_11_25,
+        )
+        .unwrap();
+        assert!(!format!("{internal:?}").contains("quota"));
+        assert!(env.log.lines().iter().any(|l| l.contains("quota")));
+    }
+
+    #[test]
+    fn finishing_applies_the_structured_rule_and_names_the_acting_identity() {
+        let env = FakeEnv::new();
+        let schema_tool = spec(Some(json!({"type": "object"})));
+        let acting = (Vendor::Jira, "team".to_owned());
+        let ok = || Ok(CallToolResult::text("x").with_structured(crate::value::Value::from("s")));
+        let on = finish(
+            ok(),
+            &schema_tool,
+            true,
+            Some(&acting),
+            ProtocolVersion::V2025_11_25,
+            env.ports(),
+        )
+        .unwrap();
+        assert!(on.structured_content.is_some());
+        assert_eq!(
+            Json::Object(on.meta.unwrap()),
+            json!({"mcp-devtools/upstream": {"vendor": "jira", "identity": "team"}})
+        );
+        let off = finish(
+            ok(),
+            &schema_tool,
+            false,
+            None,
+            ProtocolVersion::V2025_11_25,
+            env.ports(),
+        )
+        .unwrap();
+        assert_eq!((off.structured_content, off.meta), (None, None));
+    }
+
+    fn result(meta: Option<Map<String, Json>>) -> CallToolResult {
+        let structured = crate::value::parse(r#"{"data":[1.50,2e3,-0],"nextPage":null}"#).unwrap();
+        CallToolResult {
+            content: vec![ContentBlock::text("line\nline")],
+            structured_content: Some(structured),
+            is_error: false,
+            meta,
+        }
+    }
+
+    #[test]
+    fn call_replies_keep_literals_and_the_stateless_additions_in_order() {
+        let old = call_reply(result(None), ProtocolVersion::V2025_06_18).unwrap();
+        assert_eq!(
+            old.get(),
+            r#"{"content":[{"type":"text","text":"line\nline"}],"structuredContent":{"data":[1.50,2e3,-0],"nextPage":null}}"#
+        );
+        let info = serde_json::to_string(&server_info()).unwrap();
+        let bare = call_reply(result(None), ProtocolVersion::V2026_07_28).unwrap();
+        assert!(
+            bare.get().ends_with(&format!(
+                r#""nextPage":null}},"resultType":"complete","_meta":{{"{}":{info}}}}}"#,
+                mcp::META_SERVER_INFO
+            )),
+            "{}",
+            bare.get()
+        );
+        let own = Map::from_iter([("x".to_owned(), json!(1))]);
+        let merged = call_reply(result(Some(own)), ProtocolVersion::V2026_07_28).unwrap();
+        assert!(
+            merged.get().ends_with(&format!(
+                r#""_meta":{{"x":1,"{}":{info}}},"resultType":"complete"}}"#,
+                mcp::META_SERVER_INFO
+            )),
+            "{}",
+            merged.get()
+        );
+    }
+
+    #[test]
+    fn the_reply_buffer_is_sized_for_the_result() {
+        let wire = result(None);
+        let text = serde_json::to_string(&wire).unwrap();
+        let capacity = reply_capacity(&wire);
+        assert!(capacity >= text.len(), "{capacity} < {}", text.len());
+    }
+}
