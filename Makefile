@@ -90,7 +90,8 @@ conformance: build ## the official MCP conformance suite (server scenarios) agai
 fmt: ## rustfmt the crate
 	cargo fmt
 
-lint: ## rustfmt check and clippy, host and wasm32
+lint: ## rustfmt check, the layer checker (no import cycle in src/), clippy on host and wasm32
 	cargo fmt --check
+	node scripts/check-layers.mjs src
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --target wasm32-unknown-unknown --release -- -D warnings
