@@ -86,7 +86,7 @@ mod tests {
         let registry = all().unwrap();
         for name in registry.names() {
             let tool = registry.get(name).unwrap();
-            let schema = &tool.spec().input_schema;
+            let schema = &tool.spec().descriptor.input_schema;
             let properties = schema["properties"].as_object().unwrap();
             let required: Vec<&str> = schema
                 .get("required")

@@ -94,7 +94,7 @@ pub fn validate<'a>(
     arguments: &Map<String, Json>,
 ) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
     let arguments = Json::Object(arguments.clone());
-    schema::validate(&tool.spec().input_schema, &arguments)
+    schema::validate(&tool.spec().descriptor.input_schema, &arguments)
         .map_err(|errors| ToolError::InvalidArguments(errors.join("; ")))?;
     tool.prepare(&arguments)
 }
@@ -133,7 +133,7 @@ pub fn finish(
     version: ProtocolVersion,
     ports: Ports<'_>,
 ) -> Result<CallToolResult, ErrorObject> {
-    let name = &spec.name;
+    let name = &spec.descriptor.name;
     let result = match outcome {
         Ok(result) => result,
         Err(ToolError::InvalidArguments(reason)) if !version.argument_errors_are_tool_errors() => {
@@ -157,7 +157,11 @@ pub fn finish(
             ))
         }
     };
-    let mut result = structured::enforce(result, spec.output_schema.is_some(), structured_output);
+    let mut result = structured::enforce(
+        result,
+        spec.descriptor.output_schema.is_some(),
+        structured_output,
+    );
     if let Some((vendor, identity)) = acting {
         gate::add_upstream_meta(&mut result, *vendor, identity);
     }
@@ -227,17 +231,20 @@ fn reply_capacity(result: &CallToolResult) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::ToolDescriptor;
     use crate::ports::fake::FakeEnv;
     use crate::tools::registry::Access;
 
     fn spec(output_schema: Option<Json>) -> ToolSpec {
         ToolSpec {
-            name: "t".into(),
-            title: None,
-            description: "d".into(),
-            input_schema: json!({"type": "object"}),
-            output_schema,
-            annotations: mcp::ToolAnnotations::default(),
+            descriptor: ToolDescriptor {
+                name: "t".into(),
+                title: None,
+                description: "d".into(),
+                input_schema: json!({"type": "object"}),
+                output_schema,
+                annotations: None,
+            },
             access: Access::Rules,
         }
     }

@@ -89,7 +89,7 @@ pub async fn gate(
     upstream: &UpstreamSettings,
     ports: Ports<'_>,
 ) -> Result<Gate, ToolError> {
-    let name = spec.name.as_str();
+    let name = spec.descriptor.name.as_str();
     let who = principal.name();
     let policy = match load(settings, ports).await {
         Loaded::Off => return Ok(Gate::Off),

@@ -5,7 +5,7 @@
 
 use crate::approvals::{self, ApprovalError, Approvals, Record};
 use crate::mcp::CallToolResult;
-use crate::mcp::ToolAnnotations;
+use crate::mcp::{ToolAnnotations, ToolDescriptor};
 use crate::time::iso8601_utc_ms;
 use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
 use futures::future::LocalBoxFuture;
@@ -29,50 +29,54 @@ pub struct ApprovalDecide(ToolSpec);
 pub fn tools() -> Vec<Box<dyn Tool>> {
     vec![
         Box::new(ApprovalList(ToolSpec {
-            name: APPROVAL_LIST.into(),
-            title: Some("List pending approvals".into()),
-            description: "Lists the pending approval requests you may decide under this \
+            descriptor: ToolDescriptor {
+                name: APPROVAL_LIST.into(),
+                title: Some("List pending approvals".into()),
+                description: "Lists the pending approval requests you may decide under this \
                 server's enterprise policy: calls another principal made that a policy rule \
                 marks approval_required, naming you (or a group of yours) as approver, as JSON \
                 {\"approvals\": [...]}. Each entry gives the id (the approvalId to decide), the \
                 requester, the tool and its exact arguments, \
                 the upstream method and path, the rule and its reason, and when it expires. \
                 Decide one with approval_decide. Only approvers may use this tool."
-                .into(),
-            input_schema: json!({"type": "object", "properties": {}}),
-            output_schema: None,
-            annotations: ToolAnnotations {
-                read_only_hint: Some(true),
-                open_world_hint: Some(false),
-                ..ToolAnnotations::default()
+                    .into(),
+                input_schema: json!({"type": "object", "properties": {}}),
+                output_schema: None,
+                annotations: Some(ToolAnnotations {
+                    read_only_hint: Some(true),
+                    open_world_hint: Some(false),
+                    ..ToolAnnotations::default()
+                }),
             },
             access: Access::Approvers,
         })),
         Box::new(ApprovalDecide(ToolSpec {
-            name: APPROVAL_DECIDE.into(),
-            title: Some("Approve or deny a request".into()),
-            description: "Approves or denies one pending approval request (its approvalId \
+            descriptor: ToolDescriptor {
+                name: APPROVAL_DECIDE.into(),
+                title: Some("Approve or deny a request".into()),
+                description: "Approves or denies one pending approval request (its approvalId \
                 from approval_list). Once approved, the requester's next identical call runs \
                 once, before the request expires. You cannot decide your own requests, and a \
                 request is decided only once. Only approvers named by the enterprise policy may \
                 use this tool."
-                .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "approvalId": {"type": "string", "minLength": 1, "description": "The request's id (apr_...)."},
-                    "approve": {"type": "boolean", "description": "true approves, false denies."},
-                    "reason": {"type": "string", "description": "Why, recorded with the decision and shown to the requester."},
-                },
-                "required": ["approvalId", "approve"],
-            }),
-            output_schema: None,
-            annotations: ToolAnnotations {
-                read_only_hint: Some(false),
-                destructive_hint: Some(false),
-                idempotent_hint: Some(false),
-                open_world_hint: Some(false),
-                ..ToolAnnotations::default()
+                    .into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "approvalId": {"type": "string", "minLength": 1, "description": "The request's id (apr_...)."},
+                        "approve": {"type": "boolean", "description": "true approves, false denies."},
+                        "reason": {"type": "string", "description": "Why, recorded with the decision and shown to the requester."},
+                    },
+                    "required": ["approvalId", "approve"],
+                }),
+                output_schema: None,
+                annotations: Some(ToolAnnotations {
+                    read_only_hint: Some(false),
+                    destructive_hint: Some(false),
+                    idempotent_hint: Some(false),
+                    open_world_hint: Some(false),
+                    ..ToolAnnotations::default()
+                }),
             },
             access: Access::Approvers,
         })),

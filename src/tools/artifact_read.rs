@@ -7,7 +7,7 @@
 
 use crate::artifacts::{ArtifactError, Artifacts};
 use crate::mcp::CallToolResult;
-use crate::mcp::ToolAnnotations;
+use crate::mcp::{ToolAnnotations, ToolDescriptor};
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
 use base64::Engine as _;
 use futures::future::LocalBoxFuture;
@@ -58,44 +58,46 @@ impl Default for ArtifactRead {
 
 fn spec() -> ToolSpec {
     ToolSpec {
-        name: NAME.to_owned(),
-        title: Some("Read an artifact".to_owned()),
-        description: DESCRIPTION.to_owned(),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                ARTIFACT_ID: {
-                    "type": "string",
-                    "description": "The artifact id (a UUID) from a truncation notice or from \
-                                    `incomplete.artifactId`."
-                },
-                OFFSET: {
-                    "type": "integer",
-                    "minimum": 0,
-                    "default": 0,
-                    "description": "Byte offset to read from: 0 first, then the previous \
-                                    chunk's `nextOffset`."
-                },
-                MAX_BYTES: {
-                    "type": "integer",
-                    "default": DEFAULT_MAX_BYTES,
-                    "description": "Largest chunk in bytes before base64 (default 65536); \
-                                    values outside 1..1048576 are clamped."
-                }
-            },
-            "required": [ARTIFACT_ID],
-            "additionalProperties": false
-        }),
-        // Text only, like every tool but the six schema tools; decision 0014 says why the chunk
-        // is JSON text rather than structuredContent.
-        output_schema: None,
-        annotations: ToolAnnotations {
+        descriptor: ToolDescriptor {
+            name: NAME.to_owned(),
             title: Some("Read an artifact".to_owned()),
-            read_only_hint: Some(true),
-            destructive_hint: Some(false),
-            idempotent_hint: Some(true),
-            // It reads this server's own store, not an outside system.
-            open_world_hint: Some(false),
+            description: DESCRIPTION.to_owned(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    ARTIFACT_ID: {
+                        "type": "string",
+                        "description": "The artifact id (a UUID) from a truncation notice or from \
+                                        `incomplete.artifactId`."
+                    },
+                    OFFSET: {
+                        "type": "integer",
+                        "minimum": 0,
+                        "default": 0,
+                        "description": "Byte offset to read from: 0 first, then the previous \
+                                        chunk's `nextOffset`."
+                    },
+                    MAX_BYTES: {
+                        "type": "integer",
+                        "default": DEFAULT_MAX_BYTES,
+                        "description": "Largest chunk in bytes before base64 (default 65536); \
+                                        values outside 1..1048576 are clamped."
+                    }
+                },
+                "required": [ARTIFACT_ID],
+                "additionalProperties": false
+            }),
+            // Text only, like every tool but the six schema tools; decision 0014 says why the chunk
+            // is JSON text rather than structuredContent.
+            output_schema: None,
+            annotations: Some(ToolAnnotations {
+                title: Some("Read an artifact".to_owned()),
+                read_only_hint: Some(true),
+                destructive_hint: Some(false),
+                idempotent_hint: Some(true),
+                // It reads this server's own store, not an outside system.
+                open_world_hint: Some(false),
+            }),
         },
         // Artifacts belong to their caller, which `Artifacts::read` checks.
         access: Access::Own,
@@ -281,9 +283,9 @@ mod tests {
             .register(Box::new(ArtifactRead::new()))
             .expect("the schema uses only enforceable keywords");
         let spec = ArtifactRead::new().0;
-        assert!(spec.output_schema.is_none());
+        assert!(spec.descriptor.output_schema.is_none());
         for word in ["nextOffset", "eof", "base64", crate::artifacts::NOT_FOUND] {
-            assert!(spec.description.contains(word), "{word}");
+            assert!(spec.descriptor.description.contains(word), "{word}");
         }
     }
 }

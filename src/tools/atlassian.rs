@@ -2,7 +2,7 @@
 //! DELETE. One generic tool parameterised by vendor and verb; the request, the body decoding,
 //! the text and the error texts match the reference servers byte for byte (docs/parity.md).
 
-use crate::mcp::{CallToolResult, ToolAnnotations};
+use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
 use crate::structured::{Contract, Envelope};
 use crate::tools::args::{self, WithCommon, JQ, OUTPUT_FORMAT, QUERY_PARAMS};
 use crate::tools::output;
@@ -119,7 +119,7 @@ impl<A: PassthroughArgs> Passthrough<A> {
         Ok(match reply {
             Ok(reply) => {
                 let mut rendered = output::render_body(reply.body, &args.common, cx.settings);
-                if self.spec.output_schema.is_some() {
+                if self.spec.descriptor.output_schema.is_some() {
                     // The text stays the bare body (reference parity); the envelope wraps it.
                     rendered = rendered.with_envelope(Envelope::DataOnly);
                 }
@@ -210,17 +210,19 @@ fn spec(vendor: Vendor, method: Method) -> ToolSpec {
         open_world_hint: Some(true),
     };
     ToolSpec {
-        name: tool_name(vendor, method),
-        title: Some(format!("{} {verb}", product(vendor))),
-        description: description(vendor, method),
-        input_schema: json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-        }),
-        // The reads are the Atlassian schema tools; the write verbs stay text only.
-        output_schema: (method == Method::Get).then(|| Contract::AtlassianRead.output_schema()),
-        annotations,
+        descriptor: ToolDescriptor {
+            name: tool_name(vendor, method),
+            title: Some(format!("{} {verb}", product(vendor))),
+            description: description(vendor, method),
+            input_schema: json!({
+                "type": "object",
+                "properties": properties,
+                "required": required,
+            }),
+            // The reads are the Atlassian schema tools; the write verbs stay text only.
+            output_schema: (method == Method::Get).then(|| Contract::AtlassianRead.output_schema()),
+            annotations: Some(annotations),
+        },
         access: Access::Rules,
     }
 }
@@ -357,25 +359,35 @@ mod tests {
     #[test]
     fn annotations_follow_the_verb() {
         let get = spec(Vendor::Jira, Method::Get);
-        let a = &get.annotations;
+        let a = get.descriptor.annotations.unwrap();
         assert_eq!(
             (a.read_only_hint, a.idempotent_hint, a.destructive_hint),
             (Some(true), Some(true), None)
         );
         let delete = spec(Vendor::Bitbucket, Method::Delete);
-        let a = &delete.annotations;
+        let a = delete.descriptor.annotations.unwrap();
         assert_eq!(
             (a.read_only_hint, a.destructive_hint, a.idempotent_hint),
             (Some(false), Some(true), Some(true))
         );
         let put = spec(Vendor::Confluence, Method::Put);
-        assert_eq!(put.annotations.idempotent_hint, Some(true));
-        assert_eq!(put.annotations.destructive_hint, Some(false));
+        assert_eq!(
+            put.descriptor.annotations.clone().unwrap().idempotent_hint,
+            Some(true)
+        );
+        assert_eq!(
+            put.descriptor.annotations.unwrap().destructive_hint,
+            Some(false)
+        );
         let post = spec(Vendor::Confluence, Method::Post);
-        assert_eq!(post.annotations.idempotent_hint, Some(false));
+        assert_eq!(
+            post.descriptor.annotations.unwrap().idempotent_hint,
+            Some(false)
+        );
         for tool in tools() {
-            let spec = tool.spec();
-            assert_eq!(spec.annotations.open_world_hint, Some(true));
+            let spec = &tool.spec().descriptor;
+            let annotations = spec.annotations.clone().unwrap();
+            assert_eq!(annotations.open_world_hint, Some(true));
             let required = spec.input_schema["required"].as_array().unwrap().len();
             let writes = ["_post", "_put", "_patch"]
                 .iter()

@@ -3,7 +3,7 @@
 //! pipelines, workflows and jobs (status that changes while you look) are never cached.
 
 use crate::cache::{cache_key, CachedResponse, HttpCache, UpstreamIdentity};
-use crate::mcp::{CallToolResult, ToolAnnotations};
+use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
 use crate::ports::header;
 use crate::structured::{Contract, Envelope};
 use crate::time::iso8601_utc_ms;
@@ -26,6 +26,7 @@ pub fn tools() -> Vec<Box<dyn Tool>> {
 
 fn spec() -> ToolSpec {
     ToolSpec {
+        descriptor: ToolDescriptor {
         name: GET.into(),
         title: Some("CircleCI API GET".into()),
         description: "GET any CircleCI API v2 endpoint. `path` is relative to the v2 API (e.g. `/me`, \
@@ -46,12 +47,13 @@ caller, except pipelines, workflows and jobs (their status changes), which are a
             "additionalProperties": false
         }),
         output_schema: Some(Contract::CircleCiRead.output_schema()),
-        annotations: ToolAnnotations {
+        annotations: Some(ToolAnnotations {
             title: Some("CircleCI API GET".into()),
             read_only_hint: Some(true),
             destructive_hint: Some(false),
             idempotent_hint: Some(true),
             open_world_hint: Some(true),
+        }),
         },
         access: Access::Rules,
     }

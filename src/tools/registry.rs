@@ -4,7 +4,7 @@
 
 use super::schema;
 use crate::auth::Principal;
-use crate::mcp::{CallToolResult, ProtocolVersion, ToolAnnotations, ToolDescriptor};
+use crate::mcp::{CallToolResult, ProtocolVersion, ToolDescriptor};
 use crate::ports::Ports;
 use crate::upstream::{Target, UpstreamSettings};
 use futures::future::LocalBoxFuture;
@@ -25,40 +25,16 @@ pub enum Access {
     Approvers,
 }
 
-/// What a tool is, as listed to clients, and how policy treats it.
+/// A tool's metadata: its `tools/list` entry, the wire type itself, and how enterprise policy
+/// treats its calls.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolSpec {
-    /// Unique name: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
-    pub name: String,
-    /// Human-readable title.
-    pub title: Option<String>,
-    /// What the tool does and when to use it, for the model.
-    pub description: String,
-    /// JSON Schema (an object schema) the arguments are validated against before the handler
-    /// runs.
-    pub input_schema: Json,
-    /// JSON Schema of `structuredContent`, when the tool returns one.
-    pub output_schema: Option<Json>,
-    /// Behaviour hints.
-    pub annotations: ToolAnnotations,
+    /// The `tools/list` entry: a name of 1 to 128 characters of `A-Z a-z 0-9 _ - .`, an object
+    /// input schema the arguments are validated against before the handler runs, and an output
+    /// schema when the tool returns `structuredContent`.
+    pub descriptor: ToolDescriptor,
     /// How enterprise policy treats its calls.
     pub access: Access,
-}
-
-impl ToolSpec {
-    /// The `tools/list` entry for this tool.
-    pub fn descriptor(&self) -> ToolDescriptor {
-        let annotations =
-            (self.annotations != ToolAnnotations::default()).then(|| self.annotations.clone());
-        ToolDescriptor {
-            name: self.name.clone(),
-            title: self.title.clone(),
-            description: self.description.clone(),
-            input_schema: self.input_schema.clone(),
-            output_schema: self.output_schema.clone(),
-            annotations,
-        }
-    }
 }
 
 /// The settings tools read, handed out by the configuration.
@@ -254,7 +230,7 @@ impl Registry {
     /// Adds a tool after checking its name (valid, unique) and input schema (an object schema
     /// using only enforceable keywords).
     pub fn register(&mut self, tool: Box<dyn Tool>) -> Result<(), RegistryError> {
-        let spec = tool.spec();
+        let spec = &tool.spec().descriptor;
         let name = &spec.name;
         let name_ok = (1..=128).contains(&name.len())
             && name
@@ -295,13 +271,16 @@ impl Registry {
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
         self.tools
             .iter()
-            .find(|t| t.spec().name == name)
+            .find(|t| t.spec().descriptor.name == name)
             .map(|t| t.as_ref())
     }
 
     /// Tool names in registration order.
     pub fn names(&self) -> Vec<&str> {
-        self.tools.iter().map(|t| t.spec().name.as_str()).collect()
+        self.tools
+            .iter()
+            .map(|t| t.spec().descriptor.name.as_str())
+            .collect()
     }
 
     /// The `tools/list` entries, in registration order. Output schemas are listed only when
@@ -311,7 +290,7 @@ impl Registry {
         self.tools
             .iter()
             .map(|t| {
-                let mut descriptor = t.spec().descriptor();
+                let mut descriptor = t.spec().descriptor.clone();
                 if !output_schemas {
                     descriptor.output_schema = None;
                 }
@@ -355,12 +334,14 @@ mod tests {
 
     fn spec(name: &str, input_schema: Json) -> Box<dyn Tool> {
         Box::new(Named(ToolSpec {
-            name: name.into(),
-            title: None,
-            description: "d".into(),
-            input_schema,
-            output_schema: None,
-            annotations: ToolAnnotations::default(),
+            descriptor: ToolDescriptor {
+                name: name.into(),
+                title: None,
+                description: "d".into(),
+                input_schema,
+                output_schema: None,
+                annotations: None,
+            },
             access: Access::Rules,
         }))
     }
@@ -399,19 +380,21 @@ mod tests {
     #[test]
     fn output_schemas_must_describe_objects() {
         let mut tool = Named(ToolSpec {
-            name: "o".into(),
-            title: None,
-            description: "d".into(),
-            input_schema: json!({"type": "object"}),
-            output_schema: Some(json!({"type": "array"})),
-            annotations: ToolAnnotations::default(),
+            descriptor: ToolDescriptor {
+                name: "o".into(),
+                title: None,
+                description: "d".into(),
+                input_schema: json!({"type": "object"}),
+                output_schema: Some(json!({"type": "array"})),
+                annotations: None,
+            },
             access: Access::Rules,
         });
         let err = Registry::new()
             .register(Box::new(tool.clone()))
             .unwrap_err();
         assert!(err.0.contains("output schema"), "{err}");
-        tool.0.output_schema = Some(json!({"type": "object"}));
+        tool.0.descriptor.output_schema = Some(json!({"type": "object"}));
         let mut registry = Registry::new();
         assert!(registry.register(Box::new(tool)).is_ok());
         // Listed only when structured output is on.

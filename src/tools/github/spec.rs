@@ -2,7 +2,7 @@
 //! schemas and annotations, and the argument bounds the handlers enforce.
 
 use super::{LIST_JOBS, LIST_RUNS};
-use crate::mcp::ToolAnnotations;
+use crate::mcp::{ToolAnnotations, ToolDescriptor};
 use crate::structured::Contract;
 use crate::tools::args::{self, JQ, OUTPUT_FORMAT};
 use crate::tools::registry::{Access, ToolSpec};
@@ -93,6 +93,7 @@ pub(super) fn list_runs_spec() -> ToolSpec {
         json!({"type": "string", "minLength": 1, "description": "Only runs started by this user login."}),
     );
     ToolSpec {
+        descriptor: ToolDescriptor {
         name: LIST_RUNS.into(),
         title: Some("List GitHub Actions workflow runs".into()),
         description: "List GitHub Actions workflow runs of a repository, newest first, optionally for one \
@@ -111,7 +112,8 @@ its id and call github_list_workflow_jobs. Always live data, never cached."
             "additionalProperties": false
         }),
         output_schema: Some(Contract::Paged.output_schema()),
-        annotations: annotations("List GitHub Actions workflow runs"),
+        annotations: Some(annotations("List GitHub Actions workflow runs")),
+        },
         access: Access::Rules,
     }
 }
@@ -128,6 +130,7 @@ pub(super) fn list_jobs_spec() -> ToolSpec {
                "description": "`latest` (default): jobs of the run's latest attempt; `all`: jobs of every attempt."}),
     );
     ToolSpec {
+        descriptor: ToolDescriptor {
         name: LIST_JOBS.into(),
         title: Some("List the jobs of a GitHub Actions run".into()),
         description: "List the jobs of one GitHub Actions workflow run, with each job's status, conclusion, \
@@ -144,7 +147,8 @@ Always live data, never cached."
             "additionalProperties": false
         }),
         output_schema: Some(Contract::Paged.output_schema()),
-        annotations: annotations("List the jobs of a GitHub Actions run"),
+        annotations: Some(annotations("List the jobs of a GitHub Actions run")),
+        },
         access: Access::Rules,
     }
 }

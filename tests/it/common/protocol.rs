@@ -4,7 +4,7 @@
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::http::{HttpRequest, HttpResponse};
 use devtools_mcp_edge::mcp::CallToolResult;
-use devtools_mcp_edge::mcp::ToolAnnotations;
+use devtools_mcp_edge::mcp::{ToolAnnotations, ToolDescriptor};
 use devtools_mcp_edge::ports::fake::FakeEnv;
 use devtools_mcp_edge::server::Server;
 use devtools_mcp_edge::tools::{Access, Registry, ToolContext, ToolError, ToolSpec, TypedTool};
@@ -140,12 +140,14 @@ pub fn error_code(body: &Json) -> i64 {
 
 fn spec(name: &str, input_schema: Json, annotations: ToolAnnotations) -> ToolSpec {
     ToolSpec {
-        name: name.into(),
-        title: Some(format!("Test tool {name}")),
-        description: format!("Test tool {name}."),
-        input_schema,
-        output_schema: None,
-        annotations,
+        descriptor: ToolDescriptor {
+            name: name.into(),
+            title: Some(format!("Test tool {name}")),
+            description: format!("Test tool {name}."),
+            input_schema,
+            output_schema: None,
+            annotations: (annotations != ToolAnnotations::default()).then_some(annotations),
+        },
         access: Access::Rules,
     }
 }
@@ -196,7 +198,7 @@ impl TypedTool for Failing {
         _call: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(async move {
-            match self.0.name.as_str() {
+            match self.0.descriptor.name.as_str() {
                 "panics" => panic!("secret detail: index 7 out of range"),
                 "fails" => Err(ToolError::Failed("upstream said 404: no such issue".into())),
                 "internal" => Err(ToolError::Internal("KV put failed: quota".into())),
