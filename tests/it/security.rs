@@ -9,7 +9,7 @@
 use crate::common::protocol::*;
 use crate::common::server::TestServer;
 use devtools_mcp_edge::ports::{TransportError, UpstreamRequest, UpstreamResponse};
-use devtools_mcp_edge::registry;
+use devtools_mcp_edge::tools;
 use serde_json::{json, Value as Json};
 use std::time::{Duration, Instant};
 

@@ -5,9 +5,7 @@
 
 use crate::common::protocol::TOKEN;
 use crate::common::structured::*;
-use devtools_mcp_edge::mcp::CallToolResult;
-use devtools_mcp_edge::mcp::ToolAnnotations;
-use devtools_mcp_edge::registry::{Registry, Tool, ToolCall, ToolError, ToolResult, ToolSpec};
+use devtools_mcp_edge::mcp::{CallToolResult, ToolDescriptor};
 use devtools_mcp_edge::structured::Contract;
 use devtools_mcp_edge::tools::{Access, Registry, ToolContext, ToolError, ToolSpec, TypedTool};
 use futures::future::LocalBoxFuture;
@@ -283,16 +281,18 @@ fn errors_carry_no_structured_content_and_the_same_meta() {
 /// schema check sees (the server does not validate values at run time).
 struct Canned(ToolSpec, Option<&'static str>);
 
-impl Tool for Canned {
+impl TypedTool for Canned {
+    type Args = serde_json::Map<String, Json>;
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
     fn run<'a>(
         &'a self,
-        _call: ToolCall<'a>,
-    ) -> LocalBoxFuture<'a, Result<ToolResult, ToolError>> {
+        _args: Self::Args,
+        _call: ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
         Box::pin(async move {
-            let result = ToolResult::text("some text");
+            let result = CallToolResult::text("some text");
             Ok(match self.1 {
                 Some(json) => result.with_structured(
                     devtools_mcp_edge::value::parse(json).expect("the literal parses"),
@@ -310,12 +310,15 @@ fn canned(tools: &[(&str, Contract, Option<&'static str>)]) -> Registry {
         registry
             .register(Box::new(Canned(
                 ToolSpec {
-                    name: (*name).into(),
-                    title: None,
-                    description: "A defective schema tool.".into(),
-                    input_schema: json!({"type": "object"}),
-                    output_schema: Some(contract.output_schema()),
-                    annotations: ToolAnnotations::default(),
+                    descriptor: ToolDescriptor {
+                        name: (*name).into(),
+                        title: None,
+                        description: "A defective schema tool.".into(),
+                        input_schema: json!({"type": "object"}),
+                        output_schema: Some(contract.output_schema()),
+                        annotations: None,
+                    },
+                    access: Access::Rules,
                 },
                 *value,
             )))

@@ -10,7 +10,6 @@ use devtools_mcp_edge::config::Config;
 use devtools_mcp_edge::ports::fake::MemoryArtifacts;
 use devtools_mcp_edge::ports::{ArtifactChunk, ArtifactMeta, ArtifactStore, Ports, StoreError};
 use devtools_mcp_edge::server::Server;
-use devtools_mcp_edge::tools;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
 use serde_json::{json, Value as Json};

@@ -9,8 +9,8 @@ use crate::common::protocol::{
 };
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{Ports, TransportError, UpstreamRequest, UpstreamResponse};
-use devtools_mcp_edge::registry::{self, Registry};
 use devtools_mcp_edge::server::Server;
+use devtools_mcp_edge::tools::{self, Registry};
 use futures::executor::block_on;
 use serde_json::{json, Value as Json};
 use std::ops::Deref;
@@ -58,7 +58,7 @@ impl Builder {
 
     /// The server, over the fakes chosen (a fresh `FakeEnv` when no upstream was given).
     pub fn build(self) -> TestServer {
-        let registry = self.registry.map_or_else(registry::production, Ok);
+        let registry = self.registry.map_or_else(tools::all, Ok);
         TestServer {
             server: Server::with_registry(&settings_fn(self.pairs), registry),
             env: self.env,

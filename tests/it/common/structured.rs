@@ -8,7 +8,6 @@ use base64::Engine as _;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::UpstreamResponse;
 use devtools_mcp_edge::server::Server;
-use devtools_mcp_edge::tools::{self, schema};
 use serde_json::{json, Value as Json};
 
 /// The six tools that advertise an output schema when the flag is on.
