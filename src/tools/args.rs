@@ -240,7 +240,10 @@ mod tests {
             let Err(ToolError::InvalidArguments(m)) = parse::<WithCommon<Own>>(&params(n)) else {
                 panic!("{n} entries accepted");
             };
-            assert_eq!(m, format!("queryParams has {n} entries; at most 1000 are allowed"));
+            assert_eq!(
+                m,
+                format!("queryParams has {n} entries; at most 1000 are allowed")
+            );
         }
     }
 
