@@ -4,7 +4,7 @@
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker } from "./worker.mjs";
+import { startWorker, cached } from "./worker.mjs";
 import { startFakeUpstream } from "./fake-upstream.mjs";
 
 const TOKEN = "e2e-adapter-token-0123456789abcdef";
@@ -54,9 +54,8 @@ test("without the KV binding a cached tool still answers, and the log names the 
 
 test("with the KV binding the second call is served from KV (writes after the response land)", async () => {
   const { worker, upstream } = await stack({});
-  await call(worker, "tools/call", { name: "circleci_get", arguments: { path: "/me" } });
-  // The write runs in ctx.waitUntil after the response (decision 0003).
-  await new Promise((r) => setTimeout(r, 150));
+  // The write runs in ctx.waitUntil after the response (decision 0003): wait until it is in KV.
+  await cached(worker.mf, () => call(worker, "tools/call", { name: "circleci_get", arguments: { path: "/me" } }));
   const second = await call(worker, "tools/call", { name: "circleci_get", arguments: { path: "/me" } });
   assert.match(second.content[0].text, /hit: true/);
   assert.equal(upstream.count("GET", "/api/v2/me"), 1);

@@ -8,15 +8,46 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import {
-  startPolicyStack, assertRefusal, assertActedAs, assertApproval, mergePath, IDENTITY_AUTH, MERGE_REASON,
+  startPolicyStack, assertRefusal, assertActedAs, assertApproval, mergePath, IDENTITY_AUTH, MERGE_REASON, POLICY_BINDING,
 } from "./policy-common.mjs";
+import { standIn } from "./worker.mjs";
 
 const TTL = 60;
 let stack;
 let merges = 0;
 
+// The POLICY namespace behind a gate. A read of approval record <id> waits, once the test armed
+// that approval by storing race/<id> = N, until N such reads are waiting, and then they all go
+// on: N identical calls all read the approval as approved before any of them can mark it
+// consumed, which is the race the in-isolate claim has to win every time, not by chance. Each
+// arrival is noted as race/<id>/arrived/<n>. Waiters poll (a timer keeps their request alive;
+// a promise settled by another request is not allowed to), and give up after about 10 s so a
+// changed flow fails the arrival check rather than hanging.
+const RACE_GATE = `
+const arrivals = new Map();
+export default function ({ INNER }) {
+  async function gate(key) {
+    if (!key.startsWith("approval/")) return;
+    const id = key.slice("approval/".length);
+    const racers = Number(await INNER.get("race/" + id));
+    if (!racers) return;
+    const n = (arrivals.get(id) ?? 0) + 1;
+    arrivals.set(id, n);
+    await INNER.put("race/" + id + "/arrived/" + n, "1");
+    for (let i = 0; i < 5000 && arrivals.get(id) < racers; i++) await new Promise((r) => setTimeout(r, 2));
+  }
+  return {
+    async get(key, options) { await gate(key); return INNER.get(key, options); },
+    async getWithMetadata(key, options) { await gate(key); return INNER.getWithMetadata(key, options); },
+    put: (...args) => INNER.put(...args),
+    delete: (...args) => INNER.delete(...args),
+    list: (...args) => INNER.list(...args),
+  };
+}
+`;
+
 before(async () => {
-  stack = await startPolicyStack({ vars: { MCP_APPROVAL_TTL_SECONDS: String(TTL) } });
+  stack = await startPolicyStack({ vars: { MCP_APPROVAL_TTL_SECONDS: String(TTL) }, worker: { wrapped: { [POLICY_BINDING]: RACE_GATE } } });
   // Bitbucket's merge endpoint, which the built-in fake lacks; counts what actually merged.
   stack.upstream.route("POST", /^\/2\.0\/repositories\/acme\/web\/pullrequests\/(\d+)\/merge$/, (req, res, m, { json }) => {
     merges++;
@@ -53,6 +84,9 @@ async function listFor(principal) {
   return items;
 }
 
+/** The POLICY namespace itself, behind the race gate (a promise). */
+const policyStore = () => stack.worker.mf.getKVNamespace("INNER", standIn(POLICY_BINDING));
+
 /** approval_decide as `principal`. */
 const decide = (principal, approvalId, approve, reason) =>
   stack.call("approval_decide", { approvalId, approve, ...(reason ? { reason } : {}) }, principal);
@@ -64,7 +98,7 @@ const decide = (principal, approvalId, approve, reason) =>
  * record KV has not yet evicted; the worker checks expiresAt on every read.
  */
 async function backdate(id, seconds) {
-  const kv = await stack.kv();
+  const kv = await policyStore();
   const key = `approval/${id}`;
   const record = await kv.get(key, "json");
   assert.ok(record, `the record ${key} is stored`);
@@ -206,16 +240,21 @@ test("expired approvals are refused: an approved one is not used, a pending one 
 });
 
 test("identical calls racing after one approval: exactly one runs (the approval is claimed in the isolate)", async () => {
-  // KV has no compare-and-set, so without the in-isolate claim two simultaneous identical calls
-  // can both read the approval as unused; eight rounds give a race many chances to show.
-  for (let round = 0; round < 8; round++) {
+  // KV has no compare-and-set: without the in-isolate claim, calls that all read the approval as
+  // unused would all run. The gate makes every racer read it before any can consume it.
+  const RACERS = 3;
+  for (let round = 0; round < 3; round++) {
     const n = 900 + round;
     const { approval } = await requestMerge(n, "bob");
     const approved = await decide("carol", approval.id, true);
     assert.equal(approved.isError, false, approved.text);
-    const racers = await Promise.all([0, 1, 2].map(() => stack.call("bb_post", merge(n), "bob")));
+    const kv = await policyStore();
+    await kv.put(`race/${approval.id}`, String(RACERS));
+    const racers = await Promise.all(Array.from({ length: RACERS }, () => stack.call("bb_post", merge(n), "bob")));
+    const arrived = (await kv.list({ prefix: `race/${approval.id}/arrived/` })).keys.length;
+    assert.equal(arrived, RACERS, `round ${round}: every racer read the approved record before any went on`);
     const ran = racers.filter((r) => !r.isError);
-    assert.equal(ran.length, 1, `round ${round}: ${ran.length} of 3 racing calls ran`);
+    assert.equal(ran.length, 1, `round ${round}: ${ran.length} of ${RACERS} racing calls ran`);
     assert.equal(mergeRequests(n).length, 1, `round ${round}: Bitbucket saw one merge`);
     for (const r of racers.filter((r) => r.isError)) {
       assert.equal(r.result._meta?.code, "approval_required", "the others are refused like a replay");

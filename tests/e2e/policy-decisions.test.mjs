@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import {
   startPolicyStack, assertRefusal, assertActedAs, IDENTITY_AUTH, DEFAULT_AUTH, ADMIN_REASON, POLICY_PRINCIPALS, UPSTREAM_META,
 } from "./policy-common.mjs";
+import { eventually } from "./worker.mjs";
 
 const REPO = { owner: "octo-org", repo: "hello-world" };
 let stack;
@@ -49,7 +50,7 @@ test("the HTTP cache is keyed by the acting identity: circleci_get by alice and 
   const start = await entries();
   // Cache writes land after the response (decision 0003): wait for them, so a shared key would hit.
   const cached = async (n) => {
-    for (let i = 0; i < 100 && (await entries()) < start + n; i++) await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => (await entries()) >= start + n, `${n} cache entries written`);
     assert.equal(await entries(), start + n, `${n} cache entries written`);
   };
   const a = await stack.call("circleci_get", { path }, "alice");

@@ -11,26 +11,32 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { performance } from "node:perf_hooks";
 import { startStack, secretStrings, PRINCIPALS } from "./tools-common.mjs";
+import { cached } from "./worker.mjs";
 
 const TOOLS = [
   "circleci_get",
   ...["jira", "conf", "bb"].flatMap((p) => ["get", "post", "put", "patch", "delete"].map((v) => `${p}_${v}`)),
 ];
-const ESCAPES = [
+/** Traversal and host escapes; `HOST` stands for a live loopback server (`elsewhere`) they aim at. */
+const ESCAPE_FORMS = [
   "../../../etc/passwd", "/a/../../x", "%2e%2e/x", "/%2e%2e/%2e%2e/x", "/%2E%2E%2Fx", "/..%2f..%2fx", "/..%5c..%5cx",
-  "/%252e%252e/x", "/a/..;/x", "/%c0%ae%c0%ae/x", "/\uFF0E\uFF0E/x", "https://evil.example/x", "//evil.example/x",
-  "///evil.example/x", "/@evil.example", "http:/evil.example", "/%2F%2Fevil.example/x", "/x\\@evil.example",
-  "/x\r\nHost: evil", "/x%0d%0aHost:%20evil", "file:///etc/passwd",
+  "/%252e%252e/x", "/a/..;/x", "/%c0%ae%c0%ae/x", "/\uFF0E\uFF0E/x", "http://HOST/x", "https://HOST/x", "//HOST/x",
+  "///HOST/x", "/@HOST", "@HOST/x", "http:/HOST", "http:HOST/x", "/%2F%2FHOST/x", "/x\\@HOST", "\\\\HOST/x",
+  "/x\r\nHost: HOST", "/x%0d%0aHost:%20HOST", "file:///etc/passwd",
 ];
 
 let stack;
 let elsewhere;
+let escapes;
+const outbound = []; // every request the worker sent anywhere, recorded before it was forwarded
 const raw = []; // raw reply bodies of the requests sent without the SDK, scanned for secrets too
 before(async () => {
-  stack = await startStack({ vars: { MCP_TEXT_MAX_CHARS: "2000" } });
   elsewhere = { requests: [] };
   elsewhere.server = http.createServer((req, res) => { elsewhere.requests.push(req.url); res.end("{}"); });
   await new Promise((r) => elsewhere.server.listen(0, "127.0.0.2", r));
+  elsewhere.host = `127.0.0.2:${elsewhere.server.address().port}`;
+  escapes = ESCAPE_FORMS.map((form) => form.replaceAll("HOST", elsewhere.host));
+  stack = await startStack({ vars: { MCP_TEXT_MAX_CHARS: "2000" }, worker: { outbound } });
 });
 beforeEach(() => stack.upstream.reset());
 after(async () => {
@@ -67,20 +73,26 @@ async function rawPost(body, token = PRINCIPALS.alice) {
 }
 
 test("traversal and host escapes, plain and encoded, never leave the vendor base in workerd", async () => {
+  const origin = new URL(stack.upstream.url).origin;
   let refused = 0;
   for (const tool of TOOLS) {
-    for (const attempt of ESCAPES) {
-      const before = stack.upstream.requests.length;
+    for (const attempt of escapes) {
+      const sentBefore = outbound.length;
+      const receivedBefore = stack.upstream.requests.length;
       const r = await stack.call(tool, argsFor(tool, attempt));
-      const sent = stack.upstream.requests.slice(before);
+      const sent = outbound.slice(sentBefore);
+      for (const req of sent) assert.equal(new URL(req.url).origin, origin, `${tool} ${JSON.stringify(attempt)} sent ${req.method} ${req.url}`);
       if (sent.length === 0) {
         assert.equal(r.isError, true, `${tool} ${JSON.stringify(attempt)}: no request, so an error`);
         refused += 1;
       }
-      for (const req of sent) assertContained(req.url, attempt);
+      const received = stack.upstream.requests.slice(receivedBefore);
+      assert.equal(received.length, sent.length, `${tool} ${JSON.stringify(attempt)}: what was sent reached the upstream`);
+      for (const req of received) assertContained(req.url, attempt);
     }
   }
-  assert.equal(elsewhere.requests.length, 0, "nothing reached another host");
+  assert.ok(outbound.length > 0, "the recorder saw the requests that were sent");
+  assert.deepEqual(elsewhere.requests, [], "nothing reached the other host");
   assert.ok(refused >= TOOLS.length * 15, `${refused} refusals`);
 });
 
@@ -151,11 +163,11 @@ function median(xs) {
   return s[Math.floor(s.length / 2)];
 }
 
-// A measurement with a loose bound rather than a statistical test: on a shared two-core machine the
-// noise (a few ms) dwarfs any comparison cost, so the medians are logged for docs/reliability.md and
-// only a difference over 2 ms (a gross, length- or prefix-dependent check) fails. The comparison
-// itself is constant-time by construction (src/auth.rs) and unit-tested there.
-test("token guessing: right-length, wrong-length and right-prefix tokens take the same time", async () => {
+// A measurement, not a test of the property: on a shared two-core machine the noise (a few ms)
+// dwarfs any comparison cost, so the medians are only logged (docs/reliability.md). That the
+// comparison's work does not depend on the token is tested where it can be seen, by counting it
+// (src/auth.rs, comparison_work_depends_only_on_the_presented_length).
+test("token guessing: right-length, wrong-length and right-prefix tokens are refused, and their timing is logged", async () => {
   const right = PRINCIPALS.alice;
   const kinds = {
     "right length": "x".repeat(right.length),
@@ -175,15 +187,18 @@ test("token guessing: right-length, wrong-length and right-prefix tokens take th
   }
   const medians = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
   console.log(`token timing medians (ms, 300 each): ${JSON.stringify(Object.fromEntries(Object.entries(medians).map(([k, v]) => [k, Number(v.toFixed(3))])))}`);
-  const spread = Math.max(...Object.values(medians)) - Math.min(...Object.values(medians));
-  assert.ok(spread < 2, `medians differ by ${spread.toFixed(3)} ms`);
 });
 
 test("no principal reads another's cache entries or artifacts", async () => {
-  await stack.callJson("circleci_get", { path: "/me" }, "alice");
+  // Alice's entry is written after her response (ctx.waitUntil): wait until it is in KV, and
+  // show it serves her, so bob's miss below is one a shared key would have turned into a hit.
+  const alice = await cached(stack.worker.mf, () => stack.callJson("circleci_get", { path: "/me" }, "alice"));
+  const again = await stack.callJson("circleci_get", { path: "/me" }, "alice");
+  assert.equal(again.cache.hit, true, "alice's repeat is served from her entry");
+  assert.equal(again.cache.fetchedAt, alice.cache.fetchedAt);
   const bob = await stack.callJson("circleci_get", { path: "/me" }, "bob");
   assert.equal(bob.cache.hit, false, "alice's entry is not bob's");
-  assert.equal(stack.upstream.count("GET", "/api/v2/me"), 2);
+  assert.equal(stack.upstream.count("GET", "/api/v2/me"), 2, "alice once, bob once");
 
   const page = await stack.call("github_list_workflow_runs", { owner: "octo-org", repo: "hello-world", perPage: 100 }, "alice");
   const id = /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/.exec(page.text)?.[0];

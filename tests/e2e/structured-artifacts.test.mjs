@@ -47,7 +47,7 @@ before(async () => {
   [big, small, failing, off, clamped] = await Promise.all([
     startStack({ upstream, listTools: true, vars: { ...on, MCP_STRUCTURED_MAX_BYTES: String(MAX_BOUND) } }),
     startStack({ upstream, listTools: true, vars: { ...on, MCP_STRUCTURED_MAX_BYTES: String(MIN_BOUND), STREAMING_ARTIFACT_RETENTION_SECONDS: String(RETENTION_SECONDS) } }),
-    startStack({ upstream, listTools: true, vars: { ...on, MCP_STRUCTURED_MAX_BYTES: String(MIN_BOUND) }, worker: { wrapped: FAILING_BUCKET } }),
+    startStack({ upstream, listTools: true, vars: { ...on, MCP_STRUCTURED_MAX_BYTES: String(MIN_BOUND) }, worker: { wrapped: { ARTIFACTS: FAILING_BUCKET } } }),
     startStack({ upstream, listTools: true, vars: { MCP_STRUCTURED_MAX_BYTES: String(MIN_BOUND) } }),
     // Both below their ranges: clamped to 16384 bytes and 300 seconds.
     startStack({ upstream, listTools: true, vars: { ...on, MCP_STRUCTURED_MAX_BYTES: "1", STREAMING_ARTIFACT_RETENTION_SECONDS: "1" } }),

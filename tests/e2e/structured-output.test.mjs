@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { startFakeUpstream } from "./fake-upstream.mjs";
 import { startStack, PRINCIPALS } from "./tools-common.mjs";
+import { cached, eventually } from "./worker.mjs";
 import {
   REPO, ONE_RUN_REPO, ONE_RUN_ID, EMPTY_204_PATH, SCHEMA_TOOLS, addStructuredRoutes, recordingClient,
   textOf, maskIds, maskClock,
@@ -180,8 +181,8 @@ test("circleci_get: data, cache {hit, ageMs, fetchedAt}, and CircleCI's own next
   assert.ok(!first.sc.data.items.some((p) => next.sc.data.includes(p.number)), "the next page holds other pipelines");
   // A cacheable path (pipeline lists are live, never cached) a moment later: the same body, hit true.
   const project = "/project/gh/octo-org/structured-e2e";
-  const miss = await structured("circleci_get", { path: project, outputFormat: "json" });
-  await new Promise((r) => setTimeout(r, 150));
+  const miss = await cached(on.worker.mf, () => structured("circleci_get", { path: project, outputFormat: "json" }));
+  await eventually(() => Date.now() - Date.parse(miss.sc.cache.fetchedAt) >= 100, "100 ms since the first read");
   const hit = await structured("circleci_get", { path: project, outputFormat: "json" });
   assert.equal(miss.sc.cache.hit, false);
   assert.equal(hit.sc.cache.hit, true);

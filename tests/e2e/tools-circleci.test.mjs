@@ -5,15 +5,12 @@
 
 import { test, before, after, beforeEach } from "node:test";
 import assert from "node:assert/strict";
-import { setTimeout as sleep } from "node:timers/promises";
 import { startStack, CREDENTIALS } from "./tools-common.mjs";
+import { cached, cacheEntries, cacheChanges, eventually } from "./worker.mjs";
 
 const TOOL = "circleci_get";
 const SLUG = "gh/octo-org/hello-world";
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-// Cache writes run after the response (ctx.waitUntil, decision 0003); a client's next call comes
-// later than that in practice, and this pause stands in for it.
-const settle = () => sleep(150);
 
 let stack;
 let n = 0;
@@ -25,6 +22,27 @@ after(() => stack?.close());
 const uniqueProject = () => `/project/gh/octo-org/repo-${++n}`;
 const get = (args, principal) => stack.callJson(TOOL, args, principal);
 const upstreamCount = (path) => stack.upstream.count("GET", `/api/v2${path.split("?")[0]}`);
+
+// Cache writes run after the response (ctx.waitUntil, decision 0003), so a test waits for them
+// in KV before it relies on them, and never merely pauses.
+/** `get`, then waits until the entry it writes is in KV. */
+const getCached = (args, principal) => cached(stack.worker.mf, () => get(args, principal));
+
+/**
+ * Runs `call`, which must cache nothing, then a cacheable call of its own and waits for that
+ * later entry: by then an entry of `call` would be in KV too. Asserts the later entry is the
+ * only change and returns what `call` returned.
+ */
+async function cachesNothing(call) {
+  const before = await cacheEntries(stack.worker.mf);
+  const result = await call();
+  await getCached({ path: uniqueProject() });
+  assert.equal(cacheChanges(before, await cacheEntries(stack.worker.mf)).length, 1, "only the later call wrote an entry");
+  return result;
+}
+
+/** Waits until `ms` have passed since the ISO time `at`. */
+const passed = (at, ms) => eventually(() => Date.now() - Date.parse(at) >= ms, `${ms} ms since ${at}`);
 
 test("a first call misses, reads upstream with the Circle-Token header, and says when it fetched", async () => {
   const before = Date.now();
@@ -44,8 +62,8 @@ test("a first call misses, reads upstream with the Circle-Token header, and says
 
 test("a second call is a hit: no upstream request, the stored fetchedAt, ageMs since then", async () => {
   const path = uniqueProject();
-  const first = await get({ path });
-  await settle();
+  const first = await getCached({ path });
+  await passed(first.cache.fetchedAt, 100);
   const second = await get({ path });
   assert.equal(first.cache.hit, false);
   assert.equal(second.cache.hit, true);
@@ -57,13 +75,12 @@ test("a second call is a hit: no upstream request, the stored fetchedAt, ageMs s
 
 test("fresh: true bypasses and replaces the entry, and is never sent upstream", async () => {
   const path = uniqueProject();
-  const first = await get({ path });
-  await settle();
-  const fresh = await get({ path, fresh: true });
+  const first = await getCached({ path });
+  await passed(first.cache.fetchedAt, 1);
+  const fresh = await getCached({ path, fresh: true });
   assert.equal(fresh.cache.hit, false);
   assert.ok(Date.parse(fresh.cache.fetchedAt) > Date.parse(first.cache.fetchedAt));
   assert.equal(upstreamCount(path), 2);
-  await settle();
   const after = await get({ path });
   assert.equal(after.cache.hit, true);
   assert.equal(after.cache.fetchedAt, fresh.cache.fetchedAt, "the fresh read replaced the entry");
@@ -77,8 +94,7 @@ test("pipeline, workflow and job paths are never served from cache", async () =>
     "/pipeline/00000000-0000-4000-8000-000000000007/workflow", "/workflow/wf-1", "/workflow/wf-1/job", `/project/${SLUG}/job/7`,
   ];
   for (const path of paths) {
-    const a = await get({ path });
-    await settle();
+    const a = await cachesNothing(() => get({ path }));
     const b = await get({ path });
     assert.equal(a.cache.hit, false, path);
     assert.equal(b.cache.hit, false, `${path} is never a hit`);
@@ -88,8 +104,7 @@ test("pipeline, workflow and job paths are never served from cache", async () =>
 
 test("project and insights paths are cached", async () => {
   for (const path of [`/project/${SLUG}`, `/insights/${SLUG}/workflows`]) {
-    await get({ path });
-    await settle();
+    await getCached({ path });
     assert.equal((await get({ path })).cache.hit, true, path);
     assert.equal(upstreamCount(path), 1, path);
   }
@@ -97,8 +112,7 @@ test("project and insights paths are cached", async () => {
 
 test("queryParams are part of the cache key and sent form-encoded", async () => {
   const path = `/insights/${SLUG}/workflows/build-and-test`;
-  await get({ path, queryParams: { branch: "main", "reporting-window": "last-7-days" } });
-  await settle();
+  await getCached({ path, queryParams: { branch: "main", "reporting-window": "last-7-days" } });
   const other = await get({ path, queryParams: { branch: "release/1 0" } });
   assert.equal(other.cache.hit, false, "another query is another entry");
   const again = await get({ path, queryParams: { branch: "main", "reporting-window": "last-7-days" } });
@@ -111,12 +125,10 @@ test("queryParams are part of the cache key and sent form-encoded", async () => 
 
 test("principals never share entries: each misses once, then hits its own", async () => {
   const path = uniqueProject();
-  const alice = await get({ path }, "alice");
-  await settle();
-  const bob = await get({ path }, "bob");
+  const alice = await getCached({ path }, "alice");
+  const bob = await getCached({ path }, "bob");
   assert.equal(bob.cache.hit, false, "bob does not see alice's entry");
   assert.equal(upstreamCount(path), 2);
-  await settle();
   const bob2 = await get({ path }, "bob");
   const alice2 = await get({ path }, "alice");
   assert.equal(bob2.cache.hit, true);
@@ -128,8 +140,7 @@ test("principals never share entries: each misses once, then hits its own", asyn
 
 test("jq runs after the cache: one upstream read serves different projections", async () => {
   const path = uniqueProject();
-  const names = await get({ path, jq: "name" });
-  await settle();
+  const names = await getCached({ path, jq: "name" });
   const slug = await get({ path, jq: "{slug: slug, branch: vcs_info.default_branch}" });
   assert.equal(names.data, path.split("/").pop());
   assert.deepEqual(slug.data, { slug: path.slice("/project/".length), branch: "main" });
@@ -140,8 +151,7 @@ test("jq runs after the cache: one upstream read serves different projections", 
 test("errors are not cached", async () => {
   const path = uniqueProject();
   stack.upstream.fault({ path: `/api/v2${path}`, status: 500, body: { message: "Internal server error" }, times: 1 });
-  await stack.callError(TOOL, { path });
-  await settle();
+  await cachesNothing(() => stack.callError(TOOL, { path }));
   const ok = await get({ path });
   assert.equal(ok.cache.hit, false);
   assert.equal(upstreamCount(path), 2);

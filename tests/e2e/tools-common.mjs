@@ -57,7 +57,7 @@ export function vendorUrls(upstream) {
  * the vendor URLs, `credentials`, and the `principals`' tokens (name -> bearer token).
  * `secrets` are further settings that hold credentials: they are set like `vars` and checked by
  * `assertNoSecrets`. `kvNamespaces` and `onLog` go to `startWorker`, and so do the `worker`
- * options (`stores`, `wrapped`). A given `upstream` is shared (several workers against one fake)
+ * options (`stores`, `wrapped`, `outbound`). A given `upstream` is shared (several workers against one fake)
  * and left running by `close`. `listTools: true` lists the tools once when a client connects: the
  * SDK validates structuredContent against a tool's outputSchema only once it has listed it.
  */

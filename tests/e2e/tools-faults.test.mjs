@@ -8,6 +8,7 @@ import { test, before, after, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { startStack, CREDENTIALS as C } from "./tools-common.mjs";
+import { eventually } from "./worker.mjs";
 
 const TIMEOUT_MS = 1000;
 // The smallest bound the worker accepts would keep this fast; 32 MiB (the default) also works, at
@@ -73,7 +74,7 @@ test("an endless body is read as a stream and cut off at the bound", async () =>
     const fault = stack.upstream.fault({ path, status: 200, streamBytes: Infinity, times: 1 });
     const text = await stack.callError(tool, args);
     assert.match(text, /too large|exceed|limit|bytes|MiB|MB/i, `${tool}: ${text}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => fault.clientClosed, `${tool}: the worker hangs up on the stream`);
     assert.ok(fault.bytesSent >= MAX_BYTES, `${tool}: read up to the bound (${fault.bytesSent} bytes sent)`);
     // Kernel socket buffers hold a few MiB beyond what the reader took before it stopped.
     assert.ok(fault.bytesSent < MAX_BYTES + 16 * 1024 * 1024, `${tool}: stopped near the bound (${fault.bytesSent} bytes sent)`);

@@ -1,7 +1,7 @@
 // Runs the built worker (build/index.js + index_bg.wasm, from `make build`) in workerd through
 // Miniflare, with in-memory KV and R2 bound under the names wrangler.toml uses, on 127.0.0.1.
 
-import { Miniflare } from "miniflare";
+import { Miniflare, fetch as forwardFetch } from "miniflare";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
@@ -23,15 +23,20 @@ function compatibilityDate() {
  * `stores: false` leaves out the KV and R2 bindings, as a misconfigured deployment would.
  * `kvNamespaces` names further KV bindings (e.g. the policy and approval stores); reach one with
  * `mf.getKVNamespace(name)` to seed or inspect it.
- * `wrapped` (an ES module's source) replaces the ARTIFACTS bucket with the object its default
- * export returns when called with `{ INNER }` (a real in-memory R2 bucket), built in the worker's
- * own isolate: a stand-in bucket for fault tests that can delegate to INNER.
+ * `wrapped` maps a store binding (`ARTIFACTS`, `HTTP_CACHE` or one of `kvNamespaces`) to an ES
+ * module's source; the binding becomes the object its default export returns when called with
+ * `{ INNER }` (a real in-memory store of the same kind, R2 or KV), built in a worker of its own:
+ * a stand-in store for fault and race tests that can delegate to INNER. Reach INNER with
+ * `mf.getKVNamespace("INNER", standIn(binding))` (or getR2Bucket).
  * `port: 0` (the default) lets the runtime pick a free port; `url` reports it. `setVars(more)`
  * restarts the worker with `more` added to its settings on the same port, for settings that
  * must name the port (such as allowed origins).
+ * `outbound` (an array), when given, receives `{ method, url }` for every request the worker
+ * sends anywhere, before it is forwarded unchanged (redirects included, never followed here):
+ * what left the worker, whether or not a server answered it.
  * Returns { url, mcpUrl, mf, setVars, close }. Throws when the build is missing.
  */
-export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped } = {}) {
+export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped = {}, outbound } = {}) {
   if (!existsSync(path.join(BUILD, "index.js"))) {
     throw new Error("build/index.js is missing: run `make build` first");
   }
@@ -42,8 +47,9 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
     modulesRoot: BUILD,
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true }],
     compatibilityDate: compatibilityDate(),
-    ...(stores ? { kvNamespaces: ["HTTP_CACHE", ...kvNamespaces], r2Buckets: wrapped ? [] : ["ARTIFACTS"] } : { kvNamespaces }),
-    ...(wrapped ? { wrappedBindings: { ARTIFACTS: "artifacts-stand-in" } } : {}),
+    ...(stores ? { kvNamespaces: ["HTTP_CACHE", ...kvNamespaces], r2Buckets: ["ARTIFACTS"] } : { kvNamespaces }),
+    wrappedBindings: Object.fromEntries(Object.keys(wrapped).map((binding) => [binding, standIn(binding)])),
+    ...(outbound ? { outboundService: (request) => record(outbound, request) } : {}),
     bindings: vars,
   };
   const shared = {
@@ -51,18 +57,20 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
     port,
     ...(onLog ? { handleStructuredLogs: ({ message }) => { onLog(message); } } : {}),
   };
+  for (const binding of Object.keys(wrapped)) {
+    const kinds = { kvNamespaces: main.kvNamespaces ?? [], r2Buckets: main.r2Buckets ?? [] };
+    const kind = Object.keys(kinds).find((k) => kinds[k].includes(binding));
+    if (!kind) throw new Error(`wrapped: ${binding} is not a store binding of this worker`);
+    main[kind] = kinds[kind].filter((b) => b !== binding);
+  }
   // A wrapped binding's module lives in a worker of its own, so that case needs the multi-worker form.
-  const options = () => (wrapped
-    ? {
-      ...shared,
-      workers: [main, {
-        name: "artifacts-stand-in",
-        modules: true,
-        script: wrapped,
-        r2Buckets: ["INNER"],
-      }],
-    }
-    : { ...shared, ...main });
+  const standIns = Object.entries(wrapped).map(([binding, script]) => ({
+    name: standIn(binding),
+    modules: true,
+    script,
+    ...(binding === "ARTIFACTS" ? { r2Buckets: ["INNER"] } : { kvNamespaces: ["INNER"] }),
+  }));
+  const options = () => (standIns.length > 0 ? { ...shared, workers: [main, ...standIns] } : { ...shared, ...main });
   const mf = new Miniflare(options());
   const url = (await mf.ready).toString().replace(/\/$/, "");
   const setVars = async (more) => {
@@ -73,4 +81,54 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
     if (now !== url) throw new Error(`the worker moved from ${url} to ${now} when its settings changed`);
   };
   return { url, mcpUrl: `${url}/mcp`, mf, setVars, close: () => mf.dispose() };
+}
+
+/** The name of the worker that holds the stand-in for store `binding`. */
+export const standIn = (binding) => `${binding.toLowerCase().replaceAll("_", "-")}-stand-in`;
+
+/** Notes `request` in `log`, then sends it on as it is and returns the answer as it is. */
+async function record(log, request) {
+  log.push({ method: request.method, url: request.url });
+  const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+  return forwardFetch(request.url, { method: request.method, headers: request.headers, body, redirect: "manual" });
+}
+
+/**
+ * Polls `check` (sync or async) until it returns a truthy value, and returns that value; throws
+ * naming `what` after `tries` attempts 10 ms apart. For what the worker does after its response
+ * (cache writes in ctx.waitUntil), which a client cannot otherwise wait for: a fixed sleep
+ * either wastes time or, on a loaded machine, lets a check run before the write and pass
+ * vacuously.
+ */
+export async function eventually(check, what, tries = 1000) {
+  for (let i = 0; i < tries; i++) {
+    const value = await check();
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`still not so after ${tries} polls: ${what}`);
+}
+
+/** The worker's HTTP_CACHE entries as KV lists them: key -> metadata (as JSON text). */
+export async function cacheEntries(mf) {
+  const kv = await mf.getKVNamespace("HTTP_CACHE");
+  const { keys } = await kv.list();
+  return new Map(keys.map((k) => [k.name, JSON.stringify(k.metadata ?? null)]));
+}
+
+/** The keys added or rewritten in `after` since `before` (two `cacheEntries` results). */
+export function cacheChanges(before, after) {
+  return [...after].filter(([k, meta]) => before.get(k) !== meta).map(([k]) => k);
+}
+
+/**
+ * Runs `call` (a tool call that should cache what it read), waits until the entry it writes
+ * after its response is in HTTP_CACHE (added, or rewritten with a new fetchedAt), and returns
+ * the call's result.
+ */
+export async function cached(mf, call) {
+  const before = await cacheEntries(mf);
+  const result = await call();
+  await eventually(async () => cacheChanges(before, await cacheEntries(mf)).length > 0, "the call's cache entry is written");
+  return result;
 }
