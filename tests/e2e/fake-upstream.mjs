@@ -59,8 +59,8 @@ function streamBody(res, fault) {
  * - `bodyBytes`: that many filler bytes instead of `body`, with a Content-Length;
  * - `streamBytes`: that many filler bytes (Infinity: endless) chunked, without Content-Length;
  *   afterwards `bytesSent` and `clientClosed` (the client stopped reading first) are set;
- * - `resetAfterBytes`: send the headers (announcing a longer body) and that many body bytes, then
- *   reset the connection;
+ * - `resetAfterBytes`: send the headers (announcing the whole body, so within any size bound the
+ *   body is) and that many body bytes, then reset the connection;
  * - `exactHeaders`: send `headers` as they are (no default Content-Type), for replaying recorded
  *   responses;
  * - `delayMs`: wait before answering; `hangUp`: destroy the socket without answering.
@@ -77,7 +77,7 @@ async function answerFault(req, res, fault) {
   const payload = fault.bodyBytes !== undefined ? Buffer.alloc(fault.bodyBytes, 0x61) : fault.body === null ? Buffer.alloc(0)
     : Buffer.from(typeof fault.body === "string" ? fault.body : JSON.stringify(fault.body ?? { message: "injected fault" }));
   if (fault.resetAfterBytes !== undefined) {
-    res.writeHead(status, { ...headers, "Content-Length": payload.length + 100_000 });
+    res.writeHead(status, { ...headers, "Content-Length": payload.length });
     res.write(payload.subarray(0, fault.resetAfterBytes));
     return setTimeout(() => req.socket.resetAndDestroy?.() ?? req.socket.destroy(), 20);
   }

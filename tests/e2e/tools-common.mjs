@@ -132,3 +132,33 @@ export async function startStack({ vars = {}, credentials = CREDENTIALS, princip
 
   return { upstream, worker, logs, results, client, call, callJson, callError, assertNoSecrets, close };
 }
+
+/** The vendor name each read tool's errors use. */
+const VENDOR_NAME = {
+  github_list_workflow_runs: "GitHub", github_list_workflow_jobs: "GitHub", circleci_get: "CircleCI",
+  jira_get: "Jira", conf_get: "Confluence", bb_get: "Bitbucket",
+};
+const isCi = (tool) => tool.startsWith("github_") || tool === "circleci_get";
+
+/**
+ * The exact text of a GET by `tool` that failed for want of a connection (refused, reset,
+ * closed without an answer): the vendor's own wording around the shared summary.
+ */
+export function networkErrorText(tool) {
+  const name = VENDOR_NAME[tool];
+  if (isCi(tool)) return `Error: Network error connecting to ${name} API: fetch failed`;
+  if (tool === "bb_get") {
+    return "Error: Network error while GET request the Bitbucket API. Please check your internet connection and try again. " +
+      "Error details: Network error while calling Bitbucket API: fetch failed\nHTTP Status: 500";
+  }
+  return `Error: Network error while GET request ${name}. Please check your internet connection and try again. ` +
+    `Error details: Network error connecting to ${name} API: fetch failed`;
+}
+
+/** The exact text of a GET by `tool` whose body passed UPSTREAM_MAX_BYTES (`limit`). */
+export function tooLargeErrorText(tool, limit) {
+  const summary = `Response size exceeds the maximum of ${limit} bytes (UPSTREAM_MAX_BYTES); request less data, e.g. smaller pages or fewer fields`;
+  if (isCi(tool)) return `Error: ${summary}`;
+  const text = `Error: An unexpected error occurred while GET request api. Error details: ${summary}`;
+  return tool === "bb_get" ? `${text}\nHTTP Status: 413` : text;
+}
