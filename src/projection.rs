@@ -7,13 +7,15 @@
 
 pub mod jmespath;
 pub mod jq;
+mod meter;
 
 use std::fmt;
 
 use crate::value::{Map, Value};
 
 use jmespath::Expression;
-use jq::{JqError, JqProgram, Limits};
+use jq::{JqError, JqProgram};
+pub use meter::Limits;
 
 /// The text tools put in the `jq` argument's description, so every tool states the same rule.
 pub const TOOL_DESCRIPTION: &str = "Optional filter applied to the JSON response before it is \
@@ -64,6 +66,7 @@ impl ProjectionError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             ProjectionError::Invalid => ErrorKind::Invalid,
+            ProjectionError::JmesPath(e) if e.is_budget() => ErrorKind::Budget,
             ProjectionError::JmesPath(_) => ErrorKind::Runtime,
             ProjectionError::Jq(JqError::Syntax(_)) => ErrorKind::Invalid,
             ProjectionError::Jq(JqError::Runtime(_)) => ErrorKind::Runtime,
@@ -142,7 +145,9 @@ impl Projection {
     pub fn apply_with(&self, data: &Value, limits: &Limits) -> Result<Value, ProjectionError> {
         match &self.compiled {
             Compiled::Identity => Ok(data.clone()),
-            Compiled::JmesPath(expr) => expr.search(data).map_err(ProjectionError::JmesPath),
+            Compiled::JmesPath(expr) => expr
+                .search_with(data, limits)
+                .map_err(ProjectionError::JmesPath),
             Compiled::Jq(program) => program.run(data, limits).map_err(ProjectionError::Jq),
             Compiled::Failed(e) => Err(e.clone()),
         }
@@ -161,9 +166,13 @@ impl Projection {
     }
 
     /// The `_jqError` text for `error`. Whatever the reference would also reject keeps its
-    /// exact wording, `Invalid JMESPath expression: <expr>`; jq failures say what went wrong.
+    /// exact wording, `Invalid JMESPath expression: <expr>`; jq failures and budget stops,
+    /// which the reference has no counterpart for, say what went wrong.
     pub fn error_message(&self, error: &ProjectionError) -> String {
         match error {
+            ProjectionError::JmesPath(e) if e.is_budget() => {
+                format!("JMESPath expression stopped: {e} (JMESPath expression: {})", self.source)
+            }
             ProjectionError::Invalid | ProjectionError::JmesPath(_) => {
                 format!("Invalid JMESPath expression: {}", self.source)
             }

@@ -10,6 +10,7 @@ mod val;
 
 use std::fmt;
 
+use crate::projection::meter::{self, Limits};
 use crate::value::Value;
 
 use parser::Node;
@@ -32,13 +33,31 @@ impl fmt::Display for CompileError {
     }
 }
 
-/// Why evaluation failed (the reference's interpreter threw).
+/// Why evaluation failed: the reference's interpreter threw, or the budget ran out.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuntimeError(String);
+pub struct RuntimeError {
+    message: String,
+    budget: bool,
+}
+
+impl RuntimeError {
+    fn thrown(message: String) -> RuntimeError {
+        RuntimeError {
+            message,
+            budget: false,
+        }
+    }
+
+    /// True when the expression was stopped by its budget (`projection::Limits`), which the
+    /// reference does not have.
+    pub fn is_budget(&self) -> bool {
+        self.budget
+    }
+}
 
 impl fmt::Display for RuntimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -51,28 +70,66 @@ impl Expression {
             .map_err(|e| CompileError(e.0))
     }
 
-    /// Evaluates against `data`, copying only the parts of `data` that end up in the result.
+    /// Evaluates against `data` under the default [`Limits`], copying only the parts of
+    /// `data` that end up in the result.
     ///
     /// JavaScript values JSON cannot hold come back as `null`, as the TOON encoder shows them:
     /// `undefined` (e.g. `max_by` of an empty array), NaN (`avg` of `[]`) and infinities.
     pub fn search(&self, data: &Value) -> Result<Value, RuntimeError> {
-        let result =
-            interpreter::visit(&self.ast, &Val::Ref(data)).map_err(|e| RuntimeError(e.0))?;
+        self.search_with(data, &Limits::default())
+    }
+
+    /// [`Expression::search`] under `limits`: the fuel, the size of every value built and the
+    /// size of the result.
+    pub fn search_with(&self, data: &Value, limits: &Limits) -> Result<Value, RuntimeError> {
+        let _run = meter::start(limits);
+        let result = evaluate(&self.ast, data)?;
+        let size = result.size();
+        if size > limits.max_output_bytes as u64 {
+            return Err(budget(format!(
+                "result larger than {} bytes",
+                limits.max_output_bytes
+            )));
+        }
+        // Copying out walks the result once per occurrence of each shared part.
+        if !meter::charge_items(size) {
+            return Err(budget(meter::reason()));
+        }
         result
             .into_value()
-            .map_err(|_| RuntimeError("an expression reference cannot be a result".into()))
+            .map_err(|_| RuntimeError::thrown("an expression reference cannot be a result".into()))
     }
 
     /// Evaluates against `data` and returns `JSON.stringify(result)` as the reference computes
     /// it (numbers in JavaScript form; `None` for `undefined`); used by the differential tests.
     pub fn search_to_js_json(&self, data: &Value) -> Result<Option<String>, RuntimeError> {
-        let result =
-            interpreter::visit(&self.ast, &Val::Ref(data)).map_err(|e| RuntimeError(e.0))?;
+        let _run = meter::start(&Limits::default());
+        let result = evaluate(&self.ast, data)?;
         if matches!(result, Val::Expref(_)) {
-            return Err(RuntimeError(
+            return Err(RuntimeError::thrown(
                 "an expression reference cannot be a result".into(),
             ));
         }
+        result.charge_walk().map_err(|_| budget(meter::reason()))?;
         Ok(result.to_json())
     }
 }
+
+/// Runs the interpreter inside the meter started by the caller.
+fn evaluate<'a>(ast: &'a Node, data: &'a Value) -> Result<Val<'a>, RuntimeError> {
+    interpreter::visit(ast, &Val::Ref(data)).map_err(|e| {
+        if meter::exhausted() {
+            budget(meter::reason())
+        } else {
+            RuntimeError::thrown(e.0)
+        }
+    })
+}
+
+fn budget(message: String) -> RuntimeError {
+    RuntimeError {
+        message,
+        budget: true,
+    }
+}
+

@@ -1,12 +1,14 @@
 //! jq programs through jaq (jaq-core, jaq-std, jaq-json), inside a work budget.
 //!
-//! jaq has no fuel hook of its own, so the budget is built from these parts (docs/projection.md):
+//! jaq has no fuel hook of its own, so the budget (`projection::meter`) is built from these parts
+//! (docs/projection.md):
 //! - every term evaluation passes through [`HasLut::lut`], which charges one unit of fuel;
 //! - every unbounded generator (`range/3`, `repeat`, `recurse`, `while`, `until`) is a native
 //!   here that charges per step and stops with an error once the fuel is gone, and programs
 //!   that define recursive functions are rejected, so no loop runs outside those natives;
 //! - values are a metered type: iteration, indexing, arithmetic and construction fail once the
-//!   fuel is gone, and refuse oversized or too deeply nested results before building them;
+//!   fuel is gone, and refuse oversized or too deeply nested results before building them, the
+//!   size counting shared parts once per occurrence;
 //! - the caller pulls at most [`Limits::max_outputs`] results totalling at most
 //!   [`Limits::max_output_bytes`] of JSON.
 
@@ -14,6 +16,7 @@ mod budget;
 mod convert;
 mod json_funs;
 mod metered;
+mod size;
 
 use std::fmt;
 
@@ -23,8 +26,8 @@ use jaq_core::{Compiler, Ctx, DataT, Lut, Vars};
 
 use crate::value::Value;
 
-pub use budget::Limits;
-use budget::{meter, recursive_defs};
+use super::meter::{self, Limits};
+use budget::recursive_defs;
 use metered::M;
 
 /// Programs longer than this are refused before parsing.
@@ -152,16 +155,21 @@ impl JqProgram {
     /// Runs the program on `input`: one output is returned as is, several as an array, none as
     /// `null`.
     pub fn run(&self, input: &Value, limits: &Limits) -> Result<Value, JqError> {
+        let _run = meter::start(limits);
+        let _memo = size::Scope::new();
         let input = convert::to_metered(input, MAX_INPUT_DEPTH + 1).ok_or_else(|| {
-            JqError::Budget(format!("input nested deeper than {MAX_INPUT_DEPTH} levels"))
+            JqError::Budget(if meter::exhausted() {
+                format!("input: {}", meter::reason())
+            } else {
+                format!("input nested deeper than {MAX_INPUT_DEPTH} levels")
+            })
         })?;
-        let _run = meter::start(limits.fuel);
         let env = Env {
             lut: &self.filter.lut,
         };
         let ctx = Ctx::<Budgeted>::new(env, Vars::new([]));
         let mut outputs = Vec::new();
-        let mut bytes = 0usize;
+        let mut bytes = 0u64;
         for item in self.filter.id.run((ctx, input)) {
             if meter::exhausted() {
                 break;
@@ -182,19 +190,20 @@ impl JqProgram {
                     limits.max_outputs
                 )));
             }
+            // Measured before converting: the conversion copies every shared part.
+            bytes = bytes.saturating_add(val.size());
+            if bytes > limits.max_output_bytes as u64 {
+                return Err(JqError::Budget(format!(
+                    "output larger than {} bytes",
+                    limits.max_output_bytes
+                )));
+            }
             let value = convert::from_jaq(&val.v, crate::value::MAX_DEPTH).ok_or_else(|| {
                 JqError::Budget(format!(
                     "output nested deeper than {} levels",
                     crate::value::MAX_DEPTH
                 ))
             })?;
-            bytes += value.to_compact_json().len();
-            if bytes > limits.max_output_bytes {
-                return Err(JqError::Budget(format!(
-                    "output larger than {} bytes",
-                    limits.max_output_bytes
-                )));
-            }
             outputs.push(value);
             meter::charge(1);
         }
@@ -282,7 +291,6 @@ fn user_definitions(src: &str) -> Option<jaq_core::load::parse::Term<&str>> {
 mod tests {
     use super::*;
     use crate::value::parse;
-    use std::time::{Duration, Instant};
 
     fn run(program: &str, input: &str) -> Result<String, JqError> {
         let p = JqProgram::compile(program)?;
@@ -446,47 +454,102 @@ mod tests {
     }
 
     #[test]
-    fn runaway_programs_stop_quickly() {
-        for p in [
-            "range(1e9)",
-            "repeat(1)",
-            "[range(1e9)]",
-            "[repeat(1)]",
-            "[limit(1e8; repeat(\"x\"))] | join(\"\")",
-            "last(range(1e9))",
-            "until(false; .)",
-            "[0 | while(true; .)]",
-            "[1 | recurse(. + 1)] | length",
-            "[repeat(empty)]",
-            "[repeat(1)?] | length",
-            "reduce range(1e9) as $x (0; . + 1)",
-            "[1 | recurse(. + 1; . > 0)]",
-            "[range(0; infinite)]",
-            // Loop-free, but cubic in the input: the metered values stop it.
-            "[.[] as $a | .[] as $b | .[] as $c | .[] as $d | 1] | length",
+    fn runaway_programs_stop_within_their_budget() {
+        // Work is counted, not timed: each program must be stopped by the meter, having spent
+        // no more than its fuel, and those stopped by a size, depth or output bound long
+        // before the fuel is gone.
+        let limits = Limits {
+            fuel: 2_000_000,
+            ..Limits::default()
+        };
+        let input = parse(&format!("[[2],{}]", vec!["1"; 300].join(","))).unwrap();
+        for (p, stopped_early) in [
+            ("range(1e9)", false),
+            ("repeat(1)", false),
+            ("[range(1e9)]", false),
+            ("[repeat(1)]", false),
+            ("[limit(1e8; repeat(\"x\"))] | join(\"\")", false),
+            ("last(range(1e9))", false),
+            ("until(false; .)", false),
+            ("[0 | while(true; .)]", false),
+            ("[1 | recurse(. + 1)] | length", false),
+            ("[repeat(empty)]", false),
+            ("[repeat(1)?] | length", false),
+            ("reduce range(1e9) as $x (0; . + 1)", false),
+            ("[1 | recurse(. + 1; . > 0)]", false),
+            ("[range(0; infinite)]", false),
+            // Loop-free, but quartic in the input: the metered values stop it.
+            ("[.[] as $a | .[] as $b | .[] as $c | .[] as $d | 1] | length", false),
             // Memory multipliers are refused before allocating.
-            "\"x\" * 1e10",
-            "reduce range(60) as $i (\"x\"; . + .)",
-            "reduce range(60) as $i ([1]; . + .) | length",
+            ("\"x\" * 1e10", true),
+            ("reduce range(60) as $i (\"x\"; . + .)", true),
+            ("reduce range(60) as $i ([1]; . + .) | length", true),
             // Deep values a program builds.
-            "reduce range(100000) as $i (1; [.]) | tojson",
-            "reduce range(100000) as $i (1; {a: .})",
+            ("reduce range(100000) as $i (1; [.]) | tojson", true),
+            ("reduce range(100000) as $i (1; {a: .})", true),
+            // Shared values: each doubling is one step, the size bound stops them.
+            ("reduce range(40) as $i (.; [., .])", true),
+            ("reduce range(40) as $i (.; [., .]) | tojson", true),
+            ("[limit(40; repeat(1))] | reduce .[] as $i (.; {a: ., b: .}) | tostring", true),
+            ("reduce range(40) as $i (.; . as $x | [$x] + [$x]) | length", true),
         ] {
-            let start = Instant::now();
-            // A smaller budget than the default keeps this debug-build test fast; the
-            // default's cost is measured by examples/bench_projection.rs.
-            let limits = Limits {
-                fuel: 2_000_000,
-                ..Limits::default()
-            };
-            let input = parse(&format!("[[2],{}]", vec!["1"; 300].join(","))).unwrap();
             let result = JqProgram::compile(p).and_then(|prog| prog.run(&input, &limits));
             assert!(matches!(result, Err(JqError::Budget(_))), "{p}: {result:?}");
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "{p} took {:?}",
-                start.elapsed()
-            );
+            let spent = meter::last_spent();
+            assert!(spent <= limits.fuel, "{p}: {spent}");
+            if stopped_early {
+                assert!(spent < limits.fuel / 10, "{p} spent {spent} units");
+            }
         }
+    }
+
+    #[test]
+    fn sharing_does_not_hide_growth() {
+        // Twenty doublings of a 3-byte array are 3 MiB once printed: over a 64 KiB bound
+        // although no more than a few hundred bytes are ever allocated.
+        let limits = Limits {
+            fuel: 10_000,
+            max_value_bytes: 64 << 10,
+            ..Limits::default()
+        };
+        let input = parse("[1]").unwrap();
+        for p in [
+            "reduce range(20) as $i (.; [., .])",
+            "reduce range(20) as $i (.; [., .]) | tojson | length",
+            "reduce range(20) as $i (.; {a: ., b: .}) | tostring | length",
+            "def d: [., .]; d | d | d | d | d | d | d | d | d | d | d | d | d | d | d | d | d | d | d | d | length",
+            "reduce range(20) as $i (.; .[0] = .) | length",
+            "reduce range(20) as $i (.; [.] | .[1] = .[0]) | length",
+        ] {
+            let result = JqProgram::compile(p).and_then(|prog| prog.run(&input, &limits));
+            let Err(JqError::Budget(reason)) = &result else {
+                panic!("{p}: {result:?}");
+            };
+            assert_eq!(reason, "value larger than 65536 bytes as JSON", "{p}");
+            assert!(meter::last_spent() < 2_000, "{p}: {}", meter::last_spent());
+        }
+        // Under the bound, the same programs run.
+        let result = JqProgram::compile("reduce range(12) as $i (.; [., .]) | tojson | length")
+            .and_then(|prog| prog.run(&input, &limits));
+        assert_eq!(result.map(|v| v.to_compact_json()), Ok("20479".to_owned()));
+    }
+
+    #[test]
+    fn outputs_are_measured_before_they_are_converted() {
+        let limits = Limits {
+            max_output_bytes: 1000,
+            ..Limits::default()
+        };
+        let input = parse("\"0123456789\"").unwrap();
+        let run = |p: &str| JqProgram::compile(p).and_then(|prog| prog.run(&input, &limits));
+        assert!(run("[range(80) | .]").is_ok());
+        assert_eq!(
+            run("[range(100)] | map(\"0123456789\")"),
+            Err(JqError::Budget("output larger than 1000 bytes".into()))
+        );
+        assert_eq!(
+            run("range(400) | ."),
+            Err(JqError::Budget("output larger than 1000 bytes".into()))
+        );
     }
 }

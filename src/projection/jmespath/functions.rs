@@ -7,8 +7,9 @@ use std::rc::Rc;
 
 use super::interpreter::{visit, Eval, RuntimeError};
 use super::parser::Node;
-use super::val::{Kind, Obj, Val};
+use super::val::{charge_items, Kind, Obj, Val};
 use crate::js;
+use crate::projection::meter;
 
 /// An argument type of a signature.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -109,10 +110,13 @@ pub(crate) fn call<'a>(name: Option<&str>, args: Vec<Val<'a>>) -> Eval<'a> {
         }
         "contains" => Val::Bool(match first.as_arr() {
             Some(items) => items.iter().any(|v| v.strict_eq(&args[1])),
-            None => first
-                .as_str()
-                .unwrap_or_default()
-                .contains(args[1].to_js_string().as_str()),
+            None => {
+                args[1].charge_walk()?;
+                first
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains(args[1].to_js_string().as_str())
+            }
         }),
         "ends_with" => Val::Bool(str_arg(first).ends_with(str_arg(&args[1]))),
         // `lastIndexOf(prefix) === 0`: true only when the prefix occurs nowhere later.
@@ -130,10 +134,10 @@ pub(crate) fn call<'a>(name: Option<&str>, args: Vec<Val<'a>>) -> Eval<'a> {
                 .iter()
                 .map(|item| visit(node, &item))
                 .collect::<Result<Vec<_>, _>>()?;
-            Val::arr(out)
+            Val::arr(out)?
         }
         "max" | "min" => extreme(first, name == "max"),
-        "merge" => merge(&args),
+        "merge" => merge(&args)?,
         "max_by" | "min_by" => extreme_by(first, expref(&args[1])?, name == "max_by")?,
         "sort_by" => sort_by(first, expref(&args[1])?)?,
         "type" => match first.kind() {
@@ -149,21 +153,32 @@ pub(crate) fn call<'a>(name: Option<&str>, args: Vec<Val<'a>>) -> Eval<'a> {
         "keys" | "values" => {
             let obj = first.as_obj().ok_or_else(|| type_error(name))?;
             if name == "keys" {
-                Val::arr(obj.entries().into_iter().map(|(k, _)| k).collect())
+                Val::arr(obj.entries().into_iter().map(|(k, _)| k).collect())?
             } else {
-                Val::arr(obj.values())
+                Val::arr(obj.values())?
             }
         }
         "sort" => {
             let items = first.as_arr().ok_or_else(|| type_error(name))?;
             // Array.prototype.sort without a comparator: stable, by the elements' string forms.
+            first.charge_walk()?;
             let mut keyed: Vec<(String, Val<'a>)> =
                 items.iter().map(|v| (v.to_js_string(), v)).collect();
             keyed.sort_by(|a, b| js::cmp_utf16(&a.0, &b.0));
-            Val::arr(keyed.into_iter().map(|(_, v)| v).collect())
+            Val::arr(keyed.into_iter().map(|(_, v)| v).collect())?
         }
         "join" => {
             let items = args[1].as_arr().ok_or_else(|| type_error(name))?;
+            // The parts may be one shared string many times: size the result first.
+            let glue = str_arg(first).len() as u64;
+            let joined = items.iter().fold(0u64, |n, v| {
+                n.saturating_add(str_arg(&v).len() as u64)
+                    .saturating_add(glue)
+            });
+            if !meter::admit(joined) {
+                return Err(RuntimeError::new(meter::reason()));
+            }
+            charge_items(joined)?;
             let parts: Vec<String> = items.iter().map(|v| v.to_js_string()).collect();
             Val::str(&parts.join(str_arg(first)))
         }
@@ -171,7 +186,7 @@ pub(crate) fn call<'a>(name: Option<&str>, args: Vec<Val<'a>>) -> Eval<'a> {
             Some(items) => {
                 let mut out: Vec<Val<'a>> = items.iter().collect();
                 out.reverse();
-                Val::arr(out)
+                Val::arr(out)?
             }
             None => {
                 // Reversed UTF-16 code units; split surrogate pairs become U+FFFD (decision 0002).
@@ -182,12 +197,15 @@ pub(crate) fn call<'a>(name: Option<&str>, args: Vec<Val<'a>>) -> Eval<'a> {
         },
         "to_array" => match first.kind() {
             Kind::Array => first.clone(),
-            _ => Val::arr(vec![first.clone()]),
+            _ => Val::arr(vec![first.clone()])?,
         },
         "to_string" => match first.kind() {
             Kind::String => first.clone(),
             Kind::Expref => return Err(RuntimeError::new("cannot stringify an expression")),
-            _ => first.to_json().map_or(Val::Undefined, |s| Val::str(&s)),
+            _ => {
+                first.charge_walk()?;
+                first.to_json().map_or(Val::Undefined, |s| Val::str(&s))
+            }
         },
         "to_number" => match first.kind() {
             Kind::Number => first.clone(),
@@ -266,7 +284,15 @@ fn extreme<'a>(arg: &Val<'a>, max: bool) -> Val<'a> {
     best
 }
 
-fn merge<'a>(args: &[Val<'a>]) -> Val<'a> {
+fn merge<'a>(args: &[Val<'a>]) -> Eval<'a> {
+    // A string adds an entry of at least `"0":"x",` per UTF-16 unit: refuse before building.
+    let units = args
+        .iter()
+        .filter_map(|a| a.as_str())
+        .fold(0u64, |n, s| n.saturating_add(s.len() as u64));
+    if !meter::admit(units.saturating_mul(8)) {
+        return Err(RuntimeError::new(meter::reason()));
+    }
     let mut out = Obj::default();
     for arg in args {
         // `for (key in value)`: own enumerable keys of objects, indexes of arrays and strings.
@@ -327,7 +353,7 @@ fn extreme_by<'a>(arg: &Val<'a>, node: &'a Node, max: bool) -> Eval<'a> {
 fn sort_by<'a>(arg: &Val<'a>, node: &'a Node) -> Eval<'a> {
     let items = arg.as_arr().ok_or_else(|| type_error("sort_by"))?;
     if items.len() == 0 {
-        return Ok(Val::arr(Vec::new()));
+        return Val::arr(Vec::new());
     }
     let mut keyed = Vec::with_capacity(items.len());
     for item in items.iter() {
@@ -350,5 +376,5 @@ fn sort_by<'a>(arg: &Val<'a>, node: &'a Node) -> Eval<'a> {
             Ordering::Equal
         }
     });
-    Ok(Val::arr(keyed.into_iter().map(|(_, v)| v).collect()))
+    Val::arr(keyed.into_iter().map(|(_, v)| v).collect())
 }

@@ -2,7 +2,7 @@
 
 use super::functions::call;
 use super::parser::{Cmp, Node};
-use super::val::{Kind, Obj, Val};
+use super::val::{charge_items, Kind, Obj, Val};
 
 /// A runtime failure (the reference throws; the projection turns it into `_jqError`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,8 +16,9 @@ impl RuntimeError {
 
 pub(crate) type Eval<'a> = Result<Val<'a>, RuntimeError>;
 
-/// Evaluates `node` against `value`.
+/// Evaluates `node` against `value`, one unit of fuel per node evaluated.
 pub(crate) fn visit<'a>(node: &'a Node, value: &Val<'a>) -> Eval<'a> {
+    charge_items(0)?;
     match node {
         Node::Missing => Err(RuntimeError::new("cannot evaluate a missing expression")),
         Node::Field(name) => Ok(value
@@ -73,6 +74,11 @@ pub(crate) fn visit<'a>(node: &'a Node, value: &Val<'a>) -> Eval<'a> {
         Node::Comparator(op, left, right) => {
             let a = visit(left, value)?;
             let b = visit(right, value)?;
+            // Deep equality walks the smaller side; ordering prints arrays and objects.
+            charge_items(match op {
+                Cmp::Eq | Cmp::Ne => a.size().min(b.size()),
+                _ => a.size().saturating_add(b.size()),
+            })?;
             Ok(Val::Bool(match op {
                 Cmp::Eq => a.deep_eq(&b),
                 Cmp::Ne => !a.deep_eq(&b),
@@ -94,7 +100,7 @@ pub(crate) fn visit<'a>(node: &'a Node, value: &Val<'a>) -> Eval<'a> {
                     None => merged.push(item.clone()),
                 }
             }
-            Ok(Val::arr(merged))
+            Val::arr(merged)
         }
         Node::Identity | Node::Current => Ok(value.clone()),
         Node::MultiSelectList(items) => {
@@ -105,7 +111,7 @@ pub(crate) fn visit<'a>(node: &'a Node, value: &Val<'a>) -> Eval<'a> {
                 .iter()
                 .map(|n| visit(n, value))
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(Val::arr(out))
+            Val::arr(out)
         }
         Node::MultiSelectHash(pairs) => {
             if value.kind() == Kind::Null {
@@ -115,7 +121,7 @@ pub(crate) fn visit<'a>(node: &'a Node, value: &Val<'a>) -> Eval<'a> {
             for (key, n) in pairs {
                 obj.insert(key.clone(), visit(n, value)?);
             }
-            Ok(Val::obj(obj))
+            Val::obj(obj)
         }
         Node::Or(left, right) => {
             let first = visit(left, value)?;
@@ -163,7 +169,7 @@ fn project<'a>(items: impl Iterator<Item = Val<'a>>, right: &'a Node) -> Eval<'a
             out.push(v);
         }
     }
-    Ok(Val::arr(out))
+    Val::arr(out)
 }
 
 /// `value[index]` with negative indexes counted from the end; anything else is null.
@@ -231,5 +237,5 @@ fn slice<'a>(value: &Val<'a>, parts: &[Option<f64>; 3]) -> Eval<'a> {
         });
         i += step;
     }
-    Ok(Val::arr(out))
+    Val::arr(out)
 }

@@ -9,7 +9,9 @@ use crate::js::{self, JsMap};
 use crate::render::json::write_json_compact;
 use crate::value::{write_json_string, Map, Number, Value};
 
+use super::interpreter::RuntimeError;
 use super::parser::Node;
+use crate::projection::meter;
 
 /// A JavaScript value as the reference interpreter sees it.
 #[derive(Clone, Debug)]
@@ -23,8 +25,10 @@ pub(crate) enum Val<'a> {
     Key(&'a str),
     /// A value of the input document or of a literal, by reference.
     Ref(&'a Value),
-    Arr(Rc<Vec<Val<'a>>>),
-    Obj(Rc<Obj<'a>>),
+    /// An array built by the expression, and its size (`projection::meter`).
+    Arr(Rc<Vec<Val<'a>>>, u64),
+    /// An object built by the expression, and its size.
+    Obj(Rc<Obj<'a>>, u64),
     Expref(&'a Node),
 }
 
@@ -115,12 +119,54 @@ impl<'a> Val<'a> {
         Val::Str(Rc::from(s))
     }
 
-    pub(crate) fn arr(items: Vec<Val<'a>>) -> Val<'a> {
-        Val::Arr(Rc::new(items))
+    /// A new array, refused when its size, counting shared parts once per occurrence, is over
+    /// the run's bound.
+    pub(crate) fn arr(items: Vec<Val<'a>>) -> Result<Val<'a>, RuntimeError> {
+        let mut size = 1 + items.len().max(1) as u64;
+        for item in &items {
+            size = size.saturating_add(item.size());
+            admit(size)?;
+        }
+        charge_items(items.len() as u64)?;
+        Ok(Val::Arr(Rc::new(items), size))
     }
 
-    pub(crate) fn obj(obj: Obj<'a>) -> Val<'a> {
-        Val::Obj(Rc::new(obj))
+    /// A new object, refused as [`Val::arr`] is.
+    pub(crate) fn obj(obj: Obj<'a>) -> Result<Val<'a>, RuntimeError> {
+        let mut size = 1 + obj.len().max(1) as u64;
+        for (k, v) in obj.iter() {
+            size = size.saturating_add(k.len() as u64 + 3).saturating_add(v.size());
+            admit(size)?;
+        }
+        charge_items(obj.len() as u64)?;
+        Ok(Val::Obj(Rc::new(obj), size))
+    }
+
+    /// The size of this value as JSON; a part of the input is walked to find it, which is
+    /// charged.
+    pub(crate) fn size(&self) -> u64 {
+        match self {
+            Val::Undefined | Val::Null | Val::Bool(true) | Val::Expref(_) => 4,
+            Val::Bool(false) => 5,
+            Val::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => {
+                (n.abs() as u64).checked_ilog10().unwrap_or(0) as u64 + 1 + u64::from(*n < 0.0)
+            }
+            // The longest shortest-round-trip form of a double.
+            Val::Num(_) => 24,
+            Val::Str(s) => s.len() as u64 + 2,
+            Val::Key(s) => s.len() as u64 + 2,
+            Val::Ref(v) => {
+                let (size, nodes) = meter::value_size(v, meter::max_value_bytes());
+                meter::charge_items(nodes);
+                size
+            }
+            Val::Arr(_, size) | Val::Obj(_, size) => *size,
+        }
+    }
+
+    /// Charges for work that walks this whole value (printing, comparing, converting it).
+    pub(crate) fn charge_walk(&self) -> Result<(), RuntimeError> {
+        charge_items(self.size())
     }
 
     pub(crate) fn kind(&self) -> Kind {
@@ -130,8 +176,8 @@ impl<'a> Val<'a> {
             Val::Bool(_) | Val::Ref(Value::Bool(_)) => Kind::Boolean,
             Val::Num(_) | Val::Ref(Value::Number(_)) => Kind::Number,
             Val::Str(_) | Val::Key(_) | Val::Ref(Value::String(_)) => Kind::String,
-            Val::Arr(_) | Val::Ref(Value::Array(_)) => Kind::Array,
-            Val::Obj(_) | Val::Ref(Value::Object(_)) => Kind::Object,
+            Val::Arr(..) | Val::Ref(Value::Array(_)) => Kind::Array,
+            Val::Obj(..) | Val::Ref(Value::Object(_)) => Kind::Object,
             Val::Expref(_) => Kind::Expref,
         }
     }
@@ -163,7 +209,7 @@ impl<'a> Val<'a> {
     pub(crate) fn as_arr(&self) -> Option<ArrView<'_, 'a>> {
         match self {
             Val::Ref(Value::Array(items)) => Some(ArrView::Doc(items)),
-            Val::Arr(items) => Some(ArrView::Own(items)),
+            Val::Arr(items, _) => Some(ArrView::Own(items)),
             _ => None,
         }
     }
@@ -171,7 +217,7 @@ impl<'a> Val<'a> {
     pub(crate) fn as_obj(&self) -> Option<ObjView<'_, 'a>> {
         match self {
             Val::Ref(Value::Object(m)) => Some(ObjView::Doc(m)),
-            Val::Obj(o) => Some(ObjView::Own(o)),
+            Val::Obj(o, _) => Some(ObjView::Own(o)),
             _ => None,
         }
     }
@@ -197,8 +243,8 @@ impl<'a> Val<'a> {
             (Kind::String, Kind::String) => self.as_str() == other.as_str(),
             (Kind::Array, Kind::Array) | (Kind::Object, Kind::Object) => match (self, other) {
                 (Val::Ref(a), Val::Ref(b)) => std::ptr::eq(*a, *b),
-                (Val::Arr(a), Val::Arr(b)) => Rc::ptr_eq(a, b),
-                (Val::Obj(a), Val::Obj(b)) => Rc::ptr_eq(a, b),
+                (Val::Arr(a, _), Val::Arr(b, _)) => Rc::ptr_eq(a, b),
+                (Val::Obj(a, _), Val::Obj(b, _)) => Rc::ptr_eq(a, b),
                 _ => false,
             },
             (Kind::Expref, Kind::Expref) => match (self, other) {
@@ -355,13 +401,13 @@ impl<'a> Val<'a> {
             Val::Str(s) => Value::String(s.to_string()),
             Val::Key(s) => Value::String(s.to_owned()),
             Val::Ref(v) => v.clone(),
-            Val::Arr(items) => Value::Array(
+            Val::Arr(items, _) => Value::Array(
                 Rc::unwrap_or_clone(items)
                     .into_iter()
                     .map(Val::into_value)
                     .collect::<Result<_, _>>()?,
             ),
-            Val::Obj(obj) => {
+            Val::Obj(obj, _) => {
                 let mut map = Map::new();
                 for (k, v) in Rc::unwrap_or_clone(obj) {
                     map.insert(k.to_string(), v.into_value()?);
@@ -370,6 +416,24 @@ impl<'a> Val<'a> {
             }
             Val::Expref(_) => return Err(Unrepresentable),
         })
+    }
+}
+
+/// Ends the run when a value of `size` may not be built.
+fn admit(size: u64) -> Result<(), RuntimeError> {
+    if meter::admit(size) {
+        Ok(())
+    } else {
+        Err(RuntimeError::new(meter::reason()))
+    }
+}
+
+/// Charges for `n` items or bytes of work.
+pub(crate) fn charge_items(n: u64) -> Result<(), RuntimeError> {
+    if meter::charge_items(n) {
+        Ok(())
+    } else {
+        Err(RuntimeError::new(meter::reason()))
     }
 }
 

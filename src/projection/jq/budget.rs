@@ -1,5 +1,5 @@
-//! The jq work budget: a fuel meter, budgeted replacements for jq's unbounded generators, and
-//! the check that refuses self-recursive definitions.
+//! The jq work budget: budgeted replacements for jq's unbounded generators, and the check that
+//! refuses self-recursive definitions (the meter itself is `projection::meter`).
 
 use jaq_core::box_iter::BoxIter;
 use jaq_core::load::lex::StrPart;
@@ -10,84 +10,7 @@ use jaq_core::{Bind, Ctx, Error, Exn, Native, ValT, ValX, ValXs};
 
 use super::metered::M;
 use super::Budgeted;
-
-/// Limits for one run of a jq program.
-#[derive(Clone, Debug)]
-pub struct Limits {
-    /// Units of work: one per term evaluation, generator step and output.
-    pub fuel: u64,
-    /// Most outputs a program may produce.
-    pub max_outputs: usize,
-    /// Most bytes of compact JSON the outputs may total.
-    pub max_output_bytes: usize,
-}
-
-impl Default for Limits {
-    /// About half a second of host CPU at most, above what `map`/`select` over a 16 MB
-    /// response needs (examples/bench_projection.rs measures both).
-    fn default() -> Limits {
-        Limits {
-            fuel: 10_000_000,
-            max_outputs: 100_000,
-            max_output_bytes: 32 << 20,
-        }
-    }
-}
-
-/// The meter of the run in progress on this thread. jaq gives values no context, so the
-/// metered value type reaches the meter here; a run installs it and [`meter::Run`] removes it.
-pub(crate) mod meter {
-    use std::cell::{Cell, RefCell};
-
-    thread_local! {
-        static FUEL: Cell<u64> = const { Cell::new(0) };
-        static EXHAUSTED: Cell<bool> = const { Cell::new(false) };
-        static REASON: RefCell<String> = const { RefCell::new(String::new()) };
-    }
-
-    /// The installed meter; dropping it leaves the thread with no fuel.
-    pub(crate) struct Run(());
-
-    impl Drop for Run {
-        fn drop(&mut self) {
-            FUEL.with(|f| f.set(0));
-        }
-    }
-
-    /// Installs a meter with `fuel` units for one run.
-    pub(crate) fn start(fuel: u64) -> Run {
-        FUEL.with(|f| f.set(fuel));
-        EXHAUSTED.with(|e| e.set(false));
-        REASON.with(|r| r.borrow_mut().clear());
-        Run(())
-    }
-
-    /// Spends `n` units; false once the budget is gone.
-    pub(crate) fn charge(n: u64) -> bool {
-        let left = FUEL.with(Cell::get);
-        if left < n {
-            exhaust("evaluation budget exhausted (runaway program?)".into());
-            return false;
-        }
-        FUEL.with(|f| f.set(left - n));
-        !exhausted()
-    }
-
-    /// Ends the run for `reason` (the first reason given is kept).
-    pub(crate) fn exhaust(reason: String) {
-        if !EXHAUSTED.with(|e| e.replace(true)) {
-            REASON.with(|r| *r.borrow_mut() = reason);
-        }
-    }
-
-    pub(crate) fn exhausted() -> bool {
-        EXHAUSTED.with(Cell::get)
-    }
-
-    pub(crate) fn reason() -> String {
-        REASON.with(|r| r.borrow().clone())
-    }
-}
+use crate::projection::meter;
 
 /// Whether the standard definition or native `name/arity` is replaced by a budgeted native.
 pub(crate) fn is_replaced(name: &str, arity: usize) -> bool {

@@ -4,6 +4,8 @@
 //! literals keep their exact text, as when jaq reads JSON; they come back by their printed form.
 //! Objects go in in JavaScript key order and jaq keeps insertion order; objects coming back are
 //! rebuilt with [`Map::insert`], so integer-like keys move first as `JSON.parse` would put them.
+//! Sizes (`projection::meter`) are measured on the way in, and the way out builds nothing
+//! larger than the caller allows.
 
 use std::rc::Rc;
 
@@ -12,12 +14,15 @@ use jaq_json::{Map as JMap, Val};
 use crate::value::{Map, Number, Value};
 
 use super::metered::M;
+use super::size;
 
-/// Our value as a metered jaq value, or `None` when it is nested deeper than `max_depth`.
+/// Our value as a metered jaq value, or `None` when it is nested deeper than `max_depth`. Must
+/// run inside a meter's run, which remembers the sizes of its large parts.
 pub(crate) fn to_metered(v: &Value, max_depth: usize) -> Option<M> {
     let mut depth = 0;
     let v = to_jaq(v, max_depth, &mut depth)?;
-    Some(M { v, depth })
+    let total = size::of(&v);
+    M::built(v, depth, total).ok()
 }
 
 /// Our value as a jaq value; `depth` receives its nesting depth.

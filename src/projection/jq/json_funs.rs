@@ -84,10 +84,7 @@ fn indices(x: &M, y: &M) -> ValR<M> {
         (Val::Null, _) | (_, Val::Null) => return Ok(M::leaf(Val::Null)),
         _ => return Err(Error::index(x.clone(), y.clone())),
     };
-    Ok(M {
-        v: Val::Arr(Rc::new(idx.into_iter().map(Val::from).collect())),
-        depth: 1,
-    })
+    M::measured(Val::Arr(Rc::new(idx.into_iter().map(Val::from).collect())), 1)
 }
 
 fn bsearch(x: &M, target: &M) -> ValR<M> {
@@ -128,9 +125,9 @@ pub(crate) fn natives() -> impl Iterator<Item = Fun<Budgeted>> {
             "tojson",
             v(0),
             Native::new(|cv| {
-                let text = cv.1.to_string();
-                super::budget::meter::charge(1 + text.len() as u64 / 64);
-                bome(Ok(M::leaf(Val::from(text))))
+                // Every value is within the size bound: charge by size before printing it.
+                cv.1.charge_walk();
+                bome(Ok(M::leaf(Val::from(cv.1.to_string()))))
             }),
         ),
         ("fromjson", v(0), Native::new(|cv| bome(fromjson(&cv.1)))),

@@ -1,12 +1,14 @@
-//! A jaq value type that meters itself: jaq-json's `Val` with a bound on its nesting depth.
+//! A jaq value type that meters itself: jaq-json's `Val` with a bound on its nesting depth and
+//! its size (`projection::meter`).
 //!
 //! jaq calls these methods for every iteration, index, arithmetic operation and object built,
-//! so once the run's meter (see `budget.rs`) is exhausted they fail, and a loop-free program
-//! that would do work polynomial in the input collapses instead of running on. They also refuse
-//! values that would be too large (`"x" * 1e9`, repeated self-concatenation) before allocating
-//! them, and values nested deeper than [`MAX_VALUE_DEPTH`], whose recursive printing or
-//! dropping could overflow the wasm stack.
+//! so once the run's meter is exhausted they fail, and a loop-free program that would do work
+//! polynomial in the input collapses instead of running on. They also refuse values that would
+//! be too large before building them: too many bytes or items allocated at once (`"x" * 1e9`),
+//! too large once shared parts are counted as copies (forty `[., .]`), or nested deeper than
+//! [`MAX_VALUE_DEPTH`], whose recursive printing or dropping could overflow the wasm stack.
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::fmt;
 use std::rc::Rc;
@@ -17,19 +19,24 @@ use jaq_core::val::Range;
 use jaq_core::{Error, Exn, ValR, ValX};
 use jaq_json::Val;
 
-use super::budget::meter;
+use super::size;
+use crate::projection::meter;
 
 /// The deepest value a program may build.
 pub const MAX_VALUE_DEPTH: u32 = 512;
 /// The longest string or array, in bytes or items, a single operation may build.
 pub const MAX_VALUE_SIZE: usize = 16 << 20;
 
-/// A jaq-json value and an upper bound on its nesting depth.
+/// A jaq-json value, an upper bound on its nesting depth, and its size once known.
 #[derive(Clone, Debug)]
 pub(crate) struct M {
     pub(crate) v: Val,
     pub(crate) depth: u32,
+    /// [`UNKNOWN`] until asked for: a part taken out of a value comes without its size.
+    size: Cell<u64>,
 }
+
+const UNKNOWN: u64 = u64::MAX;
 
 type R = ValR<M>;
 
@@ -50,7 +57,7 @@ fn guard() -> Result<(), Error<M>> {
     }
 }
 
-/// Charges for building a value of `size` bytes or items.
+/// Charges for allocating a value of `size` bytes or items.
 fn charge_size(size: usize) -> Result<(), Error<M>> {
     if size > MAX_VALUE_SIZE {
         meter::exhaust(format!("value larger than {MAX_VALUE_SIZE} bytes or items"));
@@ -81,17 +88,75 @@ fn size_of(v: &Val) -> usize {
     }
 }
 
+/// Checks that a value of `size` may exist.
+fn admit(size: u64) -> Result<(), Error<M>> {
+    if meter::admit(size) {
+        Ok(())
+    } else {
+        Err(budget_error())
+    }
+}
+
 impl M {
     pub(crate) fn leaf(v: Val) -> M {
-        M { v, depth: 0 }
+        M::new(v, 0)
+    }
+
+    /// A value whose size is found when first asked for.
+    fn new(v: Val, depth: u32) -> M {
+        M {
+            v,
+            depth,
+            size: Cell::new(UNKNOWN),
+        }
+    }
+
+    /// A value just built, of `size`: refused when over the bound, else remembered.
+    pub(crate) fn built(v: Val, depth: u32, size: u64) -> Result<M, Error<M>> {
+        admit(size)?;
+        size::remember(&v, size);
+        Ok(M {
+            v,
+            depth,
+            size: Cell::new(size),
+        })
+    }
+
+    /// A value just built whose size is measured now.
+    pub(crate) fn measured(v: Val, depth: u32) -> Result<M, Error<M>> {
+        let size = size::of(&v);
+        M::built(v, depth, size)
     }
 
     fn child(&self, v: Val) -> M {
-        M {
-            v,
-            depth: self.depth.saturating_sub(1),
-        }
+        M::new(v, self.depth.saturating_sub(1))
     }
+
+    /// The size of this value as JSON, counting shared parts once per occurrence.
+    pub(crate) fn size(&self) -> u64 {
+        let known = self.size.get();
+        if known != UNKNOWN {
+            return known;
+        }
+        let size = size::of(&self.v);
+        self.size.set(size);
+        size
+    }
+
+    /// Charges for work that walks the whole value, such as printing or comparing it.
+    pub(crate) fn charge_walk(&self) {
+        meter::charge_items(self.size());
+    }
+}
+
+/// The total size of the parts inside an array or object, given its size and length.
+fn inner(size: u64, len: usize) -> u64 {
+    size.saturating_sub(1 + len.max(1) as u64)
+}
+
+/// The size of an object's entries for `n` entries whose keys and values total `kv`.
+fn entries(n: usize, kv: u64) -> u64 {
+    kv.saturating_add(n as u64)
 }
 
 impl fmt::Display for M {
@@ -102,6 +167,8 @@ impl fmt::Display for M {
 
 impl PartialEq for M {
     fn eq(&self, other: &M) -> bool {
+        // Comparing walks both values as far as the smaller one goes.
+        meter::charge_items(self.size().min(other.size()));
         self.v == other.v
     }
 }
@@ -116,6 +183,7 @@ impl PartialOrd for M {
 
 impl Ord for M {
     fn cmp(&self, other: &M) -> Ordering {
+        meter::charge_items(self.size().min(other.size()));
         self.v.cmp(&other.v)
     }
 }
@@ -158,10 +226,7 @@ impl From<Range<M>> for M {
             .map(|x| x.depth)
             .max()
             .unwrap_or(0);
-        M {
-            v: Val::from(r.start.map(|x| x.v)..r.end.map(|x| x.v)),
-            depth,
-        }
+        M::new(Val::from(r.start.map(|x| x.v)..r.end.map(|x| x.v)), depth)
     }
 }
 
@@ -169,21 +234,21 @@ impl FromIterator<M> for M {
     fn from_iter<T: IntoIterator<Item = M>>(iter: T) -> M {
         // Infallible in jaq's interface: an oversized result ends the run through the meter.
         let mut depth = 0;
+        let mut total = 0u64;
         let mut items = Vec::new();
         for x in iter {
             depth = depth.max(x.depth);
+            total = total.saturating_add(x.size());
             items.push(x.v);
-            if items.len() > MAX_VALUE_SIZE {
+            if items.len() > MAX_VALUE_SIZE || total > meter::max_value_bytes() {
                 break;
             }
         }
         if charge_size(items.len()).is_err() || check_depth(depth + 1).is_err() {
             return M::leaf(Val::Null);
         }
-        M {
-            v: Val::Arr(Rc::new(items)),
-            depth: depth + 1,
-        }
+        let size = size::array(items.len(), total);
+        M::built(Val::Arr(Rc::new(items)), depth + 1, size).unwrap_or_else(|_| M::leaf(Val::Null))
     }
 }
 
@@ -195,17 +260,25 @@ macro_rules! binary_op {
                 guard()?;
                 // Strings, arrays and objects grow at most to the sum of both sides, and
                 // string repetition to the string times the count: refuse before allocating.
-                let size = result_size(stringify!($method), &self.v, &rhs.v);
-                charge_size(size)?;
+                charge_size(result_size(stringify!($method), &self.v, &rhs.v))?;
+                let op = stringify!($method);
+                let size = result_json_size(op, &self, &rhs)?;
                 let depth = self.depth.max(rhs.depth);
                 let v = std::ops::$trait::$method(self.v, rhs.v).map_err(conv)?;
-                Ok(M { v, depth })
+                match size {
+                    Some(size) => M::built(v, depth, size),
+                    None => {
+                        let m = M::new(v, depth);
+                        admit(m.size())?;
+                        Ok(m)
+                    }
+                }
             }
         }
     };
 }
 
-/// An upper bound on the size of `l op r`.
+/// An upper bound on the bytes or items `l op r` allocates.
 fn result_size(op: &str, l: &Val, r: &Val) -> usize {
     let is_str = |v: &Val| matches!(v, Val::TStr(_) | Val::BStr(_));
     let count = |v: &Val| {
@@ -215,6 +288,57 @@ fn result_size(op: &str, l: &Val, r: &Val) -> usize {
         "mul" if is_str(l) => size_of(l).saturating_mul(count(r)),
         "mul" if is_str(r) => size_of(r).saturating_mul(count(l)),
         _ => size_of(l) + size_of(r),
+    }
+}
+
+/// The size of `l op r` when known before computing it; `None` when it must be measured after
+/// (the operation's own bound, checked here first, keeps that measuring cheap).
+fn result_json_size(op: &str, l: &M, r: &M) -> Result<Option<u64>, Error<M>> {
+    let (sl, sr) = (l.size(), r.size());
+    let is_str = |v: &Val| matches!(v, Val::TStr(_) | Val::BStr(_));
+    let len = |v: &Val| size_of(v);
+    match (op, &l.v, &r.v) {
+        ("add", Val::Null, _) => Ok(Some(sr)),
+        ("add", _, Val::Null) => Ok(Some(sl)),
+        ("add", Val::Arr(a), Val::Arr(b)) => Ok(Some(size::array(
+            a.len() + b.len(),
+            inner(sl, a.len()).saturating_add(inner(sr, b.len())),
+        ))),
+        ("add", Val::Obj(a), Val::Obj(b)) => {
+            // A key of `r` already in `l` replaces its entry in place.
+            let mut kv = inner(sl, a.len()).saturating_sub(entries(a.len(), 0));
+            kv = kv.saturating_add(inner(sr, b.len()).saturating_sub(entries(b.len(), 0)));
+            let mut n = a.len() + b.len();
+            for (k, _) in b.iter() {
+                if let Some(old) = a.get(k) {
+                    kv = kv.saturating_sub(size::of(k).saturating_add(size::of(old)));
+                    n -= 1;
+                }
+            }
+            Ok(Some(size::object(n, kv)))
+        }
+        ("add", a, b) if is_str(a) && is_str(b) => Ok(Some(sl + sr - 2)),
+        ("mul", s, n) | ("mul", n, s) if is_str(s) && !is_str(n) => {
+            let count = jaq_std::ValT::as_f64(n).map_or(0.0, |f| f.max(0.0));
+            let bytes = (len(s) as f64 * count).min(u64::MAX as f64) as u64;
+            admit(bytes.saturating_add(2))?;
+            Ok(None)
+        }
+        // Splitting a string adds at most quotes and a comma per byte.
+        ("div", a, b) if is_str(a) && is_str(b) => {
+            admit(sl.saturating_mul(4))?;
+            Ok(None)
+        }
+        _ => {
+            // Numbers (a product has at most the digits of both factors), array difference,
+            // object merging: never larger than both sides together. Comparing or merging
+            // walks them, which is charged.
+            admit(sl.saturating_add(sr))?;
+            if !matches!((&l.v, &r.v), (Val::Num(_), Val::Num(_))) {
+                meter::charge_items(sl.saturating_add(sr));
+            }
+            Ok(None)
+        }
     }
 }
 
@@ -228,7 +352,9 @@ impl std::ops::Neg for M {
     type Output = R;
     fn neg(self) -> R {
         guard()?;
-        Ok(M::leaf((-self.v).map_err(conv)?))
+        let m = M::leaf((-self.v).map_err(conv)?);
+        admit(m.size())?;
+        Ok(m)
     }
 }
 
@@ -244,8 +370,23 @@ impl jaq_core::ValT for M {
         charge_size(pairs.len())?;
         let depth = 1 + pairs.iter().map(|(_, v)| v.depth).max().unwrap_or(0);
         check_depth(depth)?;
+        // Keys are hashed, which walks them.
+        let keys = pairs.iter().map(|(k, _)| k.size()).fold(0u64, u64::saturating_add);
+        meter::charge_items(keys);
+        let values = pairs.iter().map(|(_, v)| v.size()).fold(0u64, u64::saturating_add);
+        admit(keys.saturating_add(values))?;
+        let n = pairs.len();
         let v = Val::from_map(pairs.into_iter().map(|(k, v)| (k.v, v.v))).map_err(conv)?;
-        Ok(M { v, depth })
+        match &v {
+            Val::Obj(o) if o.len() == n => {
+                M::built(v, depth, size::object(n, keys.saturating_add(values)))
+            }
+            // A repeated key kept one entry: measure what was built.
+            _ => {
+                let size = size::of(&v);
+                M::built(v, depth, size)
+            }
+        }
     }
 
     fn key_values(self) -> BoxIter<'static, ValR<(M, M), M>> {
@@ -257,7 +398,7 @@ impl jaq_core::ValT for M {
         Box::new(self.v.key_values().map(move |kv| {
             guard()?;
             let (k, v) = kv.map_err(conv)?;
-            Ok((M::leaf(k), M { v, depth: d }))
+            Ok((M::leaf(k), M::new(v, d)))
         }))
     }
 
@@ -268,15 +409,16 @@ impl jaq_core::ValT for M {
         let d = self.depth.saturating_sub(1);
         Box::new(self.v.values().map(move |v| {
             guard()?;
-            Ok(M {
-                v: v.map_err(conv)?,
-                depth: d,
-            })
+            Ok(M::new(v.map_err(conv)?, d))
         }))
     }
 
     fn index(self, index: &M) -> R {
         guard()?;
+        if size::scalar_size(&index.v).is_none() {
+            // A container key is hashed or compared whole.
+            index.charge_walk();
+        }
         let v = self.v.clone().index(&index.v).map_err(conv)?;
         Ok(self.child(v))
     }
@@ -285,10 +427,7 @@ impl jaq_core::ValT for M {
         guard()?;
         let r = range.start.map(|x| &x.v)..range.end.map(|x| &x.v);
         let depth = self.depth;
-        Ok(M {
-            v: self.v.range(r).map_err(conv)?,
-            depth,
-        })
+        Ok(M::new(self.v.range(r).map_err(conv)?, depth))
     }
 
     fn map_values<'a, I: Iterator<Item = ValX<'a, M>>>(
@@ -302,37 +441,37 @@ impl jaq_core::ValT for M {
             Val::Arr(a) => {
                 // Every output of `f` for each element takes the element's place.
                 let mut out = Vec::with_capacity(a.len());
-                let mut depth = 0;
+                let (mut depth, mut total) = (0, 0u64);
                 for x in Rc::unwrap_or_clone(a) {
-                    for y in f(M { v: x, depth: d }) {
+                    for y in f(M::new(x, d)) {
                         let y = y?;
                         depth = depth.max(y.depth);
+                        total = total.saturating_add(y.size());
+                        admit(total)?;
                         out.push(y.v);
                     }
                 }
                 charge_size(out.len())?;
                 check_depth(depth + 1)?;
-                Ok(M {
-                    v: Val::Arr(Rc::new(out)),
-                    depth: depth + 1,
-                })
+                let size = size::array(out.len(), total);
+                Ok(M::built(Val::Arr(Rc::new(out)), depth + 1, size)?)
             }
             Val::Obj(o) => {
                 // The first output of `f` replaces the value; no output removes the key.
                 let mut out = jaq_json::Map::default();
-                let mut depth = 0;
+                let (mut depth, mut total) = (0, 0u64);
                 for (k, v) in Rc::unwrap_or_clone(o) {
-                    if let Some(y) = f(M { v, depth: d }).next() {
+                    if let Some(y) = f(M::new(v, d)).next() {
                         let y = y?;
                         depth = depth.max(y.depth);
+                        total = total.saturating_add(size::of(&k)).saturating_add(y.size());
+                        admit(total)?;
                         out.insert(k, y.v);
                     }
                 }
                 check_depth(depth + 1)?;
-                Ok(M {
-                    v: Val::obj(out),
-                    depth: depth + 1,
-                })
+                let size = size::object(out.len(), total);
+                Ok(M::built(Val::obj(out), depth + 1, size)?)
             }
             v => opt.fail(M::leaf(v), |v| Exn::from(Error::typ(v, "iterable"))),
         }
@@ -352,21 +491,28 @@ impl jaq_core::ValT for M {
         }
         let d = self.depth.saturating_sub(1);
         let outer = self.depth;
+        // The entry's size leaves the total and its replacement's joins it.
+        let outer_size = self.size();
+        let key_size = index.size();
         match &mut self.v {
             Val::Obj(o) => {
                 let map = Rc::make_mut(o);
                 let old = map.get(&index.v).cloned();
+                let n = map.len();
+                let mut kv = inner(outer_size, n).saturating_sub(n as u64);
+                if let Some(old) = &old {
+                    kv = kv.saturating_sub(key_size.saturating_add(size::of(old)));
+                }
                 let present = old.is_some();
-                let y = f(M {
-                    v: old.unwrap_or(Val::Null),
-                    depth: d,
-                })
-                .next()
-                .transpose()?;
+                let y = f(M::new(old.unwrap_or(Val::Null), d))
+                    .next()
+                    .transpose()?;
                 let depth = match y {
                     Some(y) => {
                         let depth = outer.max(y.depth + 1);
                         check_depth(depth)?;
+                        kv = kv.saturating_add(key_size).saturating_add(y.size());
+                        admit(size::object(n + usize::from(!present), kv))?;
                         map.insert(index.v.clone(), y.v);
                         depth
                     }
@@ -377,7 +523,8 @@ impl jaq_core::ValT for M {
                         outer
                     }
                 };
-                Ok(M { v: self.v, depth })
+                let size = size::object(map.len(), kv);
+                M::built(self.v, depth, size).map_err(Exn::from)
             }
             Val::Arr(a) => {
                 let len = a.len() as isize;
@@ -390,10 +537,13 @@ impl jaq_core::ValT for M {
                 };
                 let items = Rc::make_mut(a);
                 let x = std::mem::take(&mut items[i as usize]);
-                let depth = match f(M { v: x, depth: d }).next().transpose()? {
+                let mut total = inner(outer_size, items.len()).saturating_sub(size::of(&x));
+                let depth = match f(M::new(x, d)).next().transpose()? {
                     Some(y) => {
                         let depth = outer.max(y.depth + 1);
                         check_depth(depth)?;
+                        total = total.saturating_add(y.size());
+                        admit(size::array(items.len(), total))?;
                         items[i as usize] = y.v;
                         depth
                     }
@@ -402,7 +552,8 @@ impl jaq_core::ValT for M {
                         outer
                     }
                 };
-                Ok(M { v: self.v, depth })
+                let size = size::array(items.len(), total);
+                M::built(self.v, depth, size).map_err(Exn::from)
             }
             _ => opt.fail(self, |v| Exn::from(Error::typ(v, "iterable"))),
         }
@@ -416,6 +567,7 @@ impl jaq_core::ValT for M {
     ) -> ValX<'a, M> {
         guard()?;
         let outer = self.depth;
+        let outer_size = self.size();
         let Val::Arr(a) = &mut self.v else {
             // jaq also updates string slices; here only array slices can be updated.
             return opt.fail(self, |v| Exn::from(Error::typ(v, "array")));
@@ -434,25 +586,26 @@ impl jaq_core::ValT for M {
         let end = bound(range.end, len)?.max(start);
         let (skip, take) = (start as usize, (end - start) as usize);
         let slice: Vec<Val> = a.iter().skip(skip).take(take).cloned().collect();
-        let y = f(M {
-            v: Val::Arr(Rc::new(slice)),
-            depth: outer,
-        })
-        .next()
-        .transpose()?;
+        let slice = M::new(Val::Arr(Rc::new(slice)), outer);
+        let mut total = inner(outer_size, a.len()).saturating_sub(inner(slice.size(), take));
+        let y = f(slice).next().transpose()?;
         let (new, depth) = match y {
-            Some(M {
-                v: Val::Arr(b),
-                depth,
-            }) => (Rc::unwrap_or_clone(b), depth),
-            Some(other) => return Err(Exn::from(Error::typ(other, "array"))),
+            Some(y) => {
+                total = total.saturating_add(inner(y.size(), size_of(&y.v)));
+                match y.v {
+                    Val::Arr(b) => (Rc::unwrap_or_clone(b), y.depth),
+                    other => return Err(Exn::from(Error::typ(M::leaf(other), "array"))),
+                }
+            }
             None => (Vec::new(), 0),
         };
         charge_size(a.len() + new.len())?;
+        let n = a.len() - take + new.len();
+        admit(size::array(n, total))?;
         Rc::make_mut(a).splice(skip..skip + take, new);
         let depth = outer.max(depth);
         check_depth(depth)?;
-        Ok(M { v: self.v, depth })
+        M::built(self.v, depth, size::array(n, total)).map_err(Exn::from)
     }
 
     fn as_bool(&self) -> bool {
@@ -460,10 +613,10 @@ impl jaq_core::ValT for M {
     }
 
     fn into_string(self) -> M {
-        let s = self.v.into_string();
-        // Printing is as large as the value printed; it cannot fail here, so only charge.
-        meter::charge(1 + size_of(&s) as u64 / 64);
-        M::leaf(s)
+        // Printing walks the value as often as its parts are shared, and every value is within
+        // the size bound, so charging by size before printing bounds the work.
+        self.charge_walk();
+        M::leaf(self.v.into_string())
     }
 }
 
@@ -473,11 +626,12 @@ impl jaq_std::ValT for M {
         match self.v {
             Val::Arr(a) => Ok(Rc::unwrap_or_clone(a)
                 .into_iter()
-                .map(|v| M { v, depth: d })
+                .map(|v| M::new(v, d))
                 .collect()),
             v => Err(M {
                 v,
                 depth: self.depth,
+                size: self.size,
             }),
         }
     }
