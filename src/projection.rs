@@ -171,7 +171,10 @@ impl Projection {
     pub fn error_message(&self, error: &ProjectionError) -> String {
         match error {
             ProjectionError::JmesPath(e) if e.is_budget() => {
-                format!("JMESPath expression stopped: {e} (JMESPath expression: {})", self.source)
+                format!(
+                    "JMESPath expression stopped: {e} (JMESPath expression: {})",
+                    self.source
+                )
             }
             ProjectionError::Invalid | ProjectionError::JmesPath(_) => {
                 format!("Invalid JMESPath expression: {}", self.source)

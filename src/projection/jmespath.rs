@@ -133,3 +133,40 @@ fn budget(message: String) -> RuntimeError {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_values_are_bounded_by_their_size() {
+        let limits = Limits {
+            max_value_bytes: 64 << 10,
+            ..Limits::default()
+        };
+        let data = crate::value::parse("[1]").unwrap();
+        let doublings = ["[@, @]"; 40].join(" | ");
+        for src in [
+            doublings.clone(),
+            format!("{doublings} | to_string(@)"),
+            format!("{doublings} | length(to_string(@))"),
+        ] {
+            let err = Expression::compile(&src)
+                .unwrap()
+                .search_with(&data, &limits)
+                .unwrap_err();
+            assert!(err.is_budget(), "{src}: {err}");
+            assert!(
+                meter::last_spent() < 10_000,
+                "{src}: {}",
+                meter::last_spent()
+            );
+        }
+        // Under the bound the same doublings run: 12 of them are 24,573 bytes.
+        let twelve = ["[@, @]"; 12].join(" | ");
+        let result = Expression::compile(&format!("{twelve} | length(to_string(@))"))
+            .unwrap()
+            .search_with(&data, &limits)
+            .unwrap();
+        assert_eq!(result.to_compact_json(), "24573");
+    }
+}

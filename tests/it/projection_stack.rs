@@ -3,7 +3,8 @@
 //! thread with that much stack, in the debug build (whose frames are larger than release's).
 
 use devtools_mcp_edge::projection::jmespath::Expression;
-use devtools_mcp_edge::projection::jq::{Limits, MAX_INPUT_DEPTH, MAX_PROGRAM_NESTING};
+use devtools_mcp_edge::projection::jq::{MAX_INPUT_DEPTH, MAX_PROGRAM_NESTING};
+use devtools_mcp_edge::projection::Limits;
 use devtools_mcp_edge::projection::Projection;
 use devtools_mcp_edge::value::{parse, MAX_DEPTH};
 

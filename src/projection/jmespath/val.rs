@@ -135,7 +135,9 @@ impl<'a> Val<'a> {
     pub(crate) fn obj(obj: Obj<'a>) -> Result<Val<'a>, RuntimeError> {
         let mut size = 1 + obj.len().max(1) as u64;
         for (k, v) in obj.iter() {
-            size = size.saturating_add(k.len() as u64 + 3).saturating_add(v.size());
+            size = size
+                .saturating_add(k.len() as u64 + 3)
+                .saturating_add(v.size());
             admit(size)?;
         }
         charge_items(obj.len() as u64)?;

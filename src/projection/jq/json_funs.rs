@@ -84,7 +84,10 @@ fn indices(x: &M, y: &M) -> ValR<M> {
         (Val::Null, _) | (_, Val::Null) => return Ok(M::leaf(Val::Null)),
         _ => return Err(Error::index(x.clone(), y.clone())),
     };
-    M::measured(Val::Arr(Rc::new(idx.into_iter().map(Val::from).collect())), 1)
+    M::measured(
+        Val::Arr(Rc::new(idx.into_iter().map(Val::from).collect())),
+        1,
+    )
 }
 
 fn bsearch(x: &M, target: &M) -> ValR<M> {

@@ -371,9 +371,15 @@ impl jaq_core::ValT for M {
         let depth = 1 + pairs.iter().map(|(_, v)| v.depth).max().unwrap_or(0);
         check_depth(depth)?;
         // Keys are hashed, which walks them.
-        let keys = pairs.iter().map(|(k, _)| k.size()).fold(0u64, u64::saturating_add);
+        let keys = pairs
+            .iter()
+            .map(|(k, _)| k.size())
+            .fold(0u64, u64::saturating_add);
         meter::charge_items(keys);
-        let values = pairs.iter().map(|(_, v)| v.size()).fold(0u64, u64::saturating_add);
+        let values = pairs
+            .iter()
+            .map(|(_, v)| v.size())
+            .fold(0u64, u64::saturating_add);
         admit(keys.saturating_add(values))?;
         let n = pairs.len();
         let v = Val::from_map(pairs.into_iter().map(|(k, v)| (k.v, v.v))).map_err(conv)?;
@@ -504,9 +510,7 @@ impl jaq_core::ValT for M {
                     kv = kv.saturating_sub(key_size.saturating_add(size::of(old)));
                 }
                 let present = old.is_some();
-                let y = f(M::new(old.unwrap_or(Val::Null), d))
-                    .next()
-                    .transpose()?;
+                let y = f(M::new(old.unwrap_or(Val::Null), d)).next().transpose()?;
                 let depth = match y {
                     Some(y) => {
                         let depth = outer.max(y.depth + 1);

@@ -130,7 +130,9 @@ pub(crate) fn remember(v: &Val, size: u64) {
 /// The printed length of a number: its digits, or at most 24 bytes for a double.
 fn num_size(n: &Num) -> u64 {
     match n {
-        Num::Int(i) => u64::from(i.unsigned_abs().checked_ilog10().unwrap_or(0)) + 1 + u64::from(*i < 0),
+        Num::Int(i) => {
+            u64::from(i.unsigned_abs().checked_ilog10().unwrap_or(0)) + 1 + u64::from(*i < 0)
+        }
         // Decimal digits are fewer than a third of the bits, plus the sign.
         Num::BigInt(b) => b.bits() / 3 + 2,
         Num::Float(_) => 24,
@@ -249,7 +251,11 @@ mod tests {
         let fuel = meter::fuel_left();
         assert!(of(&v) > meter::max_value_bytes());
         // Each level's second half is its first, remembered: one node per level is walked.
-        assert!(fuel - meter::fuel_left() <= 4, "{}", fuel - meter::fuel_left());
+        assert!(
+            fuel - meter::fuel_left() <= 4,
+            "{}",
+            fuel - meter::fuel_left()
+        );
     }
 
     #[test]
