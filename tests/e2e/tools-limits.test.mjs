@@ -38,3 +38,20 @@ test("one entry past the maximum is refused; the maximum is sent in JavaScript k
   assert.deepEqual(names.slice(0, 3), ["0", "1", "2"]);
   assert.equal(names.at(-1), String(MAX_QUERY_PARAMS - 1));
 });
+
+/** `n` doublings of the input: jq `[., .]` or JMESPath `[@, @]` steps joined by pipes. */
+const doublings = (step, n) => Array(n).fill(step).join(" | ");
+
+test("forty doublings of a shared value stop at the size bound with a budget _jqError", async () => {
+  for (const [jq, stopped] of [
+    [doublings("[., .]", 40), /^jq program stopped: value larger than 33554432 bytes as JSON/],
+    [`${doublings("[., .]", 40)} | tojson`, /^jq program stopped: value larger than 33554432 bytes as JSON/],
+    [doublings("[@, @]", 40), /^JMESPath expression stopped: /],
+    [`${doublings("[@, @]", 40)} | to_string(@)`, /^JMESPath expression stopped: /],
+  ]) {
+    const out = await stack.callJson("jira_get", { path: "/rest/api/3/myself", jq, outputFormat: "json" });
+    assert.equal(typeof out._jqError, "string", jq);
+    assert.match(out._jqError, stopped, jq);
+    assert.ok(out._originalData, "the unfiltered response comes back beside the error");
+  }
+});
