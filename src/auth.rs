@@ -64,6 +64,17 @@ impl fmt::Debug for TokenTable {
 /// The smallest token accepted; shorter secrets are guessable.
 pub const MIN_TOKEN_LEN: usize = 16;
 
+/// The prefix of every access token OAuth issues, which tells them apart from static tokens
+/// without I/O. The prefixes live here, below `oauth`, because a static token may not use them.
+pub const ACCESS_PREFIX: &str = "mcp_at_";
+/// The prefix of every refresh token OAuth issues.
+pub const REFRESH_PREFIX: &str = "mcp_rt_";
+
+/// True when `token` has the shape of a token OAuth issues (access or refresh).
+pub fn is_issued_token(token: &str) -> bool {
+    token.starts_with(ACCESS_PREFIX) || token.starts_with(REFRESH_PREFIX)
+}
+
 impl TokenTable {
     /// Reads the `MCP_AUTH_TOKENS` JSON: an object from principal name to a token or a list of
     /// tokens. The error text never contains a token.
@@ -103,6 +114,12 @@ impl TokenTable {
                     return Err(format!(
                         "principal {name:?}: a token must be at least {MIN_TOKEN_LEN} visible \
                          ASCII characters"
+                    ));
+                }
+                if is_issued_token(&token) {
+                    return Err(format!(
+                        "principal {name:?}: a static token cannot start with mcp_at_ or mcp_rt_, \
+                         the prefixes of tokens OAuth issues"
                     ));
                 }
                 if table.entries.iter().any(|(_, t)| t == token.as_bytes()) {
@@ -344,6 +361,10 @@ mod tests {
                 "listed twice",
             ),
             (r#"{"a":"tok aaaaaaaaaaaaaaaa"}"#, "visible ASCII"),
+            (
+                r#"{"a":"mcp_at_aaaaaaaaaaaaaaaa"}"#,
+                "prefixes of tokens OAuth issues",
+            ),
         ];
         for (text, expected) in cases {
             let err = TokenTable::parse(text).expect_err(text);

@@ -5,6 +5,11 @@
 //! an unparsable value is an error, never a silent default.
 
 use crate::auth::TokenTable;
+use crate::oauth::settings::{
+    self as oauth, AllowList, GrantKey, OAuthSettings, OidcProvider, Provider,
+    DEFAULT_ACCESS_TTL_SECONDS, DEFAULT_REFRESH_TTL_SECONDS, GITHUB_WEB_DEFAULT,
+    MIN_ENCRYPTION_KEY_LEN,
+};
 use crate::policy::PolicySettings;
 use crate::tools::registry::{
     ToolSettings, DEFAULT_ARTIFACT_RETENTION_SECONDS, DEFAULT_CACHE_TTL_SECONDS,
@@ -64,6 +69,40 @@ pub const ATLASSIAN_BITBUCKET_USERNAME: &str = "ATLASSIAN_BITBUCKET_USERNAME";
 pub const ATLASSIAN_BITBUCKET_APP_PASSWORD: &str = "ATLASSIAN_BITBUCKET_APP_PASSWORD";
 /// Bitbucket API host (paths get `/2.0`).
 pub const BITBUCKET_API_URL: &str = "BITBUCKET_API_URL";
+/// This server's public origin; setting it turns OAuth sign-in on (docs/configuration.md).
+pub const MCP_OAUTH_ISSUER: &str = "MCP_OAUTH_ISSUER";
+/// The secret that seals what a grant carries (a secret, at least 32 characters).
+pub const MCP_OAUTH_ENCRYPTION_KEY: &str = "MCP_OAUTH_ENCRYPTION_KEY";
+/// The identity provider: `github` or `oidc`.
+pub const MCP_OAUTH_PROVIDER: &str = "MCP_OAUTH_PROVIDER";
+/// This server's client id at the identity provider.
+pub const MCP_OAUTH_CLIENT_ID: &str = "MCP_OAUTH_CLIENT_ID";
+/// This server's client secret at the identity provider (a secret).
+pub const MCP_OAUTH_CLIENT_SECRET: &str = "MCP_OAUTH_CLIENT_SECRET";
+/// GitHub's web root for sign-in (GitHub Enterprise, tests).
+pub const MCP_OAUTH_GITHUB_URL: &str = "MCP_OAUTH_GITHUB_URL";
+/// The OpenID Connect provider's authorization endpoint.
+pub const MCP_OAUTH_OIDC_AUTHORIZATION_URL: &str = "MCP_OAUTH_OIDC_AUTHORIZATION_URL";
+/// The OpenID Connect provider's token endpoint.
+pub const MCP_OAUTH_OIDC_TOKEN_URL: &str = "MCP_OAUTH_OIDC_TOKEN_URL";
+/// The OpenID Connect provider's userinfo endpoint.
+pub const MCP_OAUTH_OIDC_USERINFO_URL: &str = "MCP_OAUTH_OIDC_USERINFO_URL";
+/// The scopes requested from the OpenID Connect provider.
+pub const MCP_OAUTH_OIDC_SCOPES: &str = "MCP_OAUTH_OIDC_SCOPES";
+/// The OpenID Connect claim that names the principal.
+pub const MCP_OAUTH_PRINCIPAL_CLAIM: &str = "MCP_OAUTH_PRINCIPAL_CLAIM";
+/// The OpenID Connect claim listing the person's groups.
+pub const MCP_OAUTH_GROUPS_CLAIM: &str = "MCP_OAUTH_GROUPS_CLAIM";
+/// Who may sign in: principal names.
+pub const MCP_OAUTH_ALLOWED_USERS: &str = "MCP_OAUTH_ALLOWED_USERS";
+/// Who may sign in: GitHub organisations or OIDC groups.
+pub const MCP_OAUTH_ALLOWED_GROUPS: &str = "MCP_OAUTH_ALLOWED_GROUPS";
+/// Who may sign in: e-mail domains.
+pub const MCP_OAUTH_ALLOWED_DOMAINS: &str = "MCP_OAUTH_ALLOWED_DOMAINS";
+/// Access token lifetime.
+pub const MCP_OAUTH_ACCESS_TTL_SECONDS: &str = "MCP_OAUTH_ACCESS_TTL_SECONDS";
+/// Refresh token lifetime.
+pub const MCP_OAUTH_REFRESH_TTL_SECONDS: &str = "MCP_OAUTH_REFRESH_TTL_SECONDS";
 
 /// Every setting this module reads, for documentation checks and diagnostics.
 pub const SETTINGS: &[&str] = &[
@@ -91,6 +130,23 @@ pub const SETTINGS: &[&str] = &[
     ATLASSIAN_BITBUCKET_USERNAME,
     ATLASSIAN_BITBUCKET_APP_PASSWORD,
     BITBUCKET_API_URL,
+    MCP_OAUTH_ISSUER,
+    MCP_OAUTH_ENCRYPTION_KEY,
+    MCP_OAUTH_PROVIDER,
+    MCP_OAUTH_CLIENT_ID,
+    MCP_OAUTH_CLIENT_SECRET,
+    MCP_OAUTH_GITHUB_URL,
+    MCP_OAUTH_OIDC_AUTHORIZATION_URL,
+    MCP_OAUTH_OIDC_TOKEN_URL,
+    MCP_OAUTH_OIDC_USERINFO_URL,
+    MCP_OAUTH_OIDC_SCOPES,
+    MCP_OAUTH_PRINCIPAL_CLAIM,
+    MCP_OAUTH_GROUPS_CLAIM,
+    MCP_OAUTH_ALLOWED_USERS,
+    MCP_OAUTH_ALLOWED_GROUPS,
+    MCP_OAUTH_ALLOWED_DOMAINS,
+    MCP_OAUTH_ACCESS_TTL_SECONDS,
+    MCP_OAUTH_REFRESH_TTL_SECONDS,
 ];
 
 /// An integer setting's default and the range values are clamped into.
@@ -152,6 +208,20 @@ pub const APPROVAL_TTL_SECONDS: Bounds = Bounds {
     max: 86_400,
 };
 
+/// `MCP_OAUTH_ACCESS_TTL_SECONDS`: default one hour, clamped to 5 minutes..=1 day.
+pub const OAUTH_ACCESS_TTL_SECONDS: Bounds = Bounds {
+    default: DEFAULT_ACCESS_TTL_SECONDS,
+    min: 300,
+    max: 86_400,
+};
+
+/// `MCP_OAUTH_REFRESH_TTL_SECONDS`: default 30 days, clamped to 1 hour..=90 days.
+pub const OAUTH_REFRESH_TTL_SECONDS: Bounds = Bounds {
+    default: DEFAULT_REFRESH_TTL_SECONDS,
+    min: 3_600,
+    max: 90 * 86_400,
+};
+
 /// The server's settings, typed: the HTTP face's own, and each module's settings type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -167,6 +237,8 @@ pub struct Config {
     pub upstream: UpstreamSettings,
     /// Where the enterprise policy is, and the approval TTL.
     pub policy: PolicySettings,
+    /// OAuth sign-in, when `MCP_OAUTH_ISSUER` is set.
+    pub oauth: Option<OAuthSettings>,
     /// Settings that were out of range and clamped: (name, value given, value used).
     pub clamped: Vec<(&'static str, String, u64)>,
 }
@@ -184,6 +256,7 @@ impl Default for Config {
                 approval_ttl_seconds: APPROVAL_TTL_SECONDS.default,
                 ..PolicySettings::default()
             },
+            oauth: None,
             clamped: Vec::new(),
         }
     }
@@ -232,18 +305,8 @@ impl Config {
                 reason: format!("expected true or false, got {:?}", text.trim()),
             })?;
         }
-        let mut number = |name: &'static str, bounds: Bounds| -> Result<u64, ConfigError> {
-            let Some(text) = get(name) else {
-                return Ok(bounds.default);
-            };
-            let (value, clamped) = parse_clamped(&text, bounds).ok_or_else(|| ConfigError {
-                setting: name,
-                reason: format!("expected a whole number, got {:?}", text.trim()),
-            })?;
-            if clamped {
-                config.clamped.push((name, text.trim().to_owned(), value));
-            }
-            Ok(value)
+        let mut number = |name: &'static str, bounds: Bounds| {
+            read_number(&get, name, bounds, &mut config.clamped)
         };
         let text_max_chars = number(MCP_TEXT_MAX_CHARS, TEXT_MAX_CHARS)?;
         let ttl = number(HTTP_CACHE_TTL_SECONDS, CACHE_TTL_SECONDS)?;
@@ -290,6 +353,13 @@ impl Config {
             structured_max_bytes: usize::try_from(structured_max_bytes).unwrap_or(usize::MAX),
             policy_configured: config.policy.is_configured(),
         };
+        let mut clamped = Vec::new();
+        config.oauth = oauth_settings(
+            &get,
+            &mut |name, bounds| read_number(&get, name, bounds, &mut clamped),
+            &config.upstream.github_api_url,
+        )?;
+        config.clamped.extend(clamped);
         Ok(config)
     }
 
@@ -341,6 +411,133 @@ fn upstream_settings(
         bitbucket_app_password: secret(ATLASSIAN_BITBUCKET_APP_PASSWORD),
         ..UpstreamSettings::default()
     })
+}
+
+/// The OAuth settings; `None` when `MCP_OAUTH_ISSUER` is unset. `number` reads a
+/// clamped integer setting (the config's own reader, which records clamping).
+fn oauth_settings(
+    get: &dyn Fn(&str) -> Option<String>,
+    number: &mut dyn FnMut(&'static str, Bounds) -> Result<u64, ConfigError>,
+    github_api_url: &str,
+) -> Result<Option<OAuthSettings>, ConfigError> {
+    let Some(issuer_text) = get(MCP_OAUTH_ISSUER) else {
+        return Ok(None);
+    };
+    let fail = |setting: &'static str, reason: String| ConfigError { setting, reason };
+    let issuer = oauth::issuer(&issuer_text).map_err(|r| fail(MCP_OAUTH_ISSUER, r))?;
+    let local = oauth::is_local(&issuer);
+    let required = |name: &'static str| {
+        get(name).map(|v| v.trim().to_owned()).ok_or_else(|| {
+            fail(
+                name,
+                format!("must be set when {} is set", MCP_OAUTH_ISSUER),
+            )
+        })
+    };
+    let key = required(MCP_OAUTH_ENCRYPTION_KEY)?;
+    if key.chars().count() < MIN_ENCRYPTION_KEY_LEN {
+        return Err(fail(
+            MCP_OAUTH_ENCRYPTION_KEY,
+            format!("must be at least {MIN_ENCRYPTION_KEY_LEN} characters"),
+        ));
+    }
+    let provider_name = required(MCP_OAUTH_PROVIDER)?;
+    let url_setting = |name: &'static str| -> Result<String, ConfigError> {
+        let text = required(name)?;
+        oauth::endpoint_url(&text, local).map_err(|r| fail(name, r))
+    };
+    let provider = match provider_name.to_ascii_lowercase().as_str() {
+        "github" => Provider::GitHub {
+            web_url: match get(MCP_OAUTH_GITHUB_URL) {
+                Some(text) => {
+                    oauth::endpoint_url(&text, local).map_err(|r| fail(MCP_OAUTH_GITHUB_URL, r))?
+                }
+                None => GITHUB_WEB_DEFAULT.to_owned(),
+            },
+            api_url: github_api_url.to_owned(),
+        },
+        "oidc" => Provider::Oidc(OidcProvider {
+            authorization_url: url_setting(MCP_OAUTH_OIDC_AUTHORIZATION_URL)?,
+            token_url: url_setting(MCP_OAUTH_OIDC_TOKEN_URL)?,
+            userinfo_url: url_setting(MCP_OAUTH_OIDC_USERINFO_URL)?,
+            scopes: get(MCP_OAUTH_OIDC_SCOPES).map_or_else(
+                || "openid email profile".to_owned(),
+                |s| s.trim().to_owned(),
+            ),
+            principal_claim: get(MCP_OAUTH_PRINCIPAL_CLAIM)
+                .map_or_else(|| "email".to_owned(), |s| s.trim().to_owned()),
+            groups_claim: get(MCP_OAUTH_GROUPS_CLAIM).map(|s| s.trim().to_owned()),
+        }),
+        other => {
+            return Err(fail(
+                MCP_OAUTH_PROVIDER,
+                format!("expected github or oidc, got {other:?}"),
+            ))
+        }
+    };
+    let list = |name: &str| -> Vec<String> {
+        get(name)
+            .map(|text| {
+                text.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let allow = AllowList {
+        users: list(MCP_OAUTH_ALLOWED_USERS),
+        groups: list(MCP_OAUTH_ALLOWED_GROUPS),
+        domains: list(MCP_OAUTH_ALLOWED_DOMAINS),
+    };
+    if allow.is_empty() {
+        return Err(fail(
+            MCP_OAUTH_ALLOWED_USERS,
+            format!(
+                "at least one of {}, {} or {} must admit someone: an empty allow-list would \
+                 let anyone with an account at the identity provider sign in",
+                MCP_OAUTH_ALLOWED_USERS, MCP_OAUTH_ALLOWED_GROUPS, MCP_OAUTH_ALLOWED_DOMAINS
+            ),
+        ));
+    }
+    let client_id = required(MCP_OAUTH_CLIENT_ID)?;
+    let client_secret = Secret::new(required(MCP_OAUTH_CLIENT_SECRET)?);
+    let access_ttl_seconds = number(MCP_OAUTH_ACCESS_TTL_SECONDS, OAUTH_ACCESS_TTL_SECONDS)?;
+    let refresh_ttl_seconds = number(MCP_OAUTH_REFRESH_TTL_SECONDS, OAUTH_REFRESH_TTL_SECONDS)?;
+    Ok(Some(OAuthSettings {
+        resource: OAuthSettings::resource_for(&issuer),
+        issuer,
+        local,
+        grant_key: GrantKey::derive(&key),
+        provider,
+        client_id,
+        client_secret,
+        allow,
+        access_ttl_seconds,
+        refresh_ttl_seconds,
+    }))
+}
+
+/// Reads the integer setting `name` within `bounds`, recording in `clamped` a value that was
+/// out of range.
+fn read_number(
+    get: &dyn Fn(&str) -> Option<String>,
+    name: &'static str,
+    bounds: Bounds,
+    clamped: &mut Vec<(&'static str, String, u64)>,
+) -> Result<u64, ConfigError> {
+    let Some(text) = get(name) else {
+        return Ok(bounds.default);
+    };
+    let (value, was_clamped) = parse_clamped(&text, bounds).ok_or_else(|| ConfigError {
+        setting: name,
+        reason: format!("expected a whole number, got {:?}", text.trim()),
+    })?;
+    if was_clamped {
+        clamped.push((name, text.trim().to_owned(), value));
+    }
+    Ok(value)
 }
 
 fn parse_bool(text: &str) -> Option<bool> {

@@ -10,6 +10,8 @@ pub struct HttpRequest {
     pub method: String,
     /// Path without the query string, e.g. `/mcp`.
     pub path: String,
+    /// The query string without `?` (empty when there is none).
+    pub query: String,
     /// Headers as received.
     pub headers: Headers,
     /// The body (the adapter stops reading past the body limit and sets `body_too_large`).

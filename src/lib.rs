@@ -18,6 +18,7 @@ pub mod js;
 pub mod jsonrpc;
 pub mod logs;
 pub mod mcp;
+pub mod oauth;
 pub mod policy;
 pub mod ports;
 pub mod projection;

@@ -185,6 +185,37 @@ pub trait Rng {
     fn fill(&self, buf: &mut [u8]);
 }
 
+/// Why a cipher operation failed: a sealed value that was tampered with, sealed under another
+/// key or for another record, or a runtime without the algorithm. The text is for logs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CryptoError(pub String);
+
+impl fmt::Display for CryptoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "crypto error: {}", self.0)
+    }
+}
+
+/// Authenticated encryption of small values at rest (WebCrypto AES-256-GCM in production).
+pub trait Cipher {
+    /// Encrypts `plaintext` under `key`, binding `context` (authenticated, not stored); the
+    /// result carries its own random nonce.
+    fn seal<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        context: &'a [u8],
+        plaintext: &'a [u8],
+    ) -> LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>>;
+    /// Decrypts what [`Cipher::seal`] produced with the same key and context; any other input
+    /// is an error, never garbage.
+    fn open<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        context: &'a [u8],
+        sealed: &'a [u8],
+    ) -> LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>>;
+}
+
 /// Where diagnostic lines go (`console.log` in Workers). Lines are single-line JSON objects and
 /// never contain credentials.
 pub trait Log {
@@ -209,6 +240,11 @@ pub struct Ports<'a> {
     /// Policy state (KV `POLICY`): a KV-held policy document and approvals. Writes complete
     /// before the call returns.
     pub state: &'a dyn CacheStore,
+    /// Sign-in state (KV `OAUTH`): clients, pending authorizations, codes, grants and token
+    /// hashes. Writes complete before the call returns.
+    pub oauth: &'a dyn CacheStore,
+    /// Encryption at rest of what a grant carries (upstream tokens).
+    pub cipher: &'a dyn Cipher,
     /// Settings by name.
     pub settings: &'a dyn Settings,
     /// The artifact store (R2 `ARTIFACTS`).

@@ -12,10 +12,11 @@ pub mod gate;
 mod reply;
 mod version;
 
-use crate::auth::AuthError;
+use crate::auth::{self, AuthError, Principal};
 use crate::config::{Config, ConfigError};
 use crate::http::{HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::oauth::{self, settings::OAuthSettings};
 use crate::ports::Ports;
 use crate::tools::{self, Registry, RegistryError};
 use futures::FutureExt;
@@ -114,7 +115,7 @@ impl Server {
                         holds tokens: every request must present one" }),
                 );
             }
-            if config.auth_tokens.is_empty() {
+            if config.auth_tokens.is_empty() && config.oauth.is_none() {
                 log_event(
                     ports,
                     "error",
@@ -146,6 +147,14 @@ impl Server {
             ("OPTIONS", MCP_PATH) => self.options_mcp(&request, ports),
             // No server-initiated SSE stream (GET) and no sessions to end (DELETE).
             (_, MCP_PATH) => method_not_allowed("POST"),
+            (_, path) if oauth::is_oauth_path(path) => match &self.config {
+                Ok(Config {
+                    oauth: Some(settings),
+                    ..
+                }) => oauth::handle(settings, &request, ports).await,
+                Err(error) => config_error(error, ports),
+                Ok(_) => HttpResponse::new(404, "text/plain; charset=utf-8", "Not found\n"),
+            },
             _ => HttpResponse::new(404, "text/plain; charset=utf-8", "Not found\n"),
         }
     }
@@ -198,9 +207,9 @@ impl Server {
                 return rpc_error_reply(500, None, ErrorObject::internal());
             }
         };
-        let principal = match checks::authenticate(config, &request, ports) {
+        let principal = match authenticate(config, &request, ports).await {
             Ok(principal) => principal,
-            Err(error) => return unauthorized(error),
+            Err(reply) => return reply,
         };
         if request.body_too_large || request.body.len() > MAX_BODY_BYTES {
             return rpc_error_reply(
@@ -278,17 +287,60 @@ fn method_not_allowed(allow: &str) -> HttpResponse {
     .with_header("Allow", allow)
 }
 
-fn unauthorized(error: AuthError) -> HttpResponse {
-    let message = match error {
-        AuthError::Missing => "Unauthorized: send Authorization: Bearer <token>",
-        AuthError::Invalid | AuthError::NotConfigured => "Unauthorized: invalid token",
-    };
+/// Authenticates a `POST /mcp`: a token of the shape OAuth issues is checked against the token
+/// store, anything else against the static tokens (and the anonymous opt-in).
+async fn authenticate(
+    config: &Config,
+    request: &HttpRequest,
+    ports: Ports<'_>,
+) -> Result<Principal, HttpResponse> {
+    let token = request.header("Authorization").and_then(auth::bearer_token);
+    if let (Some(settings), Some(token)) = (&config.oauth, token) {
+        if oauth::store::is_issued_token(token) {
+            return oauth::authenticate(settings, token, ports)
+                .await
+                .map_err(|message| {
+                    unauthorized(
+                        AuthError::Invalid,
+                        message,
+                        Some(oauth::metadata::challenge(settings, true)),
+                    )
+                });
+        }
+    }
+    checks::authenticate(config, request, ports).map_err(|error| {
+        // Only a request without credentials is pointed at OAuth discovery: a client holding a
+        // static token that failed must not be sent into a browser flow it cannot finish.
+        let discovery = config
+            .oauth
+            .as_ref()
+            .filter(|_| token.is_none())
+            .map(|settings: &OAuthSettings| oauth::metadata::challenge(settings, false));
+        let error = match error {
+            AuthError::NotConfigured if config.oauth.is_some() && token.is_some() => {
+                AuthError::Invalid
+            }
+            AuthError::NotConfigured if config.oauth.is_some() => AuthError::Missing,
+            other => other,
+        };
+        let message = match error {
+            AuthError::Missing => "Unauthorized: send Authorization: Bearer <token>",
+            AuthError::Invalid | AuthError::NotConfigured => "Unauthorized: invalid token",
+        };
+        unauthorized(error, message, discovery)
+    })
+}
+
+fn unauthorized(error: AuthError, message: &str, challenge: Option<String>) -> HttpResponse {
     rpc_error_reply(
         401,
         None,
         ErrorObject::new(ErrorCode::SERVER_ERROR, message),
     )
-    .with_header("WWW-Authenticate", error.challenge())
+    .with_header(
+        "WWW-Authenticate",
+        challenge.as_deref().unwrap_or(error.challenge()),
+    )
 }
 
 #[cfg(test)]

@@ -2,9 +2,10 @@
 //! ports for this request, runs the core [`Server`] and converts its answer back. It never returns
 //! `Err`, so the runtime's generic error page never reaches a client.
 
+use super::crypto::SubtleCipher;
 use super::env::{
     setting, ConsoleLog, CryptoRng, EnvSettings, JsClock, ARTIFACTS_BINDING, CACHE_BINDING,
-    POLICY_BINDING,
+    OAUTH_BINDING, POLICY_BINDING,
 };
 use super::fetch::FetchHttp;
 use super::kv::KvCache;
@@ -38,6 +39,8 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     let cache = KvCache::new(env.kv(CACHE_BINDING).map_err(missing(CACHE_BINDING)), ctx);
     // Optional: only a policy held in KV, or approvals, need it; without it they fail closed.
     let state = KvCache::awaited(env.kv(POLICY_BINDING).map_err(missing(POLICY_BINDING)));
+    // Optional: only OAuth sign-in needs it; without it sign-in fails and static tokens serve.
+    let oauth = KvCache::awaited(env.kv(OAUTH_BINDING).map_err(missing(OAUTH_BINDING)));
     let settings = EnvSettings(&env);
     let artifacts = R2Artifacts::new(
         env.bucket(ARTIFACTS_BINDING)
@@ -47,6 +50,8 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         http: &FetchHttp,
         cache: &cache,
         state: &state,
+        oauth: &oauth,
+        cipher: &SubtleCipher,
         settings: &settings,
         artifacts: &artifacts,
         clock: &JsClock,
@@ -66,11 +71,17 @@ async fn read_request(mut req: Request) -> HttpRequest {
     // `Request::method` maps unknown methods to GET; the raw string keeps e.g. PROPFIND distinct.
     let method = req.inner().method().to_ascii_uppercase();
     let path = req.path();
+    let query = req
+        .url()
+        .ok()
+        .and_then(|url| url.query().map(str::to_owned))
+        .unwrap_or_default();
     let headers: Vec<(String, String)> = req.headers().entries().collect();
     let (body, body_too_large) = read_body(&mut req, &headers).await;
     HttpRequest {
         method,
         path,
+        query,
         headers,
         body,
         body_too_large,

@@ -8,6 +8,8 @@ use worker::Env;
 pub const CACHE_BINDING: &str = "HTTP_CACHE";
 /// Binding name of the KV namespace holding policy state (a KV-held policy, approvals).
 pub const POLICY_BINDING: &str = "POLICY";
+/// Binding name of the KV namespace holding sign-in state (OAuth clients, grants, token hashes).
+pub const OAUTH_BINDING: &str = "OAUTH";
 /// Binding name of the R2 bucket holding oversized results.
 pub const ARTIFACTS_BINDING: &str = "ARTIFACTS";
 

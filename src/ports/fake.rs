@@ -98,6 +98,16 @@ impl MemoryCache {
         self.entries.borrow().keys().cloned().collect()
     }
 
+    /// Every stored key with its value (expired ones included until read), for checking what a
+    /// store keeps at rest.
+    pub fn dump(&self) -> Vec<(String, Vec<u8>)> {
+        self.entries
+            .borrow()
+            .iter()
+            .map(|(k, (entry, _))| (k.clone(), entry.value.clone()))
+            .collect()
+    }
+
     fn check(&self) -> Result<(), StoreError> {
         if self.failing.get() {
             Err(StoreError("cache unavailable (injected)".into()))
@@ -312,6 +322,94 @@ impl UpstreamHttp for ScriptedHttp {
     }
 }
 
+/// An authenticated stream cipher built from SHA-256, standing in for AES-GCM on the host: it
+/// fails where AES-GCM fails (another key, another context, any altered byte), so the code above
+/// it is tested for those cases, but it is no substitute for AES-GCM anywhere else.
+#[derive(Debug, Default)]
+pub struct HashCipher {
+    nonces: Cell<u64>,
+}
+
+const HASH_CIPHER_NONCE: usize = 12;
+const HASH_CIPHER_TAG: usize = 16;
+
+impl HashCipher {
+    fn keystream(key: &[u8; 32], nonce: &[u8], len: usize) -> Vec<u8> {
+        use sha2::{Digest, Sha256};
+        let mut out = Vec::with_capacity(len + 32);
+        let mut counter = 0u32;
+        while out.len() < len {
+            let mut h = Sha256::new();
+            h.update(key);
+            h.update(nonce);
+            h.update(counter.to_be_bytes());
+            out.extend_from_slice(&h.finalize());
+            counter += 1;
+        }
+        out.truncate(len);
+        out
+    }
+
+    fn tag(key: &[u8; 32], context: &[u8], nonce: &[u8], body: &[u8]) -> Vec<u8> {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(b"tag");
+        h.update(key);
+        h.update((context.len() as u64).to_be_bytes());
+        h.update(context);
+        h.update(nonce);
+        h.update(body);
+        h.finalize()[..HASH_CIPHER_TAG].to_vec()
+    }
+}
+
+impl Cipher for HashCipher {
+    fn seal<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        context: &'a [u8],
+        plaintext: &'a [u8],
+    ) -> LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>> {
+        let n = self.nonces.get() + 1;
+        self.nonces.set(n);
+        let mut nonce = [0u8; HASH_CIPHER_NONCE];
+        nonce[4..].copy_from_slice(&n.to_be_bytes());
+        let body: Vec<u8> = plaintext
+            .iter()
+            .zip(Self::keystream(key, &nonce, plaintext.len()))
+            .map(|(p, k)| p ^ k)
+            .collect();
+        let mut sealed = nonce.to_vec();
+        sealed.extend_from_slice(&body);
+        sealed.extend(Self::tag(key, context, &nonce, &body));
+        Box::pin(async move { Ok(sealed) })
+    }
+
+    fn open<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        context: &'a [u8],
+        sealed: &'a [u8],
+    ) -> LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>> {
+        let result = if sealed.len() < HASH_CIPHER_NONCE + HASH_CIPHER_TAG {
+            Err(CryptoError("sealed value too short".into()))
+        } else {
+            let (nonce, rest) = sealed.split_at(HASH_CIPHER_NONCE);
+            let (body, tag) = rest.split_at(rest.len() - HASH_CIPHER_TAG);
+            if Self::tag(key, context, nonce, body) != tag {
+                Err(CryptoError("authentication failed".into()))
+            } else {
+                Ok(body
+                    .iter()
+                    .zip(Self::keystream(key, nonce, body.len()))
+                    .map(|(c, k)| c ^ k)
+                    .collect())
+            }
+        };
+        Box::pin(async move { result })
+    }
+}
+
 /// A full set of fakes, owned, for building [`Ports`] in tests.
 pub struct FakeEnv {
     /// Upstream.
@@ -320,6 +418,10 @@ pub struct FakeEnv {
     pub cache: MemoryCache,
     /// Policy state (the `POLICY` namespace).
     pub state: MemoryCache,
+    /// Sign-in state (the `OAUTH` namespace).
+    pub oauth: MemoryCache,
+    /// Encryption at rest.
+    pub cipher: HashCipher,
     /// Settings read at request time.
     pub settings: MemorySettings,
     /// Artifacts.
@@ -345,6 +447,8 @@ impl FakeEnv {
             http,
             cache: MemoryCache::new(clock.clone()),
             state: MemoryCache::new(clock.clone()),
+            oauth: MemoryCache::new(clock.clone()),
+            cipher: HashCipher::default(),
             settings: MemorySettings::default(),
             artifacts: MemoryArtifacts::default(),
             clock,
@@ -359,6 +463,8 @@ impl FakeEnv {
             http: &self.http,
             cache: &self.cache,
             state: &self.state,
+            oauth: &self.oauth,
+            cipher: &self.cipher,
             settings: &self.settings,
             artifacts: &self.artifacts,
             clock: &self.clock,

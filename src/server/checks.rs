@@ -41,7 +41,7 @@ pub fn authenticate(
     }
     let result = auth::authenticate(&config.auth_tokens, authorization);
     match result {
-        Err(AuthError::NotConfigured) => log_event(
+        Err(AuthError::NotConfigured) if config.oauth.is_none() => log_event(
             ports,
             "error",
             "auth_not_configured",

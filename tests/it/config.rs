@@ -101,6 +101,7 @@ fn an_unparsable_value_fails_every_request_naming_the_setting() {
             HttpRequest {
                 method: "GET".into(),
                 path: "/".into(),
+                query: String::new(),
                 ..HttpRequest::default()
             },
         );

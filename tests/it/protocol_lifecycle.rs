@@ -238,6 +238,7 @@ fn routes_other_than_post_mcp() {
             HttpRequest {
                 method: method.into(),
                 path: path.into(),
+                query: String::new(),
                 ..HttpRequest::default()
             },
         )

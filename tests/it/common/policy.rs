@@ -97,6 +97,7 @@ pub fn rpc(server: &Server, env: &FakeEnv, principal: &str, method: &str, params
     let request = HttpRequest {
         method: "POST".into(),
         path: "/mcp".into(),
+        query: String::new(),
         headers: vec![
             ("Content-Type".into(), "application/json".into()),
             (

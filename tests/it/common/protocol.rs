@@ -65,6 +65,7 @@ pub fn post(body: &str, extra: &[(&str, &str)]) -> HttpRequest {
     HttpRequest {
         method: "POST".into(),
         path: "/mcp".into(),
+        query: String::new(),
         headers,
         body: body.as_bytes().to_vec(),
         body_too_large: false,

@@ -1,0 +1,323 @@
+//! The OAuth settings: the public issuer, the encryption key for what grants carry, the identity
+//! provider sign-in is delegated to, who may sign in, and token lifetimes. OAuth is on when
+//! `MCP_OAUTH_ISSUER` is set; every other setting is then checked at startup. The types and
+//! checks are here; `config`, the composition root, reads the settings and builds them.
+
+use super::url::{is_loopback_host, Url};
+use crate::upstream::Secret;
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+/// The access token lifetime when `MCP_OAUTH_ACCESS_TTL_SECONDS` is unset: one hour.
+pub const DEFAULT_ACCESS_TTL_SECONDS: u64 = 3_600;
+
+/// The refresh token lifetime when `MCP_OAUTH_REFRESH_TTL_SECONDS` is unset: 30 days.
+pub const DEFAULT_REFRESH_TTL_SECONDS: u64 = 30 * 86_400;
+
+/// The shortest `MCP_OAUTH_ENCRYPTION_KEY` accepted, in characters.
+pub const MIN_ENCRYPTION_KEY_LEN: usize = 32;
+
+/// GitHub's web root, where its OAuth endpoints live.
+pub const GITHUB_WEB_DEFAULT: &str = "https://github.com";
+
+/// The path of the MCP endpoint, which is the protected resource.
+const RESOURCE_PATH: &str = "/mcp";
+
+/// The 256-bit key that seals what a grant carries; `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct GrantKey([u8; 32]);
+
+impl GrantKey {
+    /// The key derived from the secret's text: SHA-256 over a label and the text, so any
+    /// sufficiently long secret works and the key is never the secret itself.
+    pub fn derive(secret: &str) -> GrantKey {
+        let mut hash = Sha256::new();
+        hash.update(b"devtools-mcp-edge oauth grant key\n");
+        hash.update(secret.as_bytes());
+        GrantKey(hash.finalize().into())
+    }
+
+    /// The key bytes, for the cipher port only.
+    pub fn bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for GrantKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("GrantKey(<redacted>)")
+    }
+}
+
+/// Which claim of an OpenID Connect provider names the principal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OidcProvider {
+    /// The provider's authorization endpoint.
+    pub authorization_url: String,
+    /// Its token endpoint.
+    pub token_url: String,
+    /// Its userinfo endpoint, which gives the claims (no ID token signature to check).
+    pub userinfo_url: String,
+    /// The scopes requested (space-separated).
+    pub scopes: String,
+    /// The claim that names the principal (`email`, `preferred_username`, `sub`, ...).
+    pub principal_claim: String,
+    /// The claim holding a list of group names, if any.
+    pub groups_claim: Option<String>,
+}
+
+/// The identity provider sign-in is delegated to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Provider {
+    /// GitHub (an OAuth App, or a GitHub App's user-to-server flow): the principal is the login,
+    /// groups are the organisations, and the token acts upstream as the person.
+    GitHub {
+        /// Web root (`https://github.com`, or a GitHub Enterprise host).
+        web_url: String,
+        /// API root for `/user` and `/user/orgs` (the `GITHUB_API_URL` setting).
+        api_url: String,
+    },
+    /// A generic OpenID Connect provider (Okta, Entra ID, Google, Cloudflare Access).
+    Oidc(OidcProvider),
+}
+
+impl Provider {
+    /// The name shown on the consent page and in logs.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Provider::GitHub { .. } => "GitHub",
+            Provider::Oidc(_) => "your identity provider",
+        }
+    }
+}
+
+/// Who may sign in. A person passes when any list admits them; with every list empty nobody
+/// does (startup refuses that configuration).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AllowList {
+    /// Principal names (GitHub logins, or the OIDC principal claim), compared case-insensitively.
+    pub users: Vec<String>,
+    /// GitHub organisations (or OIDC groups) whose members may sign in, case-insensitive.
+    pub groups: Vec<String>,
+    /// E-mail domains (the part after `@` of a verified e-mail), case-insensitive.
+    pub domains: Vec<String>,
+}
+
+impl AllowList {
+    /// True when the person named `principal`, in `groups`, with `email` (verified), may sign in.
+    pub fn admits(&self, principal: &str, groups: &[String], email: Option<&str>) -> bool {
+        let eq = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+        self.users.iter().any(|u| eq(u, principal))
+            || self
+                .groups
+                .iter()
+                .any(|g| groups.iter().any(|have| eq(g, have)))
+            || email
+                .and_then(|e| e.rsplit_once('@'))
+                .is_some_and(|(_, domain)| self.domains.iter().any(|d| eq(d, domain)))
+    }
+
+    /// True when no list admits anyone.
+    pub fn is_empty(&self) -> bool {
+        self.users.is_empty() && self.groups.is_empty() && self.domains.is_empty()
+    }
+}
+
+/// The OAuth settings, present when `MCP_OAUTH_ISSUER` is set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OAuthSettings {
+    /// The issuer: this server's public origin, without a trailing slash.
+    pub issuer: String,
+    /// The protected resource every token is bound to: the issuer plus `/mcp`.
+    pub resource: String,
+    /// True when the issuer is a loopback host (a local run): client metadata documents may
+    /// then be fetched from loopback over http, as local clients serve them.
+    pub local: bool,
+    /// Seals what grants carry.
+    pub grant_key: GrantKey,
+    /// Where people sign in.
+    pub provider: Provider,
+    /// This server's client id at the identity provider.
+    pub client_id: String,
+    /// Its client secret there.
+    pub client_secret: Secret,
+    /// Who may sign in.
+    pub allow: AllowList,
+    /// Access token lifetime.
+    pub access_ttl_seconds: u64,
+    /// Refresh token (and grant) lifetime.
+    pub refresh_ttl_seconds: u64,
+}
+
+impl OAuthSettings {
+    /// The protected resource for `issuer`: the MCP endpoint under it.
+    pub fn resource_for(issuer: &str) -> String {
+        format!("{issuer}{RESOURCE_PATH}")
+    }
+}
+
+/// True when `issuer` (already checked by [`issuer`]) is a loopback origin: a local run.
+pub fn is_local(issuer: &str) -> bool {
+    Url::parse(issuer).is_ok_and(|u| is_loopback_host(&u.host))
+}
+
+/// The issuer: `https://host[:port]`, or `http://` for a loopback host; no path, query or
+/// fragment (the metadata URL is built by appending the well-known path to it).
+pub fn issuer(text: &str) -> Result<String, String> {
+    let text = text.trim().trim_end_matches('/');
+    let url = Url::parse(text).map_err(|e| format!("{text:?} is not a URL: {e}"))?;
+    let secure = url.scheme == "https" || (url.scheme == "http" && is_loopback_host(&url.host));
+    if !secure || url.host.is_empty() {
+        return Err(format!(
+            "{text:?} must be an https:// origin (http:// only for localhost or 127.0.0.1)"
+        ));
+    }
+    if !url.path.is_empty() || url.query.is_some() || url.fragment.is_some() || url.userinfo {
+        return Err(format!(
+            "{text:?} must be an origin only (scheme://host[:port]), without path, query or user"
+        ));
+    }
+    Ok(text.to_owned())
+}
+
+/// An identity-provider endpoint: https, or http to loopback when the server itself is local.
+pub fn endpoint_url(text: &str, local: bool) -> Result<String, String> {
+    let text = text.trim().trim_end_matches('/');
+    let url = Url::parse(text).map_err(|e| format!("{text:?} is not a URL: {e}"))?;
+    let ok =
+        url.scheme == "https" || (local && url.scheme == "http" && is_loopback_host(&url.host));
+    if !ok || url.host.is_empty() || url.userinfo || url.fragment.is_some() {
+        return Err(format!(
+            "{text:?} must be an https:// URL without user or fragment (http:// to loopback only \
+             when MCP_OAUTH_ISSUER is itself a loopback origin)"
+        ));
+    }
+    Ok(text.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{self, Config, ConfigError};
+
+    const KEY: &str = "k0123456789abcdef0123456789abcdef";
+
+    fn read(pairs: &[(&str, &str)]) -> Result<Option<OAuthSettings>, ConfigError> {
+        let get = |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        };
+        Config::from_settings(&get).map(|c| c.oauth)
+    }
+
+    fn github(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+        let mut pairs = vec![
+            (config::MCP_OAUTH_ISSUER, "https://mcp.example.com/"),
+            (config::MCP_OAUTH_ENCRYPTION_KEY, KEY),
+            (config::MCP_OAUTH_PROVIDER, "github"),
+            (config::MCP_OAUTH_CLIENT_ID, "Iv1.abc"),
+            (config::MCP_OAUTH_CLIENT_SECRET, "shh"),
+            (config::MCP_OAUTH_ALLOWED_GROUPS, "acme"),
+        ];
+        for (k, v) in extra {
+            pairs.retain(|(name, _)| name != k);
+            pairs.push((k, v));
+        }
+        pairs
+    }
+
+    #[test]
+    fn off_without_an_issuer() {
+        assert_eq!(read(&[]).unwrap(), None);
+    }
+
+    #[test]
+    fn github_settings() {
+        let s = read(&github(&[])).unwrap().unwrap();
+        assert_eq!(s.issuer, "https://mcp.example.com");
+        assert_eq!(s.resource, "https://mcp.example.com/mcp");
+        assert!(!s.local);
+        assert_eq!(
+            s.provider,
+            Provider::GitHub {
+                web_url: GITHUB_WEB_DEFAULT.into(),
+                api_url: "https://api.github.com".into()
+            }
+        );
+        assert_eq!(s.access_ttl_seconds, 3_600);
+        assert!(!format!("{s:?}").contains("shh"), "secret in Debug");
+        assert_ne!(
+            s.grant_key,
+            GrantKey::derive("another key of more than 32 chars")
+        );
+    }
+
+    #[test]
+    fn every_problem_names_its_setting() {
+        let cases: &[(&[(&str, &str)], &str)] = &[
+            (
+                &[(config::MCP_OAUTH_ISSUER, "http://mcp.example.com")],
+                config::MCP_OAUTH_ISSUER,
+            ),
+            (
+                &[(config::MCP_OAUTH_ISSUER, "https://x.example/mcp")],
+                config::MCP_OAUTH_ISSUER,
+            ),
+            (
+                &[(config::MCP_OAUTH_ENCRYPTION_KEY, "short")],
+                config::MCP_OAUTH_ENCRYPTION_KEY,
+            ),
+            (
+                &[(config::MCP_OAUTH_PROVIDER, "saml")],
+                config::MCP_OAUTH_PROVIDER,
+            ),
+            (
+                &[(config::MCP_OAUTH_ALLOWED_GROUPS, " , ")],
+                config::MCP_OAUTH_ALLOWED_USERS,
+            ),
+            (
+                &[(config::MCP_OAUTH_PROVIDER, "oidc")],
+                config::MCP_OAUTH_OIDC_AUTHORIZATION_URL,
+            ),
+            (
+                &[(config::MCP_OAUTH_GITHUB_URL, "http://127.0.0.1:9")],
+                config::MCP_OAUTH_GITHUB_URL,
+            ),
+        ];
+        for (extra, setting) in cases {
+            let err = read(&github(extra)).expect_err(setting);
+            assert_eq!(err.setting, *setting, "{extra:?}: {err}");
+            assert!(!err.to_string().contains(KEY));
+        }
+    }
+
+    #[test]
+    fn a_local_issuer_admits_loopback_endpoints() {
+        let s = read(&github(&[
+            (config::MCP_OAUTH_ISSUER, "http://127.0.0.1:8787"),
+            (config::MCP_OAUTH_GITHUB_URL, "http://127.0.0.1:9"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert!(s.local);
+        assert!(
+            matches!(s.provider, Provider::GitHub { ref web_url, .. } if web_url == "http://127.0.0.1:9")
+        );
+    }
+
+    #[test]
+    fn allow_list_matches_users_groups_and_domains() {
+        let allow = AllowList {
+            users: vec!["Alice".into()],
+            groups: vec!["acme".into()],
+            domains: vec!["example.com".into()],
+        };
+        assert!(allow.admits("alice", &[], None));
+        assert!(allow.admits("bob", &["ACME".into()], None));
+        assert!(allow.admits("carol", &[], Some("carol@Example.com")));
+        assert!(!allow.admits("carol", &[], Some("carol@example.com.evil")));
+        assert!(!allow.admits("mallory", &["other".into()], Some("m@evil.example")));
+    }
+}
