@@ -141,6 +141,13 @@ impl TokenTable {
         self.entries.is_empty()
     }
 
+    /// True when a principal called `name` holds a token (case-insensitive, as sign-in names are).
+    pub fn has_principal(&self, name: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|(p, _)| p.name().eq_ignore_ascii_case(name))
+    }
+
     /// The number of principals.
     pub fn principal_count(&self) -> usize {
         let mut names: Vec<&str> = self.entries.iter().map(|(p, _)| p.name()).collect();
@@ -228,6 +235,16 @@ where
     }
     // black_box keeps the optimiser from turning the loop into an early-exit comparison.
     std::hint::black_box(diff) == 0
+}
+
+/// True for a principal name a sign-in may produce: the static syntax plus `@` and `+`, so an
+/// e-mail address can name a person. Such names are safe as storage-key components too.
+pub fn valid_signed_in_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@' | b'+'))
+        && name != ANONYMOUS
 }
 
 fn valid_principal_name(name: &str) -> bool {

@@ -7,7 +7,11 @@
 //! static table, and only a request without credentials, or with an issued-shape token, is
 //! pointed at OAuth discovery (docs/decisions/0040-oauth-beside-static-tokens.md).
 
+pub mod authorize;
+pub mod client;
 pub mod error;
+pub mod form;
+pub mod idp;
 pub mod metadata;
 pub mod settings;
 pub mod store;
@@ -16,7 +20,7 @@ pub mod url;
 use crate::auth::Principal;
 use crate::http::{HttpRequest, HttpResponse};
 use crate::ports::Ports;
-use error::json_reply;
+use error::{json_reply, OAuthError};
 use serde_json::json;
 use settings::OAuthSettings;
 
@@ -40,16 +44,40 @@ pub fn is_oauth_path(path: &str) -> bool {
         metadata::RESOURCE_METADATA_PATH
             | metadata::RESOURCE_METADATA_ROOT
             | metadata::SERVER_METADATA_PATH
+            | AUTHORIZE_PATH
+            | TOKEN_PATH
+            | REGISTER_PATH
+            | REVOKE_PATH
+            | CALLBACK_PATH
     )
 }
 
-/// Answers a request to one of the [`is_oauth_path`] paths.
+/// Answers a request to one of the [`is_oauth_path`] paths. `static_principal(name)` says
+/// whether a static token's principal has that name (a sign-in may not take it).
 pub async fn handle(
     settings: &OAuthSettings,
+    static_principal: &dyn Fn(&str) -> bool,
     request: &HttpRequest,
-    _ports: Ports<'_>,
+    ports: Ports<'_>,
 ) -> HttpResponse {
     let response = match (request.method.as_str(), request.path.as_str()) {
+        ("GET", AUTHORIZE_PATH) => return authorize::start(settings, request, ports).await,
+        ("POST", AUTHORIZE_PATH) => return authorize::decide(settings, request, ports).await,
+        ("GET", CALLBACK_PATH) => {
+            return authorize::callback(settings, static_principal, request, ports).await
+        }
+        ("POST", TOKEN_PATH) => match token(settings, request, ports).await {
+            Ok(tokens) => json_reply(200, &json!(tokens)),
+            Err(e) => e.reply(),
+        },
+        ("POST", REGISTER_PATH) => match client::register(&request.body, ports).await {
+            Ok(registered) => json_reply(201, &registered),
+            Err(e) => e.reply(),
+        },
+        ("POST", REVOKE_PATH) => match revoke(settings, request, ports).await {
+            Ok(()) => json_reply(200, &json!({})),
+            Err(e) => e.reply(),
+        },
         ("OPTIONS", _) => {
             return public_cors(HttpResponse::empty(204))
                 .with_header("Access-Control-Allow-Methods", "GET, POST")
@@ -66,9 +94,74 @@ pub async fn handle(
             json_reply(200, &metadata::server_metadata(settings))
         }
         _ => HttpResponse::new(405, "text/plain; charset=utf-8", "Method not allowed\n")
-            .with_header("Allow", "GET, HEAD, OPTIONS"),
+            .with_header("Allow", "GET, POST, OPTIONS"),
     };
     public_cors(response)
+}
+
+fn form_body(request: &HttpRequest) -> Result<form::Params, OAuthError> {
+    let form = request.header("Content-Type").is_some_and(|t| {
+        t.split(';').next().is_some_and(|t| {
+            t.trim()
+                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        })
+    });
+    if !form {
+        return Err(OAuthError::invalid_request(
+            "the body must be application/x-www-form-urlencoded",
+        ));
+    }
+    let text = std::str::from_utf8(&request.body)
+        .map_err(|_| OAuthError::invalid_request("the body is not UTF-8"))?;
+    form::Params::parse(text)
+}
+
+/// `POST /oauth/token`: the code and refresh grants for public clients.
+async fn token(
+    settings: &OAuthSettings,
+    request: &HttpRequest,
+    ports: Ports<'_>,
+) -> Result<store::TokenSet, OAuthError> {
+    let params = form_body(request)?;
+    let client_id = params.required("client_id")?;
+    let resource = params.get("resource")?.map(|r| r.trim_end_matches('/'));
+    let store = store::TokenStore::new(settings, ports);
+    match params.required("grant_type")? {
+        "authorization_code" => {
+            store
+                .exchange_code(
+                    params.required("code")?,
+                    client_id,
+                    params.required("redirect_uri")?,
+                    params.required("code_verifier")?,
+                    resource,
+                )
+                .await
+        }
+        "refresh_token" => {
+            store
+                .refresh(params.required("refresh_token")?, client_id, resource)
+                .await
+        }
+        other => Err(OAuthError::unsupported_grant_type(format!(
+            "grant_type {:?} is not supported (authorization_code, refresh_token)",
+            other.chars().take(40).collect::<String>()
+        ))),
+    }
+}
+
+/// `POST /oauth/revoke` (RFC 7009): always 200 for a well-formed request.
+async fn revoke(
+    settings: &OAuthSettings,
+    request: &HttpRequest,
+    ports: Ports<'_>,
+) -> Result<(), OAuthError> {
+    let params = form_body(request)?;
+    let token = params.required("token")?;
+    let client_id = params.required("client_id")?;
+    store::TokenStore::new(settings, ports)
+        .revoke(token, client_id)
+        .await
 }
 
 /// Discovery and the token, registration and revocation endpoints carry no ambient credential

@@ -148,10 +148,15 @@ impl Server {
             // No server-initiated SSE stream (GET) and no sessions to end (DELETE).
             (_, MCP_PATH) => method_not_allowed("POST"),
             (_, path) if oauth::is_oauth_path(path) => match &self.config {
-                Ok(Config {
-                    oauth: Some(settings),
-                    ..
-                }) => oauth::handle(settings, &request, ports).await,
+                Ok(
+                    config @ Config {
+                        oauth: Some(settings),
+                        ..
+                    },
+                ) => {
+                    let is_static = |name: &str| config.auth_tokens.has_principal(name);
+                    oauth::handle(settings, &is_static, &request, ports).await
+                }
                 Err(error) => config_error(error, ports),
                 Ok(_) => HttpResponse::new(404, "text/plain; charset=utf-8", "Not found\n"),
             },

@@ -1,0 +1,247 @@
+//! OAuth clients: dynamic registration (RFC 7591) stored in KV, and Client ID Metadata
+//! Documents (an https URL as `client_id`, fetched with SSRF protection, bounded in size and
+//! time, and cached). Every client is public (PKCE, no secret).
+
+use super::error::OAuthError;
+use super::settings::OAuthSettings;
+use super::store::token_hash;
+use super::url::{is_internal_host, is_loopback_host, redirect_uri_problem, Url};
+use crate::ports::{CacheEntry, Ports, UpstreamRequest};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value as Json};
+
+/// The largest registration request body, in bytes.
+pub const MAX_REGISTRATION_BYTES: usize = 16 * 1024;
+/// The largest client metadata document fetched, in bytes.
+pub const MAX_METADATA_BYTES: usize = 5 * 1024;
+/// How long a metadata document fetch may take, in milliseconds.
+pub const METADATA_TIMEOUT_MS: u64 = 5_000;
+/// How long a fetched metadata document is reused, in seconds.
+pub const METADATA_CACHE_SECONDS: u64 = 600;
+/// How long a dynamic registration lives without use, in seconds (90 days).
+pub const REGISTRATION_TTL_SECONDS: u64 = 90 * 86_400;
+/// The most redirect URIs a client may register.
+pub const MAX_REDIRECT_URIS: usize = 10;
+/// The longest client name kept, in characters.
+const MAX_NAME_CHARS: usize = 100;
+
+/// A client as the authorization endpoint needs it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Client {
+    /// The client id (a random id, or the metadata document's URL).
+    pub client_id: String,
+    /// The name shown on the consent page.
+    pub client_name: String,
+    /// The registered redirect URIs.
+    pub redirect_uris: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Metadata {
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_name: Option<String>,
+    #[serde(default)]
+    redirect_uris: Option<Vec<String>>,
+    #[serde(default)]
+    grant_types: Option<Vec<String>>,
+    #[serde(default)]
+    response_types: Option<Vec<String>>,
+}
+
+/// Checks registration or document metadata; the client id is supplied by the caller.
+fn client_from(metadata: Metadata, client_id: String) -> Result<Client, OAuthError> {
+    let uris = metadata.redirect_uris.unwrap_or_default();
+    if uris.is_empty() || uris.len() > MAX_REDIRECT_URIS {
+        return Err(OAuthError::invalid_redirect_uri(format!(
+            "redirect_uris must list 1 to {MAX_REDIRECT_URIS} URIs"
+        )));
+    }
+    for uri in &uris {
+        if let Some(problem) = redirect_uri_problem(uri) {
+            return Err(OAuthError::invalid_redirect_uri(problem));
+        }
+    }
+    let allowed = |list: &Option<Vec<String>>, ok: &[&str], what: &str| match list {
+        Some(items) if items.iter().any(|g| !ok.contains(&g.as_str())) => {
+            Err(OAuthError::invalid_client_metadata(format!(
+                "{what} may only contain {}",
+                ok.join(", ")
+            )))
+        }
+        _ => Ok(()),
+    };
+    allowed(
+        &metadata.grant_types,
+        &["authorization_code", "refresh_token"],
+        "grant_types",
+    )?;
+    allowed(&metadata.response_types, &["code"], "response_types")?;
+    let name: String = metadata
+        .client_name
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_NAME_CHARS)
+        .collect();
+    Ok(Client {
+        client_name: if name.trim().is_empty() {
+            "an unnamed client".to_owned()
+        } else {
+            name
+        },
+        client_id,
+        redirect_uris: uris,
+    })
+}
+
+fn client_key(id: &str) -> String {
+    format!("client:{id}")
+}
+
+fn store_error(e: crate::ports::StoreError) -> OAuthError {
+    OAuthError::server_error(format!("the sign-in store is unavailable ({e})"))
+}
+
+/// `POST /oauth/register`: stores the client and answers RFC 7591's 201. Whatever
+/// authentication method was asked for, the client is registered as public (`none`): this
+/// server issues no client secrets, and says so in the answer.
+pub async fn register(body: &[u8], ports: Ports<'_>) -> Result<Json, OAuthError> {
+    if body.len() > MAX_REGISTRATION_BYTES {
+        return Err(OAuthError::invalid_client_metadata(format!(
+            "the registration request is larger than {MAX_REGISTRATION_BYTES} bytes"
+        )));
+    }
+    let metadata: Metadata = serde_json::from_slice(body).map_err(|e| {
+        OAuthError::invalid_client_metadata(format!("not a JSON client metadata object: {e}"))
+    })?;
+    let mut id = [0u8; 16];
+    ports.rng.fill(&mut id);
+    let id = id.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let client = client_from(metadata, id)?;
+    let value = serde_json::to_vec(&client).map_err(|e| OAuthError::server_error(e.to_string()))?;
+    ports
+        .oauth
+        .put(
+            &client_key(&client.client_id),
+            CacheEntry {
+                value,
+                metadata: String::new(),
+            },
+            REGISTRATION_TTL_SECONDS,
+        )
+        .await
+        .map_err(store_error)?;
+    Ok(json!({
+        "client_id": client.client_id,
+        "client_id_issued_at": ports.clock.now_ms() / 1000,
+        "client_name": client.client_name,
+        "redirect_uris": client.redirect_uris,
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }))
+}
+
+/// True when `client_id` names a metadata document rather than a registration.
+pub fn is_metadata_url(client_id: &str) -> bool {
+    client_id.starts_with("https://") || client_id.starts_with("http://")
+}
+
+/// The client `client_id`: a registration, or a metadata document fetched (or from cache).
+pub async fn resolve(
+    settings: &OAuthSettings,
+    client_id: &str,
+    ports: Ports<'_>,
+) -> Result<Client, OAuthError> {
+    if !is_metadata_url(client_id) {
+        let entry = ports
+            .oauth
+            .get(&client_key(client_id))
+            .await
+            .map_err(store_error)?
+            .ok_or_else(|| OAuthError::invalid_client("client_id is not registered"))?;
+        return serde_json::from_slice(&entry.value)
+            .map_err(|_| OAuthError::invalid_client("client_id is not registered"));
+    }
+    let url = document_url(settings, client_id)?;
+    let cache_key = format!("cimd:{}", token_hash(client_id));
+    if let Ok(Some(entry)) = ports.oauth.get(&cache_key).await {
+        if let Ok(client) = serde_json::from_slice::<Client>(&entry.value) {
+            return Ok(client);
+        }
+    }
+    let response = ports
+        .http
+        .send(
+            UpstreamRequest {
+                method: "GET".into(),
+                url: url.clone(),
+                headers: vec![("Accept".into(), "application/json".into())],
+                body: None,
+                timeout_ms: METADATA_TIMEOUT_MS,
+            },
+            MAX_METADATA_BYTES,
+        )
+        .await
+        .map_err(|e| {
+            OAuthError::invalid_client(format!(
+                "the client metadata document could not be fetched: {e}"
+            ))
+        })?;
+    if response.status != 200 {
+        return Err(OAuthError::invalid_client(format!(
+            "the client metadata document answered HTTP {}",
+            response.status
+        )));
+    }
+    let metadata: Metadata = serde_json::from_slice(&response.body).map_err(|_| {
+        OAuthError::invalid_client("the client metadata document is not a JSON object")
+    })?;
+    if metadata.client_id.as_deref() != Some(client_id) {
+        return Err(OAuthError::invalid_client(
+            "the client metadata document's client_id is not its own URL",
+        ));
+    }
+    let client = client_from(metadata, client_id.to_owned())
+        .map_err(|e| OAuthError::invalid_client(e.description))?;
+    if let Ok(value) = serde_json::to_vec(&client) {
+        // A failed cache write only costs a fetch next time.
+        let _ = ports
+            .oauth
+            .put(
+                &cache_key,
+                CacheEntry {
+                    value,
+                    metadata: String::new(),
+                },
+                METADATA_CACHE_SECONDS,
+            )
+            .await;
+    }
+    Ok(client)
+}
+
+/// Checks a metadata document URL before anything is fetched: https with a path and no user,
+/// fragment or dot segments, on a public host. A local server (loopback issuer) may also fetch
+/// from loopback, over http, where local clients serve their documents; never from other
+/// private addresses.
+fn document_url(settings: &OAuthSettings, client_id: &str) -> Result<String, OAuthError> {
+    let refuse = |why: &str| OAuthError::invalid_client(format!("client_id URL refused: {why}"));
+    let url = Url::parse(client_id).map_err(|e| refuse(&e))?;
+    let local_fetch = settings.local && is_loopback_host(&url.host);
+    if url.scheme != "https" && !(local_fetch && url.scheme == "http") {
+        return Err(refuse("it must be https"));
+    }
+    if url.userinfo || url.fragment.is_some() {
+        return Err(refuse("it carries a user or a fragment"));
+    }
+    if url.path.len() < 2 || url.path.split('/').any(|s| s == "." || s == "..") {
+        return Err(refuse("it needs a path, without dot segments"));
+    }
+    if is_internal_host(&url.host) && !local_fetch {
+        return Err(refuse("its host is private, loopback or internal"));
+    }
+    Ok(client_id.to_owned())
+}
