@@ -3,6 +3,7 @@
 
 pub mod artifacts;
 pub mod ci;
+pub mod oauth;
 pub mod policy;
 pub mod protocol;
 pub mod server;

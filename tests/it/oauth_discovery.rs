@@ -1,10 +1,8 @@
 //! Host tests of OAuth discovery and of how the MCP endpoint authenticates with OAuth on:
 //! metadata documents, which 401s point at discovery, issued tokens beside static tokens.
 
-mod oauth_common;
-
+use crate::common::oauth::*;
 use devtools_mcp_edge::ports::fake::FakeEnv;
-use oauth_common::*;
 use serde_json::json;
 
 fn tools_list() -> String {

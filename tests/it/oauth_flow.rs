@@ -2,14 +2,12 @@
 //! the GitHub hand-off (a scripted GitHub), the code exchange, refresh and revocation, and the
 //! refusals the issue lists (each with the right OAuth error and nothing issued).
 
-mod oauth_common;
-
+use crate::common::oauth::*;
 use devtools_mcp_edge::http::HttpResponse;
 use devtools_mcp_edge::oauth::store::pkce_challenge;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{UpstreamRequest, UpstreamResponse};
 use devtools_mcp_edge::server::Server;
-use oauth_common::*;
 use serde_json::{json, Value as Json};
 
 const REDIRECT: &str = "http://127.0.0.1:3000/callback";

@@ -1,11 +1,7 @@
 //! Shared harness for the OAuth host tests: a server with static tokens and OAuth sign-in on,
 //! requests to the OAuth endpoints, and tokens minted straight into the fake token store.
-#![allow(dead_code)]
 
-#[path = "../protocol_common/mod.rs"]
-mod protocol_common;
-
-pub use protocol_common::*;
+pub use super::protocol::*;
 
 use devtools_mcp_edge::config::Config;
 use devtools_mcp_edge::http::{HttpRequest, HttpResponse};
