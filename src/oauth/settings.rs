@@ -70,7 +70,8 @@ pub struct OidcProvider {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Provider {
     /// GitHub (an OAuth App, or a GitHub App's user-to-server flow): the principal is the login,
-    /// groups are the organisations, and the token acts upstream as the person.
+    /// groups are the organisations, and the person's token is sealed into the grant (tools do not
+    /// use it yet: they run with the deployment's vendor credentials).
     GitHub {
         /// Web root (`https://github.com`, or a GitHub Enterprise host).
         web_url: String,
