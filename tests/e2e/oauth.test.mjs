@@ -1,0 +1,74 @@
+// OAuth in workerd: with MCP_OAUTH_ISSUER set, the discovery documents are served, a request
+// without credentials is pointed at them, a client registers (written to the OAUTH KV binding),
+// and a static token keeps serving. The sign-in itself (the identity provider and the sealing of
+// what a grant carries) is covered on the host only, in tests/it/oauth_flow.rs.
+
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { startWorker } from "./worker.mjs";
+
+const TOKEN = "e2e-oauth-static-token-0123456789";
+const worker = await startWorker({
+  kvNamespaces: ["OAUTH"],
+  vars: {
+    MCP_AUTH_TOKENS: JSON.stringify({ e2e: TOKEN }),
+    MCP_OAUTH_ISSUER: "http://127.0.0.1:8787",
+    MCP_OAUTH_ENCRYPTION_KEY: "e2e-oauth-key-0123456789abcdef0123456789",
+    MCP_OAUTH_PROVIDER: "github",
+    MCP_OAUTH_CLIENT_ID: "Iv1.e2e",
+    MCP_OAUTH_CLIENT_SECRET: "e2e-client-secret",
+    MCP_OAUTH_ALLOWED_USERS: "octocat",
+  },
+});
+after(() => worker.close());
+
+const ping = (headers) =>
+  fetch(worker.mcpUrl, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json", ...headers },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+  });
+
+test("discovery documents name the issuer and the resource", async () => {
+  const resource = await fetch(`${worker.url}/.well-known/oauth-protected-resource/mcp`);
+  assert.equal(resource.status, 200);
+  const r = await resource.json();
+  assert.equal(r.resource, "http://127.0.0.1:8787/mcp");
+  assert.deepEqual(r.authorization_servers, ["http://127.0.0.1:8787"]);
+  const server = await fetch(`${worker.url}/.well-known/oauth-authorization-server`);
+  assert.equal(server.status, 200);
+  const s = await server.json();
+  assert.equal(s.issuer, "http://127.0.0.1:8787");
+  assert.ok(s.code_challenge_methods_supported.includes("S256"));
+});
+
+test("a request without credentials is pointed at discovery; a static token still serves", async () => {
+  const bare = await ping({});
+  assert.equal(bare.status, 401);
+  assert.match(bare.headers.get("www-authenticate") ?? "", /resource_metadata="[^"]*oauth-protected-resource/);
+  const wrong = await ping({ Authorization: "Bearer not-a-known-token-0123456789" });
+  assert.equal(wrong.status, 401);
+  assert.doesNotMatch(wrong.headers.get("www-authenticate") ?? "", /resource_metadata/);
+  const ok = await ping({ Authorization: `Bearer ${TOKEN}` });
+  assert.equal(ok.status, 200);
+});
+
+test("registration answers 201 and keeps the client in the OAUTH namespace", async () => {
+  const r = await fetch(`${worker.url}/oauth/register`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ client_name: "e2e", redirect_uris: ["http://127.0.0.1:9/callback"] }),
+  });
+  assert.equal(r.status, 201, await r.clone().text());
+  const body = await r.json();
+  assert.equal(typeof body.client_id, "string");
+  const kv = await worker.mf.getKVNamespace("OAUTH");
+  const keys = (await kv.list()).keys.map((k) => k.name);
+  assert.ok(keys.length > 0, "nothing written to OAUTH");
+});
+
+test("an unknown issued token is refused with invalid_token", async () => {
+  const r = await ping({ Authorization: "Bearer mcp_at_unknownunknownunknownunknown" });
+  assert.equal(r.status, 401);
+  assert.match(r.headers.get("www-authenticate") ?? "", /invalid_token/);
+});
