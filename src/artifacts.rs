@@ -10,6 +10,8 @@
 //! malformed or expired id) gives the same [`NOT_FOUND`] text, so a caller learns nothing about
 //! artifacts that are not theirs.
 
+pub mod stream;
+
 use crate::auth::Principal;
 use crate::ports::{ArtifactMeta, Ports, StoreError};
 use crate::value::write_json_string;
@@ -147,12 +149,29 @@ impl<'a> Artifacts<'a> {
         bytes: Vec<u8>,
         content_type: &str,
     ) -> Result<ArtifactId, StoreError> {
+        let size = bytes.len() as u64;
+        let (id, key, meta) = self.new_object(owner, content_type, size);
+        match self.ports.artifacts.put(&key, bytes, meta).await {
+            Ok(()) => Ok(id),
+            Err(error) => {
+                self.log_save_failure(size, &error);
+                Err(error)
+            }
+        }
+    }
+
+    /// A fresh id for an artifact of `owner`, its key, and the metadata to store with it.
+    fn new_object(
+        &self,
+        owner: &Principal,
+        content_type: &str,
+        size: u64,
+    ) -> (ArtifactId, String, ArtifactMeta) {
         let mut random = [0u8; 16];
         self.ports.rng.fill(&mut random);
         let id = ArtifactId::from_random_bytes(random);
         let digest = owner_digest(owner);
         let created_at = self.ports.clock.now_ms();
-        let size = bytes.len() as u64;
         let meta = ArtifactMeta {
             size,
             content_type: content_type.to_owned(),
@@ -166,13 +185,7 @@ impl<'a> Artifacts<'a> {
             ],
         };
         let key = key_for(&digest, &id);
-        match self.ports.artifacts.put(&key, bytes, meta).await {
-            Ok(()) => Ok(id),
-            Err(error) => {
-                self.log_save_failure(size, &error);
-                Err(error)
-            }
-        }
+        (id, key, meta)
     }
 
     /// Reads at most `max_bytes` bytes of `owner`'s artifact `id` from `offset`, with one ranged

@@ -15,6 +15,7 @@ use crate::tools::registry::{
     ToolSettings, DEFAULT_ARTIFACT_RETENTION_SECONDS, DEFAULT_CACHE_TTL_SECONDS,
     DEFAULT_STRUCTURED_MAX_BYTES, DEFAULT_TEXT_MAX_CHARS,
 };
+use crate::upstream::hosts::LogHosts;
 use crate::upstream::vendor::{
     base_url, site_url, Secret, UpstreamSettings, BITBUCKET_DEFAULT_URL, CIRCLECI_DEFAULT_URL,
     DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, GITHUB_DEFAULT_URL,
@@ -103,6 +104,8 @@ pub const MCP_OAUTH_ALLOWED_DOMAINS: &str = "MCP_OAUTH_ALLOWED_DOMAINS";
 pub const MCP_OAUTH_ACCESS_TTL_SECONDS: &str = "MCP_OAUTH_ACCESS_TTL_SECONDS";
 /// Refresh token lifetime.
 pub const MCP_OAUTH_REFRESH_TTL_SECONDS: &str = "MCP_OAUTH_REFRESH_TTL_SECONDS";
+/// Comma-separated hosts job logs may be downloaded from (the vendors' signed URLs).
+pub const LOG_REDIRECT_HOSTS: &str = "LOG_REDIRECT_HOSTS";
 
 /// Every setting this module reads, for documentation checks and diagnostics.
 pub const SETTINGS: &[&str] = &[
@@ -147,6 +150,7 @@ pub const SETTINGS: &[&str] = &[
     MCP_OAUTH_ALLOWED_DOMAINS,
     MCP_OAUTH_ACCESS_TTL_SECONDS,
     MCP_OAUTH_REFRESH_TTL_SECONDS,
+    LOG_REDIRECT_HOSTS,
 ];
 
 /// An integer setting's default and the range values are clamped into.
@@ -360,6 +364,12 @@ impl Config {
             &config.upstream.github_api_url,
         )?;
         config.clamped.extend(clamped);
+        if let Some(text) = get(LOG_REDIRECT_HOSTS) {
+            config.upstream.log_hosts = LogHosts::parse(&text).map_err(|reason| ConfigError {
+                setting: LOG_REDIRECT_HOSTS,
+                reason,
+            })?;
+        }
         Ok(config)
     }
 

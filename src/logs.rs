@@ -3,6 +3,7 @@
 //! lines and grep matches with context, all computed as the bytes arrive, so memory stays bounded
 //! whatever the log's size ([`excerpt::Excerpter`]).
 
+pub mod download;
 pub mod excerpt;
 pub mod line;
 pub mod pattern;

@@ -94,6 +94,29 @@ pub trait UpstreamHttp {
         request: UpstreamRequest,
         max_body: usize,
     ) -> LocalBoxFuture<'_, Result<UpstreamResponse, TransportError>>;
+    /// Sends one request and returns as soon as the headers are in, with the body to be read
+    /// piece by piece (a job log can be far larger than memory). The request's timeout covers
+    /// the whole exchange, body included.
+    fn open(
+        &self,
+        request: UpstreamRequest,
+    ) -> LocalBoxFuture<'_, Result<StreamedResponse, TransportError>>;
+}
+
+/// An upstream answer whose body is still to be read.
+pub struct StreamedResponse {
+    /// HTTP status code.
+    pub status: u16,
+    /// Response headers.
+    pub headers: Headers,
+    /// The body; dropping it releases the connection.
+    pub body: Box<dyn BodyStream>,
+}
+
+/// The body of a [`StreamedResponse`].
+pub trait BodyStream {
+    /// The next piece of the body, `None` at its end.
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, TransportError>>;
 }
 
 /// One cache entry: the stored bytes and the metadata string written with them.
@@ -171,6 +194,27 @@ pub trait ArtifactStore {
         &'a self,
         key: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>>;
+    /// Starts writing the object at `key` in parts (R2 multipart upload), for bodies too large
+    /// to hold at once; `meta.size` is ignored. Every part but the last must have the same
+    /// length, at least [`MIN_PART_BYTES`].
+    fn begin_upload(
+        &self,
+        key: String,
+        meta: ArtifactMeta,
+    ) -> LocalBoxFuture<'_, Result<Box<dyn PartUpload + '_>, StoreError>>;
+}
+
+/// R2's smallest part (except the last) of a multipart upload.
+pub const MIN_PART_BYTES: usize = 5 * 1024 * 1024;
+
+/// An object being written in parts; nothing is readable until [`PartUpload::complete`].
+pub trait PartUpload {
+    /// Uploads the next part.
+    fn put_part(&mut self, bytes: Vec<u8>) -> LocalBoxFuture<'_, Result<(), StoreError>>;
+    /// Makes the object readable from the parts uploaded, in order.
+    fn complete(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>>;
+    /// Gives up, discarding the parts.
+    fn abort(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>>;
 }
 
 /// Wall-clock time.

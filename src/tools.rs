@@ -9,6 +9,7 @@ pub mod artifact_read;
 pub mod atlassian;
 pub mod circleci;
 pub mod github;
+pub mod logs;
 pub mod output;
 pub mod registry;
 pub mod schema;
@@ -25,6 +26,7 @@ pub fn all() -> Result<Registry, RegistryError> {
         .into_iter()
         .chain(github::tools())
         .chain(circleci::tools())
+        .chain([logs::github::tool(), logs::circleci::tool()])
     {
         registry.register(tool)?;
     }

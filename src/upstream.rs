@@ -1,13 +1,15 @@
 //! Requests to the vendor APIs: vendor settings ([`vendor`]), the one request function
 //! ([`client::send`]), typed failures with the texts models read ([`error`]), path validation
-//! and URL building ([`path`]), the policy target of a request ([`target`]) and paging links
-//! ([`link`]).
+//! and URL building ([`path`]), the policy target of a request ([`target`]), paging links
+//! ([`link`]), streamed responses ([`stream`]) and the hosts job logs may come from ([`hosts`]).
 
 pub mod client;
 pub mod error;
+pub mod hosts;
 pub mod js;
 pub mod link;
 pub mod path;
+pub mod stream;
 pub mod target;
 pub mod vendor;
 

@@ -1,6 +1,6 @@
 // The program a model writes in code mode to answer: "Which workflow runs on main failed in the
-// last N pages, which job and step failed in each, and is there a Jira issue mentioning each
-// failing workflow?" It reads only structuredContent (never the text meant for a model), follows
+// last N pages, which job and step failed in each and with what first error line, and is there a
+// Jira issue mentioning each failing workflow?" It reads only structuredContent (never the text meant for a model), follows
 // nextPage, projects with jq so only the fields it needs travel, reads oversized pages back through
 // artifact_read, and acts on `_meta.code` when the server refuses a call.
 
@@ -8,6 +8,10 @@
 const RUNS_JQ = "workflow_runs[*].{id: id, number: run_number, workflow: name, conclusion: conclusion, title: display_title, sha: head_sha, created: created_at, url: html_url}";
 /** Only the failed jobs of a run, and in each only the failed steps. */
 const JOBS_JQ = "jobs[?conclusion=='failure'].{job: name, steps: steps[?conclusion=='failure'].name}";
+/** Each failed job's steps (with their line ranges) and the log lines that look like errors. */
+const LOGS_JQ = "jobs[*].{job: name, steps: log.steps[*].{step: name, first: firstLine, last: lastLine}, errors: log.grep.lines[*].{line: line, text: text}}";
+/** What an error line looks like; the runner's own `##[error]` summary comes after the cause. */
+const ERROR_GREP = "(?i)\\berror\\b|FAILED|panicked";
 /** Issue key, summary and status of each search hit, and the next page's token. */
 const ISSUES_JQ = "{issues: issues[*].{key: key, summary: fields.summary, status: fields.status.name}, next: nextPageToken}";
 
@@ -74,6 +78,14 @@ export async function failingRunsOnMain(client, { owner, repo, pages = 3, perPag
       const { data, nextPage } = await call("github_list_workflow_jobs", { owner, repo, runId: run.id, perPage: 100, page, jq: JOBS_JQ });
       for (const job of data) failed.push(...(job.steps.length ? job.steps : [null]).map((step) => ({ job: job.job, step })));
       page = nextPage;
+    }
+    // One step further: the first error line of each failed step, from the job logs' excerpts.
+    const { data: logs } = await call("github_get_job_logs", { owner, repo, runId: run.id, tailLines: 0, grep: ERROR_GREP, context: 0, jq: LOGS_JQ });
+    for (const entry of failed) {
+      const job = logs.find((j) => j.job === entry.job);
+      const step = job?.steps.find((s) => s.step === entry.step);
+      const first = step && job.errors.find((e) => e.line >= step.first && e.line <= step.last);
+      entry.firstError = first?.text ?? null;
     }
     failures.push({ run: run.id, number: run.number, workflow: run.workflow, title: run.title, created: run.created, url: run.url, failed });
   }

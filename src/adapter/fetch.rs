@@ -1,14 +1,18 @@
 //! Upstream HTTP over the Workers `fetch`: redirects are never followed, a timeout aborts the
-//! request through an `AbortController`, and bodies are streamed and cut off past the caller's limit.
+//! request through an `AbortController`, and bodies are streamed and cut off past the caller's
+//! limit, or handed to the core piece by piece ([`UpstreamHttp::open`]).
 
-use crate::ports::{TransportError, UpstreamHttp, UpstreamRequest, UpstreamResponse};
+use crate::ports::{
+    BodyStream, StreamedResponse, TransportError, UpstreamHttp, UpstreamRequest, UpstreamResponse,
+};
 use futures::future::{select, Either, LocalBoxFuture};
 use futures::StreamExt;
 use std::pin::pin;
+use std::pin::Pin;
 use std::time::Duration;
 use worker::{
-    AbortController, Delay, Fetch, Headers, Method, Request, RequestInit, RequestRedirect,
-    Response, ResponseBody,
+    AbortController, ByteStream, Delay, Fetch, Headers, Method, Request, RequestInit,
+    RequestRedirect, Response, ResponseBody,
 };
 
 /// Sends upstream requests with the global `fetch`.
@@ -21,6 +25,102 @@ impl UpstreamHttp for FetchHttp {
         max_body: usize,
     ) -> LocalBoxFuture<'_, Result<UpstreamResponse, TransportError>> {
         Box::pin(send(request, max_body))
+    }
+
+    fn open(
+        &self,
+        request: UpstreamRequest,
+    ) -> LocalBoxFuture<'_, Result<StreamedResponse, TransportError>> {
+        Box::pin(open(request))
+    }
+}
+
+/// Milliseconds since the epoch, for the deadline a streamed body is read under.
+fn now_ms() -> f64 {
+    worker::js_sys::Date::now()
+}
+
+async fn open(request: UpstreamRequest) -> Result<StreamedResponse, TransportError> {
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let deadline = now_ms() + request.timeout_ms as f64;
+    let timeout = Delay::from(Duration::from_millis(request.timeout_ms));
+    let exchange = async {
+        let outgoing = build_request(&request)?;
+        Fetch::Request(outgoing)
+            .send_with_signal(&signal)
+            .await
+            .map_err(|e| TransportError::Network(e.to_string()))
+    };
+    let outcome = match select(pin!(exchange), timeout).await {
+        Either::Left((outcome, _)) => outcome,
+        Either::Right(_) => Err(TransportError::Timeout),
+    };
+    let mut response = match outcome {
+        Ok(response) => response,
+        Err(error) => {
+            controller.abort();
+            return Err(error);
+        }
+    };
+    let status = response.status_code();
+    let headers: Vec<(String, String)> = response.headers().entries().collect();
+    let stream = match response.body() {
+        ResponseBody::Stream(_) => Some(Box::pin(
+            response
+                .stream()
+                .map_err(|e| TransportError::Network(e.to_string()))?,
+        )),
+        _ => None,
+    };
+    Ok(StreamedResponse {
+        status,
+        headers,
+        body: Box::new(FetchBody {
+            stream,
+            controller: Some(controller),
+            deadline,
+        }),
+    })
+}
+
+/// A `fetch` body read under the request's deadline; dropping it aborts the request.
+struct FetchBody {
+    stream: Option<Pin<Box<ByteStream>>>,
+    controller: Option<AbortController>,
+    deadline: f64,
+}
+
+impl BodyStream for FetchBody {
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, TransportError>> {
+        Box::pin(async move {
+            let Some(stream) = self.stream.as_mut() else {
+                return Ok(None);
+            };
+            let left = self.deadline - now_ms();
+            if left <= 0.0 {
+                return Err(TransportError::Timeout);
+            }
+            let timeout = Delay::from(Duration::from_millis(left as u64));
+            match select(stream.next(), timeout).await {
+                Either::Left((Some(Ok(chunk)), _)) => Ok(Some(chunk)),
+                Either::Left((None, _)) => {
+                    self.stream = None;
+                    Ok(None)
+                }
+                Either::Left((Some(Err(e)), _)) => Err(TransportError::Network(e.to_string())),
+                Either::Right(_) => Err(TransportError::Timeout),
+            }
+        })
+    }
+}
+
+impl Drop for FetchBody {
+    fn drop(&mut self) {
+        // A no-op after a complete read; otherwise releases the connection.
+        if let Some(controller) = self.controller.take() {
+            controller.abort();
+        }
     }
 }
 

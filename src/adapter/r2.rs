@@ -1,9 +1,10 @@
-//! The artifact store on Workers R2: puts with HTTP and custom metadata, ranged reads and heads.
+//! The artifact store on Workers R2: puts with HTTP and custom metadata, ranged reads, heads and
+//! multipart uploads.
 
-use crate::ports::{ArtifactChunk, ArtifactMeta, ArtifactStore, StoreError};
+use crate::ports::{ArtifactChunk, ArtifactMeta, ArtifactStore, PartUpload, StoreError};
 use futures::future::LocalBoxFuture;
 use std::collections::HashMap;
-use worker::{Bucket, HttpMetadata, Object, Range};
+use worker::{Bucket, HttpMetadata, MultipartUpload, Object, Range, UploadedPart};
 
 /// Largest offset or length R2 accepts: JavaScript's `Number.MAX_SAFE_INTEGER`. `worker`
 /// asserts on larger values, so they are clamped before they reach it.
@@ -122,5 +123,77 @@ impl ArtifactStore for R2Artifacts {
         key: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>> {
         Box::pin(self.head_meta(key))
+    }
+
+    fn begin_upload(
+        &self,
+        key: String,
+        meta: ArtifactMeta,
+    ) -> LocalBoxFuture<'_, Result<Box<dyn PartUpload + '_>, StoreError>> {
+        Box::pin(async move {
+            let http = HttpMetadata {
+                content_type: Some(meta.content_type),
+                ..HttpMetadata::default()
+            };
+            let custom: HashMap<String, String> = meta.custom.into_iter().collect();
+            let upload = self
+                .bucket()?
+                .create_multipart_upload(key)
+                .http_metadata(http)
+                .custom_metadata(custom)
+                .execute()
+                .await
+                .map_err(r2_error)?;
+            let upload: Box<dyn PartUpload + '_> = Box::new(R2Upload {
+                upload: Some(upload),
+                parts: Vec::new(),
+            });
+            Ok(upload)
+        })
+    }
+}
+
+/// An R2 multipart upload and the parts uploaded so far.
+struct R2Upload {
+    upload: Option<MultipartUpload>,
+    parts: Vec<UploadedPart>,
+}
+
+impl PartUpload for R2Upload {
+    fn put_part(&mut self, bytes: Vec<u8>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            let number = u16::try_from(self.parts.len() + 1)
+                .map_err(|_| StoreError("too many parts".into()))?;
+            let upload = self
+                .upload
+                .as_ref()
+                .ok_or_else(|| StoreError("the multipart upload is over".into()))?;
+            let part = upload.upload_part(number, bytes).await.map_err(r2_error)?;
+            self.parts.push(part);
+            Ok(())
+        })
+    }
+
+    fn complete(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            let upload = self
+                .upload
+                .take()
+                .ok_or_else(|| StoreError("the multipart upload is over".into()))?;
+            upload
+                .complete(std::mem::take(&mut self.parts))
+                .await
+                .map_err(r2_error)?;
+            Ok(())
+        })
+    }
+
+    fn abort(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            if let Some(upload) = self.upload.take() {
+                upload.abort().await.map_err(r2_error)?;
+            }
+            Ok(())
+        })
     }
 }

@@ -46,10 +46,15 @@ pub struct Step {
 
 impl Step {
     /// Whether the step ended badly: failed, timed out or was cancelled (a runner that ran out
-    /// of memory or time cancels the step it was running).
+    /// of memory or time cancels the step it was running). The conclusion's first word decides,
+    /// so `failed (exit code 2)` counts.
     pub fn failed(&self) -> bool {
+        let word = self
+            .conclusion
+            .as_deref()
+            .and_then(|c| c.split([' ', ':']).next());
         matches!(
-            self.conclusion.as_deref(),
+            word,
             Some("failure" | "failed" | "timed_out" | "timedout" | "cancelled" | "canceled")
         )
     }

@@ -272,6 +272,68 @@ impl ArtifactStore for MemoryArtifacts {
             Ok(self.objects.borrow().get(key).map(|(_, m)| m.clone()))
         })
     }
+
+    fn begin_upload(
+        &self,
+        key: String,
+        meta: ArtifactMeta,
+    ) -> LocalBoxFuture<'_, Result<Box<dyn PartUpload + '_>, StoreError>> {
+        Box::pin(async move {
+            self.check()?;
+            let upload: Box<dyn PartUpload + '_> = Box::new(MemoryUpload {
+                store: self,
+                key,
+                meta,
+                parts: Vec::new(),
+            });
+            Ok(upload)
+        })
+    }
+}
+
+/// A multipart upload into [`MemoryArtifacts`], checking R2's rules on part sizes.
+struct MemoryUpload<'a> {
+    store: &'a MemoryArtifacts,
+    key: String,
+    meta: ArtifactMeta,
+    parts: Vec<Vec<u8>>,
+}
+
+impl PartUpload for MemoryUpload<'_> {
+    fn put_part(&mut self, bytes: Vec<u8>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.store.check()?;
+            self.parts.push(bytes);
+            Ok(())
+        })
+    }
+
+    fn complete(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.store.check()?;
+            let (last, rest) = self
+                .parts
+                .split_last()
+                .ok_or_else(|| StoreError("a multipart upload needs a part".into()))?;
+            let first = rest.first().map_or(last.len(), Vec::len);
+            if rest
+                .iter()
+                .any(|p| p.len() != first || p.len() < MIN_PART_BYTES)
+            {
+                return Err(StoreError(
+                    "parts before the last must be of one size, at least 5 MiB".into(),
+                ));
+            }
+            let body = self.parts.concat();
+            self.parts.clear();
+            self.store.put(&self.key, body, self.meta.clone()).await
+        })
+    }
+
+    fn abort(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        self.parts.clear();
+        Box::pin(async { Ok(()) })
+    }
 }
 
 type Responder = dyn Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportError>;
@@ -280,6 +342,10 @@ type Responder = dyn Fn(&UpstreamRequest) -> Result<UpstreamResponse, TransportE
 pub struct ScriptedHttp {
     respond: Box<Responder>,
     sent: RefCell<Vec<UpstreamRequest>>,
+    /// The size of the pieces [`UpstreamHttp::open`] hands a body out in.
+    pub chunk_bytes: Cell<usize>,
+    /// Pieces of streamed bodies handed out so far.
+    pub chunks_read: Rc<Cell<usize>>,
 }
 
 impl ScriptedHttp {
@@ -290,6 +356,8 @@ impl ScriptedHttp {
         ScriptedHttp {
             respond: Box::new(respond),
             sent: RefCell::new(Vec::new()),
+            chunk_bytes: Cell::new(4096),
+            chunks_read: Rc::new(Cell::new(0)),
         }
     }
 
@@ -319,6 +387,44 @@ impl UpstreamHttp for ScriptedHttp {
         });
         self.sent.borrow_mut().push(request);
         Box::pin(async move { result })
+    }
+
+    fn open(
+        &self,
+        request: UpstreamRequest,
+    ) -> LocalBoxFuture<'_, Result<StreamedResponse, TransportError>> {
+        let result = (self.respond)(&request).map(|r| StreamedResponse {
+            status: r.status,
+            headers: r.headers,
+            body: Box::new(ChunkedBody {
+                body: r.body,
+                at: 0,
+                chunk: self.chunk_bytes.get().max(1),
+                read: self.chunks_read.clone(),
+            }),
+        });
+        self.sent.borrow_mut().push(request);
+        Box::pin(async move { result })
+    }
+}
+
+/// A scripted body handed out in fixed-size pieces.
+struct ChunkedBody {
+    body: Vec<u8>,
+    at: usize,
+    chunk: usize,
+    read: Rc<Cell<usize>>,
+}
+
+impl BodyStream for ChunkedBody {
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, TransportError>> {
+        let end = self.at.saturating_add(self.chunk).min(self.body.len());
+        let piece = (end > self.at).then(|| self.body[self.at..end].to_vec());
+        self.at = end;
+        if piece.is_some() {
+            self.read.set(self.read.get() + 1);
+        }
+        Box::pin(async move { Ok(piece) })
     }
 }
 

@@ -15,6 +15,8 @@ pub enum Contract {
     CircleCiRead,
     /// `jira_get`, `conf_get`, `bb_get`: `{data, incomplete?}`.
     AtlassianRead,
+    /// `github_get_job_logs`, `circleci_get_job_logs`: `{data, incomplete?}`.
+    JobLogs,
 }
 
 /// Name of the paged contract's metadata member.
@@ -38,7 +40,7 @@ impl Contract {
                 }),
             )),
             Contract::CircleCiRead => Some((CACHE, cache_schema())),
-            Contract::AtlassianRead => None,
+            Contract::AtlassianRead | Contract::JobLogs => None,
         };
         if let Some((name, schema)) = &metadata {
             properties.insert((*name).into(), schema.clone());
@@ -82,6 +84,13 @@ fn data_schema(contract: Contract) -> Json {
             "The response body after the optional `jq` projection: the text block's value \
              (a JSON string for text endpoints such as diffs and raw files; {} for an empty \
              204)"
+        }
+        Contract::JobLogs => {
+            "`{jobs: [{id, name, status, conclusion, url, annotations, failedTests, log: {lines, \
+             bytes, errorCount, errors, steps: [{number, name, conclusion, firstLine, lastLine, \
+             tail}], grep}, logArtifactId, cached}], moreJobs}` after the optional `jq` \
+             projection: the text block's value. `logArtifactId` names the complete log \
+             (text/plain), read with `artifact_read`"
         }
     };
     json!({
@@ -180,6 +189,7 @@ mod tests {
             Contract::Paged,
             Contract::CircleCiRead,
             Contract::AtlassianRead,
+            Contract::JobLogs,
         ] {
             let schema = contract.output_schema();
             assert_eq!(schema["type"], "object", "{contract:?}");

@@ -32,12 +32,13 @@ const MAX_BYTES: &str = "maxBytes";
 
 const DESCRIPTION: &str = "Reads an artifact: the complete result another tool saved when its \
 text was truncated (the truncation notice names the artifact id) or when its structuredContent \
-was too large (`incomplete.artifactId`). Artifacts hold JSON (application/json) and belong to \
-the caller; they expire (by default after an hour).\n\n\
+was too large (`incomplete.artifactId`), or a job log (`logArtifactId` of github_get_job_logs and \
+circleci_get_job_logs). Artifacts hold JSON (application/json) or a log's text (text/plain) and \
+belong to the caller; they expire (by default after an hour).\n\n\
 Each call returns one chunk as JSON text: `{artifactId, offset, nextOffset, totalBytes, eof, \
 encoding: \"base64\", data}`. Start at offset 0, call again with `offset: nextOffset` until \
 `eof` is true, then base64-decode each `data` and concatenate the bytes in order: the result is \
-the whole JSON value. `maxBytes` sets the chunk size (default 65536, at most 1048576). An \
+the whole JSON value (or log). `maxBytes` sets the chunk size (default 65536, at most 1048576). An \
 unknown, expired or another caller's artifact gives \"Artifact not found or expired\".";
 
 /// The `artifact_read` tool.

@@ -81,7 +81,7 @@ struct Request {
 
 /// Checks an owner or repository name and returns it as a path segment. GitHub names are
 /// letters, digits, `-`, `_` and `.`; refusing anything else keeps the path from being bent.
-fn name_segment(field: &str, value: &str) -> Result<String, ToolError> {
+pub(crate) fn name_segment(field: &str, value: &str) -> Result<String, ToolError> {
     let value = value.trim();
     let ok = !value.is_empty()
         && value != "."

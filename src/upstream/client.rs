@@ -5,7 +5,7 @@
 use super::error::{ErrorKind, UpstreamError, BITBUCKET_MAX_RESPONSE};
 use super::js;
 use super::path::ApiPath;
-use super::vendor::{UpstreamSettings, Vendor};
+use super::vendor::{Endpoint, UpstreamSettings, Vendor};
 use super::Method;
 use crate::ports::{header, Headers, Ports, TransportError, UpstreamRequest};
 use crate::value::{Map, Value};
@@ -99,26 +99,8 @@ pub async fn send_raw(
     let Some(endpoint) = settings.endpoint(vendor) else {
         return Err(fail(ErrorKind::NotConfigured));
     };
-    let url = path.url(&endpoint.base_url, query);
-    let mut headers: Headers = vec![(
-        endpoint.credential.header.to_owned(),
-        endpoint.credential.value.expose().to_owned(),
-    )];
-    headers.extend(endpoint.headers.iter().cloned());
-    if body.is_some()
-        && !headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-    {
-        headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
-    }
-    let request = UpstreamRequest {
-        method: method.as_str().to_owned(),
-        url: url.clone(),
-        headers,
-        body: body.map(|b| js::stringify(b).into_bytes()),
-        timeout_ms: settings.timeout_ms,
-    };
+    let request = vendor_request(settings, &endpoint, method, &path, query, body);
+    let url = request.url.clone();
     let outcome = ports.http.send(request, settings.max_bytes).await;
     let elapsed = ports.clock.now_ms().saturating_sub(started);
     let log = |status: Option<u16>, bytes: usize, outcome: &str| {
@@ -138,24 +120,7 @@ pub async fn send_raw(
     let response = match outcome {
         Ok(response) => response,
         Err(error) => {
-            let (kind, label) = match error {
-                TransportError::Timeout => (
-                    ErrorKind::Timeout {
-                        after_ms: settings.timeout_ms,
-                    },
-                    "timeout".to_owned(),
-                ),
-                TransportError::TooLarge(limit) => {
-                    (ErrorKind::TooLarge { limit }, "too_large".to_owned())
-                }
-                TransportError::Network(detail) => (
-                    ErrorKind::Network,
-                    format!(
-                        "network: {}",
-                        scrub(&detail, settings, endpoint.credential.value.expose())
-                    ),
-                ),
-            };
+            let (kind, label) = transport_kind(error, settings, &endpoint);
             log(None, 0, &label);
             return Err(fail(kind));
         }
@@ -197,6 +162,62 @@ pub async fn send_raw(
         url,
         received_at_ms: ports.clock.now_ms(),
     })
+}
+
+/// The request to `endpoint` for `path` (with the vendor's prefix) and `query`: the URL on the
+/// configured base, the credential and fixed headers, and `body` as compact JSON.
+pub(crate) fn vendor_request(
+    settings: &UpstreamSettings,
+    endpoint: &Endpoint,
+    method: Method,
+    path: &ApiPath,
+    query: &[(String, String)],
+    body: Option<&Value>,
+) -> UpstreamRequest {
+    let mut headers: Headers = vec![(
+        endpoint.credential.header.to_owned(),
+        endpoint.credential.value.expose().to_owned(),
+    )];
+    headers.extend(endpoint.headers.iter().cloned());
+    if body.is_some()
+        && !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+    {
+        headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
+    }
+    UpstreamRequest {
+        method: method.as_str().to_owned(),
+        url: path.url(&endpoint.base_url, query),
+        headers,
+        body: body.map(|b| js::stringify(b).into_bytes()),
+        timeout_ms: settings.timeout_ms,
+    }
+}
+
+/// The error kind of a request that got no answer, and the label its log line carries (a
+/// network error's detail with every secret scrubbed).
+pub(crate) fn transport_kind(
+    error: TransportError,
+    settings: &UpstreamSettings,
+    endpoint: &Endpoint,
+) -> (ErrorKind, String) {
+    match error {
+        TransportError::Timeout => (
+            ErrorKind::Timeout {
+                after_ms: settings.timeout_ms,
+            },
+            "timeout".to_owned(),
+        ),
+        TransportError::TooLarge(limit) => (ErrorKind::TooLarge { limit }, "too_large".to_owned()),
+        TransportError::Network(detail) => (
+            ErrorKind::Network,
+            format!(
+                "network: {}",
+                scrub(&detail, settings, endpoint.credential.value.expose())
+            ),
+        ),
+    }
 }
 
 /// Decodes a 2xx body as the reference servers do: 204 -> `{}`; Bitbucket `text/plain` -> the

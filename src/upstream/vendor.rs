@@ -2,6 +2,7 @@
 //! credential and fixed headers. A vendor is configuration, not an HTTP stack: every request goes through
 //! [`super::client`].
 
+use super::hosts::LogHosts;
 use base64::Engine as _;
 use std::fmt;
 
@@ -148,6 +149,8 @@ pub struct UpstreamSettings {
     pub timeout_ms: u64,
     /// The largest response body read, in bytes (`UPSTREAM_MAX_BYTES`).
     pub max_bytes: usize,
+    /// The hosts job logs may be downloaded from (`LOG_REDIRECT_HOSTS`).
+    pub log_hosts: LogHosts,
 }
 
 /// The timeout when `UPSTREAM_TIMEOUT_MS` is not set: the reference servers' 30 s.
@@ -171,6 +174,7 @@ impl Default for UpstreamSettings {
             bitbucket_app_password: None,
             timeout_ms: DEFAULT_TIMEOUT_MS,
             max_bytes: DEFAULT_MAX_BYTES,
+            log_hosts: LogHosts::default(),
         }
     }
 }
@@ -240,6 +244,15 @@ impl UpstreamSettings {
             credential,
             headers,
         })
+    }
+
+    /// CircleCI's API v1.1 root beside the configured v2 root (`.../api/v2` -> `.../api/v1.1`),
+    /// for what only v1.1 serves (a job's steps with their output URLs).
+    pub fn circleci_v1_url(&self) -> String {
+        match self.circleci_api_url.strip_suffix("/v2") {
+            Some(root) => format!("{root}/v1.1"),
+            None => format!("{}/v1.1", self.circleci_api_url),
+        }
     }
 
     /// Every configured secret value, for tests and log scrubbing.

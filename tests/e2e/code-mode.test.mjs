@@ -6,7 +6,7 @@
 
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
-import { githubRun, failingJob, runCount } from "./fake/github.mjs";
+import { githubRun, failingJob, jobError, runCount } from "./fake/github.mjs";
 import { startExampleServer, FILING_REASON } from "../../examples/code-mode/local.mjs";
 import { connect } from "../../examples/code-mode/connect.mjs";
 import { failingRunsOnMain } from "../../examples/code-mode/question.mjs";
@@ -56,7 +56,7 @@ function expectedFailures(base) {
   const scanned = onMain.slice(0, PAGES * PER_PAGE);
   const failures = scanned.filter((r) => r.conclusion === "failure").map((r) => ({
     run: r.id, number: r.run_number, workflow: r.name, title: r.display_title, created: r.created_at, url: r.html_url,
-    failed: [{ job: failingJob(r.id), step: `Run ${failingJob(r.id)}` }],
+    failed: [{ job: failingJob(r.id), step: `Run ${failingJob(r.id)}`, firstError: jobError(r.id, failingJob(r.id)) }],
   }));
   return { scanned, failures };
 }

@@ -16,6 +16,7 @@ import { json, text } from "./fake/util.mjs";
 import { githubRoutes } from "./fake/github.mjs";
 import { circleRoutes } from "./fake/circleci.mjs";
 import { atlassianRoutes } from "./fake/atlassian.mjs";
+import { logRoutes, startLogHosts } from "./fake/logs.mjs";
 
 export { githubRateLimitHeaders, GITHUB_RATE_LIMIT_BODY, GITHUB_RUNS, WORKFLOWS } from "./fake/github.mjs";
 
@@ -99,8 +100,9 @@ async function answerFault(req, res, fault) {
  */
 export async function startFakeUpstream({ port = 0 } = {}) {
   const ctx = { url: "" };
+  ctx.logHosts = await startLogHosts(ctx);
   const extra = [];
-  const builtIn = [...githubRoutes(ctx), ...circleRoutes(ctx), ...atlassianRoutes(ctx)];
+  const builtIn = [...logRoutes(ctx), ...githubRoutes(ctx), ...circleRoutes(ctx), ...atlassianRoutes(ctx)];
   let faults = [];
   const requests = [];
 
@@ -134,6 +136,8 @@ export async function startFakeUpstream({ port = 0 } = {}) {
 
   return {
     get url() { return ctx.url; },
+    /** The job-log hosts: `blobs` (127.0.0.2, where logs redirect) and `elsewhere` (127.0.0.3). */
+    logHosts: ctx.logHosts,
     requests,
     /** Requests whose method is `method` (or any, when null) and whose path matches `pattern`. */
     matching(method, pattern) {
@@ -150,6 +154,7 @@ export async function startFakeUpstream({ port = 0 } = {}) {
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => server.close(resolve));
+      await ctx.logHosts.close();
     },
   };
 }

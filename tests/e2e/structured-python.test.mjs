@@ -98,7 +98,7 @@ const plan = (stack, calls, { mode = "auto", principal = "alice" } = {}) =>
 
 function checkFlagOn(report, label) {
   const withSchema = Object.entries(report.tools).filter(([, s]) => s).map(([n]) => n).sort();
-  assert.deepEqual(withSchema, [...SCHEMA_TOOLS].sort(), `${label}: the six tools advertise outputSchema`);
+  assert.deepEqual(withSchema, [...SCHEMA_TOOLS].sort(), `${label}: the schema tools advertise outputSchema`);
   assert.equal(report.validationControl.rejected, true, `${label}: the client's jsonschema check is live`);
   report.calls.forEach((c, i) => assert.equal(c.ok, true, `${label} call ${i} (${CALLS[i].name}): ${c.error}`));
   const sc = report.calls.map((c) => c.structuredContent);

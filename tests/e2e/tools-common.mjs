@@ -49,6 +49,7 @@ export function vendorUrls(upstream) {
     CIRCLECI_API_URL: `${upstream.url}/api/v2`,
     ATLASSIAN_BASE_URL: upstream.url,
     BITBUCKET_API_URL: upstream.url,
+    LOG_REDIRECT_HOSTS: upstream.logHosts.blobs.authority,
   };
 }
 

@@ -11,6 +11,8 @@ mod circleci_tools;
 mod config;
 mod github_tools;
 mod http_cache;
+mod job_logs;
+mod job_logs_circleci;
 mod oauth_discovery;
 mod oauth_flow;
 mod policy_cases;

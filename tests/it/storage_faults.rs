@@ -8,8 +8,8 @@ use crate::common::ci::*;
 use crate::common::protocol::*;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{
-    ArtifactChunk, ArtifactMeta, ArtifactStore, CacheEntry, CacheStore, Ports, StoreError,
-    UpstreamRequest,
+    ArtifactChunk, ArtifactMeta, ArtifactStore, CacheEntry, CacheStore, PartUpload, Ports,
+    StoreError, UpstreamRequest,
 };
 use devtools_mcp_edge::server::Server;
 use futures::future::LocalBoxFuture;
@@ -163,6 +163,17 @@ impl ArtifactStore for FaultyArtifacts<'_> {
         Box::pin(async move {
             self.fault.apply(false).await?;
             self.inner.head(key).await
+        })
+    }
+
+    fn begin_upload(
+        &self,
+        key: String,
+        meta: ArtifactMeta,
+    ) -> LocalBoxFuture<'_, Result<Box<dyn PartUpload + '_>, StoreError>> {
+        Box::pin(async move {
+            self.fault.apply(true).await?;
+            self.inner.begin_upload(key, meta).await
         })
     }
 }

@@ -5,7 +5,7 @@
 // the way api.github.com writes it (rel order prev, next, last, first; URLs under
 // /repositories/{id}/..., the caller's query kept and `page` set).
 
-import { at, json, text, intParam, sha } from "./util.mjs";
+import { at, json, intParam, sha } from "./util.mjs";
 
 /** How many runs every repository has; run ids count down from here on page 1. */
 export const GITHUB_RUNS = 250;
@@ -131,6 +131,32 @@ function attemptJobs(base, owner, repo, runId, attempt) {
   });
 }
 
+/** The first error line of a failing job's `Run <job>` step in its log. */
+export function jobError(runId, name) {
+  return `error: ${name} failed: expected status 200, got 500 in test_run_${runId}`;
+}
+
+/**
+ * The log of job `jobId` of owner/repo, runner-stamped like GitHub's: a header group per step,
+ * and in the failing step of a failed job an error line and the runner's `##[error]`.
+ */
+export function githubJobLog(base, owner, repo, jobId) {
+  const runId = Math.floor(jobId / 1000);
+  const attempt = Math.floor((jobId % 1000) / 100);
+  const job = runId >= 1 && runId <= runCount(owner, repo) ? attemptJobs(base, owner, repo, runId, attempt)[(jobId % 100) - 1] : undefined;
+  const name = job?.name ?? `job ${jobId}`;
+  const stamp = `${(job?.started_at ?? at(1)).replace("Z", "")}.5000000Z`;
+  const failing = job?.steps.some((s) => s.conclusion === "failure");
+  const lines = [
+    "Current runner version: '2.321.0'", "##[group]Run actions/checkout@v4", "with:", "##[endgroup]",
+    "Syncing repository: octo-org/hello-world", `##[group]Run ${name}`, `${name}`, "##[endgroup]",
+    `running ${name} for run ${runId}`,
+    ...(failing ? [jobError(runId, name), "##[error]Process completed with exit code 1."] : [`${name} passed`]),
+    "Cleaning up orphan processes",
+  ];
+  return lines.map((l) => `${stamp} ${l}\r\n`).join("");
+}
+
 /** The job that fails in the latest attempt of failed run `runId` (failed runs have 3 jobs). */
 export function failingJob(runId) {
   return ["build", "test", "lint"][runId % 3];
@@ -210,15 +236,11 @@ export function githubRoutes(ctx) {
       for (let a = attempts; a >= (filter === "all" ? 1 : attempts); a--) jobs.push(...attemptJobs(ctx.url, owner, repo, id, a));
       paged(req, res, `${ctx.url}/repositories/${repoId(owner, repo)}/actions/runs/${id}/jobs`, "jobs", jobs);
     }],
-    // Logs answer with a redirect to a short-lived blob URL, as GitHub does.
+    // Logs answer with a redirect to a short-lived URL on the blob store (a second loopback
+    // host, tests/e2e/fake/logs.mjs), as GitHub does.
     ["GET", /^\/repos\/([^/]+)\/([^/]+)\/actions\/jobs\/(\d+)\/logs$/, (req, res, m) => {
-      res.writeHead(302, { Location: `${ctx.url}/_blobs/job-${m[3]}.log` });
+      res.writeHead(302, { Location: `${ctx.logHosts.blobs.url}/job-logs/${m[1]}/${m[2]}/${m[3]}?sp=r&sig=FAKE` });
       res.end();
-    }],
-    ["GET", /^\/_blobs\/job-(\d+)\.log$/, (req, res, m) => {
-      const lines = [];
-      for (let i = 1; i <= 50; i++) lines.push(`${at(i)} step ${i} of job ${m[1]}`);
-      text(res, 200, lines.join("\n") + "\n");
     }],
   ];
 }

@@ -8,7 +8,9 @@ use devtools_mcp_edge::artifacts::{ArtifactId, Artifacts};
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::config::Config;
 use devtools_mcp_edge::ports::fake::MemoryArtifacts;
-use devtools_mcp_edge::ports::{ArtifactChunk, ArtifactMeta, ArtifactStore, Ports, StoreError};
+use devtools_mcp_edge::ports::{
+    ArtifactChunk, ArtifactMeta, ArtifactStore, PartUpload, Ports, StoreError,
+};
 use devtools_mcp_edge::server::Server;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
@@ -64,6 +66,14 @@ impl ArtifactStore for Counting {
     ) -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>> {
         self.heads.set(self.heads.get() + 1);
         self.inner.head(key)
+    }
+
+    fn begin_upload(
+        &self,
+        key: String,
+        meta: ArtifactMeta,
+    ) -> LocalBoxFuture<'_, Result<Box<dyn PartUpload + '_>, StoreError>> {
+        self.inner.begin_upload(key, meta)
     }
 }
 

@@ -11,13 +11,15 @@ use devtools_mcp_edge::server::Server;
 use serde_json::{json, Value as Json};
 
 /// The six tools that advertise an output schema when the flag is on.
-pub const SCHEMA_TOOLS: [&str; 6] = [
+pub const SCHEMA_TOOLS: [&str; 8] = [
     "jira_get",
     "conf_get",
     "bb_get",
     "github_list_workflow_runs",
     "github_list_workflow_jobs",
     "circleci_get",
+    "github_get_job_logs",
+    "circleci_get_job_logs",
 ];
 
 /// Every vendor configured, the flag as given, plus `extra` (later entries win).

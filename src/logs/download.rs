@@ -1,0 +1,189 @@
+//! Downloading a log: the vendor answers with the log or with a redirect to it; a redirect (or a
+//! CircleCI output URL) is followed once, only to a host `LOG_REDIRECT_HOSTS` allows, without the
+//! vendor's credential and under the same timeout; bytes reach the excerpt and the artifact as
+//! they arrive, up to [`MAX_LOG_BYTES`].
+
+use super::excerpt::Excerpter;
+use crate::artifacts::stream::ArtifactWriter;
+use crate::ports::{BodyStream, Ports, TransportError, UpstreamRequest};
+use crate::upstream::stream::{status_error, Opened};
+use crate::upstream::vendor::USER_AGENT;
+use crate::upstream::{ApiPath, UpstreamError, UpstreamSettings, Vendor};
+use serde_json::json;
+
+/// The largest log read. Memory does not depend on it (nothing is held); it bounds the time
+/// and the artifact's size.
+pub const MAX_LOG_BYTES: u64 = 512 * 1024 * 1024;
+
+/// Why a log could not be read.
+#[derive(Debug)]
+pub enum LogError {
+    /// The vendor API refused or failed.
+    Upstream(UpstreamError),
+    /// The download went wrong; the text says how, naming hosts only (never a signed URL).
+    Download(String),
+}
+
+impl LogError {
+    /// The text the model reads.
+    pub fn text(&self) -> String {
+        match self {
+            LogError::Upstream(e) => e.text(),
+            LogError::Download(text) => text.clone(),
+        }
+    }
+}
+
+/// Where the bytes of a log go.
+pub struct Sink<'s, 'a> {
+    /// The excerpt being built.
+    pub excerpter: &'s mut Excerpter,
+    /// The artifact being written.
+    pub writer: &'s mut ArtifactWriter<'a>,
+}
+
+/// Reads the log the vendor answered `path` with: the body of a 2xx, or the document a redirect
+/// names (followed once, see [`open_url`]).
+pub async fn from_vendor(
+    ports: Ports<'_>,
+    settings: &UpstreamSettings,
+    vendor: Vendor,
+    path: &ApiPath,
+    opened: Opened,
+    sink: Sink<'_, '_>,
+) -> Result<u64, LogError> {
+    match opened.status {
+        200..=299 => pump(opened.body, None, sink).await,
+        300..=399 => {
+            let Some(location) = opened.location().map(str::to_owned) else {
+                return Err(LogError::Download(format!(
+                    "{vendor} redirected the log request without a Location"
+                )));
+            };
+            drop(opened);
+            let (host, body) = open_url(ports, settings, &location).await?;
+            pump(body, Some(&host), sink).await
+        }
+        _ => Err(LogError::Upstream(
+            status_error(ports, vendor, path, opened).await,
+        )),
+    }
+}
+
+/// Opens a signed log URL: only on an allowed host, with no credential, under the upstream
+/// timeout. Returns the host (for messages) and the body.
+pub async fn open_url(
+    ports: Ports<'_>,
+    settings: &UpstreamSettings,
+    url: &str,
+) -> Result<(String, Box<dyn BodyStream>), LogError> {
+    let checked = settings.log_hosts.check(url).map_err(LogError::Download)?;
+    let host = checked.host;
+    let request = UpstreamRequest {
+        method: "GET".into(),
+        url: checked.url,
+        headers: vec![("User-Agent".to_owned(), USER_AGENT.to_owned())],
+        body: None,
+        timeout_ms: settings.timeout_ms,
+    };
+    let outcome = ports.http.open(request).await;
+    let status = outcome.as_ref().ok().map(|r| r.status);
+    let line = json!({
+        "level": if matches!(status, Some(200..=299)) { "info" } else { "warn" },
+        "event": "log_download",
+        "host": host,
+        "status": status,
+    });
+    ports.log.line(&line.to_string());
+    let response = outcome.map_err(|e| LogError::Download(transport_text(&host, &e, settings)))?;
+    match response.status {
+        200..=299 => Ok((host, response.body)),
+        403 | 404 | 410 => Err(LogError::Download(format!(
+            "The log's signed URL on {host} was refused (HTTP {}): it has expired or was \
+             revoked. Call the tool again: every call gets a fresh URL.",
+            response.status
+        ))),
+        300..=399 => Err(LogError::Download(format!(
+            "The log host {host} redirected again (HTTP {}); only one redirect is followed.",
+            response.status
+        ))),
+        status => Err(LogError::Download(format!(
+            "The log host {host} answered HTTP {status}; try again later."
+        ))),
+    }
+}
+
+fn transport_text(host: &str, error: &TransportError, settings: &UpstreamSettings) -> String {
+    match error {
+        TransportError::Timeout => format!(
+            "The log download from {host} did not finish within {} ms.",
+            settings.timeout_ms
+        ),
+        TransportError::TooLarge(limit) => {
+            format!("The log on {host} is larger than {limit} bytes.")
+        }
+        TransportError::Network(_) => format!("The log host {host} could not be reached."),
+    }
+}
+
+/// Streams `body` into `sink`; returns the bytes read.
+async fn pump(
+    mut body: Box<dyn BodyStream>,
+    host: Option<&str>,
+    sink: Sink<'_, '_>,
+) -> Result<u64, LogError> {
+    let mut total = 0u64;
+    let host = host.unwrap_or("the API");
+    loop {
+        let chunk = match body.next_chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => return Ok(total),
+            Err(TransportError::Timeout) => {
+                return Err(LogError::Download(format!(
+                    "The log download from {host} did not finish in time, after {total} bytes."
+                )))
+            }
+            Err(_) => {
+                return Err(LogError::Download(format!(
+                    "The log download from {host} broke off after {total} bytes."
+                )))
+            }
+        };
+        total += chunk.len() as u64;
+        if total > MAX_LOG_BYTES {
+            return Err(LogError::Download(format!(
+                "The log is larger than {MAX_LOG_BYTES} bytes, the most this server reads."
+            )));
+        }
+        sink.excerpter.push(&chunk);
+        sink.writer.write(&chunk).await;
+    }
+}
+
+/// Reads all of `body` (a document that must be parsed whole, such as a CircleCI step's JSON
+/// output), refusing more than `limit` bytes.
+pub async fn read_all(
+    mut body: Box<dyn BodyStream>,
+    host: &str,
+    limit: usize,
+) -> Result<Vec<u8>, LogError> {
+    let mut out = Vec::new();
+    loop {
+        match body.next_chunk().await {
+            Ok(Some(chunk)) => {
+                if out.len() + chunk.len() > limit {
+                    return Err(LogError::Download(format!(
+                        "A step's output on {host} is larger than {limit} bytes (UPSTREAM_MAX_BYTES)."
+                    )));
+                }
+                out.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(out),
+            Err(_) => {
+                return Err(LogError::Download(format!(
+                    "The download from {host} broke off or did not finish in time."
+                )))
+            }
+        }
+    }
+}

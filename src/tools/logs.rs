@@ -1,0 +1,185 @@
+//! The job-log tools, `github_get_job_logs` and `circleci_get_job_logs`: the arguments they
+//! share (`tailLines`, `grep`, `context`, `steps`), one log read into its excerpt and its
+//! artifact, and the result every job gets.
+
+pub mod cache;
+pub mod circleci;
+pub mod github;
+
+use crate::artifacts::stream::ArtifactWriter;
+use crate::artifacts::{ArtifactId, Artifacts};
+use crate::logs::excerpt::{Excerpt, Options, MAX_CONTEXT, MAX_TAIL_LINES};
+use crate::logs::Grep;
+use crate::mcp::CallToolResult;
+use crate::mcp::ToolAnnotations;
+use crate::structured::Envelope;
+use crate::tools::args::{self, CommonArgs, JQ, OUTPUT_FORMAT};
+use crate::tools::output::Rendered;
+use crate::tools::registry::{ToolContext, ToolError};
+use crate::value::{Map, Number, Value};
+use serde::Deserialize;
+use serde_json::{json, Map as JsonMap, Value as Json};
+
+/// Lines kept from the end of each failed step when `tailLines` is not given.
+pub const DEFAULT_TAIL_LINES: u64 = 30;
+/// Lines around each grep match when `context` is not given.
+pub const DEFAULT_CONTEXT: u64 = 2;
+/// Most jobs one call reads the logs of.
+pub const MAX_JOBS: usize = 10;
+/// Content type of a log artifact.
+pub const LOG_CONTENT_TYPE: &str = "text/plain; charset=utf-8";
+
+/// The excerpt arguments both tools take (flattened into each tool's own arguments).
+#[derive(Deserialize, Debug, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct LogArgs {
+    #[serde(default, deserialize_with = "crate::tools::args::whole_opt")]
+    tail_lines: Option<u64>,
+    grep: Option<String>,
+    #[serde(default, deserialize_with = "crate::tools::args::whole_opt")]
+    context: Option<u64>,
+    steps: Option<String>,
+}
+
+impl LogArgs {
+    /// The excerpt options; a bad pattern or value is an invalid-arguments error saying why.
+    pub fn options(&self) -> Result<Options, ToolError> {
+        let invalid = ToolError::InvalidArguments;
+        let tail_lines = self.tail_lines.unwrap_or(DEFAULT_TAIL_LINES);
+        if tail_lines > MAX_TAIL_LINES as u64 {
+            return Err(invalid(format!(
+                "tailLines must be between 0 and {MAX_TAIL_LINES}, not {tail_lines}"
+            )));
+        }
+        let context = self.context.unwrap_or(DEFAULT_CONTEXT);
+        if context > MAX_CONTEXT as u64 {
+            return Err(invalid(format!(
+                "context must be between 0 and {MAX_CONTEXT}, not {context}"
+            )));
+        }
+        let all_steps = match self.steps.as_deref() {
+            None | Some("failed") => false,
+            Some("all") => true,
+            Some(other) => {
+                return Err(invalid(format!(
+                    "steps must be \"failed\" or \"all\", not {other:?}"
+                )))
+            }
+        };
+        let grep = match &self.grep {
+            None => None,
+            Some(pattern) => Some(Grep::new(pattern).map_err(invalid)?),
+        };
+        Ok(Options {
+            tail_lines: tail_lines as usize,
+            all_steps,
+            grep,
+            context: context as usize,
+        })
+    }
+}
+
+/// The schema properties of [`LogArgs`] and the common `jq`/`outputFormat`.
+pub fn log_properties() -> JsonMap<String, Json> {
+    let mut props = JsonMap::new();
+    props.insert(
+        "tailLines".into(),
+        json!({"type": "integer", "minimum": 0, "maximum": MAX_TAIL_LINES, "default": DEFAULT_TAIL_LINES,
+               "description": "Lines kept from the end of each chosen step (default 30)."}),
+    );
+    props.insert(
+        "grep".into(),
+        json!({"type": "string", "minLength": 1, "maxLength": crate::logs::pattern::MAX_PATTERN_BYTES,
+               "description": "A regular expression (Rust syntax, linear time; `(?i)` for ASCII case-insensitive) matched against every cleaned line; matching lines come back with `context` lines around them and their line numbers. E.g. `error|FAIL|panicked`."}),
+    );
+    props.insert(
+        "context".into(),
+        json!({"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": DEFAULT_CONTEXT,
+               "description": "Lines shown before and after each grep match (default 2)."}),
+    );
+    props.insert(
+        "steps".into(),
+        json!({"type": "string", "enum": ["failed", "all"], "default": "failed",
+               "description": "`failed` (default): the tail of the failed steps (or, when none failed, of the last step that ran); `all`: of every step."}),
+    );
+    args::add_fragments(&mut props, &[JQ, OUTPUT_FORMAT]);
+    props
+}
+
+/// The annotations of both tools: read-only, idempotent, open world.
+pub fn annotations(title: &str) -> ToolAnnotations {
+    ToolAnnotations {
+        title: Some(title.to_owned()),
+        read_only_hint: Some(true),
+        destructive_hint: Some(false),
+        idempotent_hint: Some(true),
+        open_world_hint: Some(true),
+    }
+}
+
+/// A writer for the complete log of one job.
+pub fn log_writer<'a>(call: &ToolContext<'a>) -> ArtifactWriter<'a> {
+    ArtifactWriter::new(
+        Artifacts::new(call.ports, call.settings.artifact_retention_seconds),
+        call.principal,
+        LOG_CONTENT_TYPE,
+    )
+}
+
+/// What one job contributes to a result.
+#[derive(Debug)]
+pub struct JobReport {
+    /// The job's fields as the vendor names them (`id`, `name`, `status`, `conclusion`, `url`),
+    /// plus `annotations` or `failedTests` when the vendor has them.
+    pub fields: Map,
+    /// The excerpt, or why the log could not be read.
+    pub log: Result<Excerpt, String>,
+    /// The complete log's artifact, when it was saved.
+    pub artifact: Option<ArtifactId>,
+}
+
+impl JobReport {
+    /// `{...fields, log | logError, logArtifactId}`.
+    pub fn to_value(self) -> Value {
+        let mut map = self.fields;
+        match self.log {
+            Ok(excerpt) => {
+                map.insert("log".into(), excerpt.to_value());
+            }
+            Err(text) => {
+                map.insert("logError".into(), Value::String(text));
+            }
+        }
+        map.insert(
+            "logArtifactId".into(),
+            self.artifact
+                .map_or(Value::Null, |id| Value::String(id.to_string())),
+        );
+        Value::Object(map)
+    }
+}
+
+/// A whole number for a result.
+pub fn int(n: u64) -> Value {
+    Value::Number(Number::from_i64(i64::try_from(n).unwrap_or(i64::MAX)))
+}
+
+/// The result: `{jobs, moreJobs}` projected, rendered and finished like every tool's.
+pub async fn respond(
+    call: &ToolContext<'_>,
+    common: &CommonArgs,
+    jobs: Vec<JobReport>,
+    more_jobs: usize,
+) -> CallToolResult {
+    let mut map = Map::new();
+    map.insert(
+        "jobs".into(),
+        Value::Array(jobs.into_iter().map(JobReport::to_value).collect()),
+    );
+    map.insert("moreJobs".into(), int(more_jobs as u64));
+    let value = crate::tools::output::project(Value::Object(map), common.jq.as_deref());
+    Rendered::new(value, common.output_format, call.settings)
+        .with_envelope(Envelope::DataOnly)
+        .finish(call)
+        .await
+}

@@ -1,0 +1,529 @@
+//! `circleci_get_job_logs`: why a CircleCI job failed. API v1.1 lists a job's steps with each
+//! action's outcome and a signed output URL (downloaded from an allow-listed host, without the
+//! credential); API v2 lists the job's test results. The excerpt covers every step's output, in
+//! order, and the artifact holds it all.
+
+use super::{log_properties, log_writer, respond, JobReport, LogArgs};
+use crate::artifacts::stream::ArtifactWriter;
+use crate::logs::download::{self, LogError};
+use crate::logs::excerpt::Step;
+use crate::logs::Excerpter;
+use crate::mcp::{CallToolResult, ToolDescriptor};
+use crate::structured::Contract;
+use crate::tools::args::whole_opt;
+use crate::tools::args::WithCommon;
+use crate::tools::output;
+use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
+use crate::upstream::{self, stream, ApiPath, Method, Target, Vendor};
+use crate::value::{Map, Value};
+use futures::future::LocalBoxFuture;
+use serde::Deserialize;
+use serde_json::{json, Map as JsonMap};
+
+/// The tool's name.
+pub const NAME: &str = "circleci_get_job_logs";
+/// Most step outputs downloaded per job (each is a request).
+pub const MAX_OUTPUTS: usize = 40;
+/// Most failed tests listed.
+pub const MAX_TESTS: usize = 20;
+
+/// The tool, for the registry.
+pub fn tool() -> Box<dyn Tool> {
+    Box::new(GetJobLogs(spec()))
+}
+
+fn spec() -> ToolSpec {
+    let mut props = JsonMap::new();
+    props.insert(
+        "projectSlug".into(),
+        json!({"type": "string", "minLength": 1, "maxLength": 300,
+               "description": "Project slug `vcs/org/repo`, e.g. `gh/octo-org/hello-world` (not needed with `url`)."}),
+    );
+    props.insert(
+        "jobNumber".into(),
+        json!({"type": "integer", "minimum": 1, "description": "The job number (`job_number` in CircleCI's API, the last number of a job URL)."}),
+    );
+    props.insert(
+        "url".into(),
+        json!({"type": "string", "minLength": 1, "maxLength": 500,
+               "description": "A CircleCI job URL: https://app.circleci.com/pipelines/{vcs}/{org}/{repo}/{n}/workflows/{id}/jobs/{jobNumber}, or https://circleci.com/{vcs}/{org}/{repo}/{jobNumber}."}),
+    );
+    props.extend(log_properties());
+    ToolSpec {
+        descriptor: ToolDescriptor {
+        name: NAME.into(),
+        title: Some("Why a CircleCI job failed".into()),
+        description: "Why did a CircleCI job fail: give `projectSlug` and `jobNumber`, or a job `url`. The \
+result: the job's name, status and URL, its failed tests (name, file, message), and an excerpt of its steps' \
+output: colour codes removed, lines numbered across the job, with the last `tailLines` lines of each failed step \
+(exit code in the conclusion); `grep` adds matching lines with `context` around them. `logArtifactId` names the \
+complete output of every step, readable with artifact_read (text). Use `jq` to keep fields, e.g. \
+`jobs[0].{tests: failedTests, tail: log.steps[*].tail}`."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": props,
+            "additionalProperties": false
+        }),
+        output_schema: Some(Contract::JobLogs.output_schema()),
+        annotations: Some(super::annotations("Why a CircleCI job failed")),
+        },
+        access: Access::Rules,
+    }
+}
+
+/// The tool's own arguments (`jq` and `outputFormat` are the shared ones).
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    #[serde(flatten)]
+    log: LogArgs,
+    project_slug: Option<String>,
+    #[serde(default, deserialize_with = "whole_opt")]
+    job_number: Option<u64>,
+    url: Option<String>,
+}
+
+/// A job: its project slug (`gh/org/repo`) and number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Job {
+    slug: String,
+    number: u64,
+}
+
+/// A slug segment: letters, digits, `-`, `_`, `.`, never `.` or `..`.
+fn segment_ok(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// `vcs/org/repo` with `github`/`bitbucket` shortened as the API expects.
+fn slug(text: &str) -> Result<String, ToolError> {
+    let parts: Vec<&str> = text.trim().split('/').collect();
+    let ok = parts.len() == 3 && parts.iter().all(|p| segment_ok(p));
+    if !ok {
+        return Err(ToolError::InvalidArguments(format!(
+            "projectSlug must be vcs/org/repo (e.g. gh/octo-org/hello-world), not {text:?}"
+        )));
+    }
+    let vcs = match parts[0] {
+        "github" => "gh",
+        "bitbucket" => "bb",
+        other => other,
+    };
+    Ok(format!("{vcs}/{}/{}", parts[1], parts[2]))
+}
+
+impl Args {
+    fn job(&self) -> Result<Job, ToolError> {
+        let invalid = |m: String| ToolError::InvalidArguments(m);
+        match (&self.project_slug, self.job_number, &self.url) {
+            (Some(s), Some(n), None) if n > 0 => Ok(Job {
+                slug: slug(s)?,
+                number: n,
+            }),
+            (_, _, Some(url)) if self.job_number.is_none() => {
+                let job = parse_url(url)?;
+                match &self.project_slug {
+                    Some(s) if slug(s)? != job.slug => Err(invalid(format!(
+                        "projectSlug {s:?} does not match the url's {:?}",
+                        job.slug
+                    ))),
+                    _ => Ok(job),
+                }
+            }
+            (_, Some(0), _) => Err(invalid("jobNumber must be a positive number".into())),
+            _ => Err(invalid(
+                "give projectSlug and jobNumber, or a job url".into(),
+            )),
+        }
+    }
+}
+
+/// A CircleCI job URL: the app's (`/pipelines/{vcs}/{org}/{repo}/{n}/workflows/{id}/jobs/{job}`)
+/// or the legacy one (`circleci.com/{vcs}/{org}/{repo}/{job}`).
+fn parse_url(url: &str) -> Result<Job, ToolError> {
+    let bad = || {
+        ToolError::InvalidArguments(format!(
+            "url must be a CircleCI job URL, https://app.circleci.com/pipelines/{{vcs}}/{{org}}/{{repo}}/{{n}}/workflows/{{id}}/jobs/{{jobNumber}}, not {url:?}"
+        ))
+    };
+    let rest = url.trim().strip_prefix("https://").ok_or_else(bad)?;
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let (host, path) = rest.split_once('/').ok_or_else(bad)?;
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let number = |s: &str| s.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(bad);
+    let (vcs, org, repo, job) = match (host.to_ascii_lowercase().as_str(), segments.as_slice()) {
+        ("app.circleci.com", ["pipelines", vcs, org, repo, _, "workflows", _, "jobs", job, ..]) => {
+            (*vcs, *org, *repo, number(job)?)
+        }
+        ("circleci.com" | "app.circleci.com", [vcs, org, repo, job]) => {
+            (*vcs, *org, *repo, number(job)?)
+        }
+        _ => return Err(bad()),
+    };
+    Ok(Job {
+        slug: slug(&format!("{vcs}/{org}/{repo}"))?,
+        number: job,
+    })
+}
+
+struct GetJobLogs(ToolSpec);
+
+impl TypedTool for GetJobLogs {
+    type Args = WithCommon<Args>;
+
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn target(&self, args: &Self::Args) -> Result<Option<Target>, ToolError> {
+        let job = args.own.job()?;
+        Ok(Some(Target::new(
+            Vendor::CircleCi,
+            Method::Get,
+            &job_path(&job)?,
+        )))
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Self::Args,
+        cx: ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
+        Box::pin(run(args, cx))
+    }
+}
+
+/// The v2 path of the job, which policy decides on.
+fn job_path(job: &Job) -> Result<ApiPath, ToolError> {
+    path(&format!("/project/{}/job/{}", job.slug, job.number))
+}
+
+fn path(text: &str) -> Result<ApiPath, ToolError> {
+    ApiPath::parse(text).map_err(|e| ToolError::Internal(format!("built path refused: {e}")))
+}
+
+fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+fn string(value: Option<&str>) -> Value {
+    value.map_or(Value::Null, |t| Value::String(t.to_owned()))
+}
+
+async fn run(args: WithCommon<Args>, call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+    let WithCommon { common, own: args } = args;
+    let job = args.job()?;
+    let options = args.log.options()?;
+    let v1 = call.upstream.circleci_v1_url();
+    let details_path = path(&format!("/project/{}/{}", job.slug, job.number))?;
+    let opened = match stream::open_on(
+        call.ports,
+        call.upstream,
+        Vendor::CircleCi,
+        Some(&v1),
+        &details_path,
+        &[],
+    )
+    .await
+    {
+        Ok(opened) => opened,
+        Err(e) => return Ok(output::upstream_error(&e)),
+    };
+    if !(200..300).contains(&opened.status) {
+        let e = stream::status_error(call.ports, Vendor::CircleCi, &details_path, opened).await;
+        return Ok(output::upstream_error(&e));
+    }
+    let body = match download::read_all(opened.body, "CircleCI", call.upstream.max_bytes).await {
+        Ok(body) => body,
+        Err(e) => return Ok(CallToolResult::error(e.text())),
+    };
+    let Ok(details) = crate::value::parse_bytes(&body) else {
+        return Ok(CallToolResult::error(
+            "Error: Invalid response from CircleCI API v1.1: the job details are not JSON.",
+        ));
+    };
+    let mut fields = Map::new();
+    fields.insert("id".into(), super::int(job.number));
+    let name = details
+        .get("workflows")
+        .and_then(|w| text(w, "job_name"))
+        .or_else(|| text(&details, "job_name"));
+    fields.insert("name".into(), string(name));
+    fields.insert("status".into(), string(text(&details, "lifecycle")));
+    fields.insert(
+        "conclusion".into(),
+        string(text(&details, "outcome").or_else(|| text(&details, "status"))),
+    );
+    fields.insert("url".into(), string(text(&details, "build_url")));
+    fields.insert("failedTests".into(), failed_tests(&call, &job).await);
+    let actions = actions(&details);
+    let steps: Vec<Step> = actions.iter().map(|a| a.step.clone()).collect();
+    let mut excerpter = Excerpter::new(options, steps, false);
+    let mut writer = log_writer(&call);
+    let outcome = read_outputs(&call, &actions, &mut excerpter, &mut writer).await;
+    fields.insert("cached".into(), Value::Bool(false));
+    let report = match outcome {
+        Ok(()) => JobReport {
+            fields,
+            artifact: writer.finish().await,
+            log: Ok(excerpter.finish()),
+        },
+        Err(e) => {
+            writer.abandon().await;
+            JobReport {
+                fields,
+                artifact: None,
+                log: Err(e.text()),
+            }
+        }
+    };
+    Ok(respond(&call, &common, vec![report], 0).await)
+}
+
+/// One action (a step on one parallel container) and where its output is.
+struct Action {
+    step: Step,
+    output_url: Option<String>,
+}
+
+/// Every action of every step, in order; the parallel index is named when there are several.
+fn actions(details: &Value) -> Vec<Action> {
+    let Some(Value::Array(steps)) = details.get("steps") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for step in steps {
+        let Some(Value::Array(actions)) = step.get("actions") else {
+            continue;
+        };
+        let parallel = actions.len() > 1;
+        for action in actions {
+            let name = text(action, "name")
+                .or_else(|| text(step, "name"))
+                .unwrap_or_default();
+            let index = match action.get("index") {
+                Some(Value::Number(n)) => n.as_i64().unwrap_or_default(),
+                _ => 0,
+            };
+            let exit = match action.get("exit_code") {
+                Some(Value::Number(n)) => n.as_i64(),
+                _ => None,
+            };
+            let status = text(action, "status").map(|s| match exit {
+                Some(code) if code != 0 => format!("{s} (exit code {code})"),
+                _ => s.to_owned(),
+            });
+            // The excerpt recognises the plain status words; an exit code only annotates them.
+            let failed = action.get("failed") == Some(&Value::Bool(true));
+            let conclusion = match (failed, status) {
+                (true, Some(s)) if !s.starts_with("failed") && !s.starts_with("timedout") => {
+                    Some(format!("failed: {s}"))
+                }
+                (_, s) => s,
+            };
+            out.push(Action {
+                step: Step {
+                    number: out.len() as u64 + 1,
+                    name: if parallel {
+                        format!("{name} [container {index}]")
+                    } else {
+                        name.to_owned()
+                    },
+                    conclusion,
+                    started_at: None,
+                },
+                output_url: text(action, "output_url").map(str::to_owned),
+            });
+        }
+    }
+    out
+}
+
+/// One message of a step's output document.
+#[derive(Deserialize)]
+struct Message {
+    message: Option<String>,
+}
+
+/// Downloads each action's output (a JSON array of messages on a signed URL) into the excerpt
+/// and the artifact, in order.
+async fn read_outputs(
+    call: &ToolContext<'_>,
+    actions: &[Action],
+    excerpter: &mut Excerpter,
+    writer: &mut ArtifactWriter<'_>,
+) -> Result<(), LogError> {
+    for (i, action) in actions.iter().enumerate().take(MAX_OUTPUTS) {
+        excerpter.start_step(i);
+        let Some(url) = &action.output_url else {
+            continue;
+        };
+        let (host, body) = download::open_url(call.ports, call.upstream, url).await?;
+        let bytes = download::read_all(body, &host, call.upstream.max_bytes).await?;
+        let messages: Vec<Message> = serde_json::from_slice(&bytes).map_err(|_| {
+            LogError::Download(format!(
+                "A step's output on {host} is not CircleCI's JSON list of messages."
+            ))
+        })?;
+        drop(bytes);
+        for message in messages.into_iter().filter_map(|m| m.message) {
+            excerpter.push(message.as_bytes());
+            writer.write(message.as_bytes()).await;
+        }
+    }
+    Ok(())
+}
+
+/// The job's failed tests (v2), at most [`MAX_TESTS`]: `[{name, classname, file, message}]`, or
+/// the error's text.
+async fn failed_tests(call: &ToolContext<'_>, job: &Job) -> Value {
+    let Ok(tests_path) = path(&format!("/project/{}/{}/tests", job.slug, job.number)) else {
+        return Value::Null;
+    };
+    let reply = upstream::send(
+        call.ports,
+        call.upstream,
+        Vendor::CircleCi,
+        Method::Get,
+        &tests_path,
+        &[],
+        None,
+    )
+    .await;
+    let body = match reply {
+        Ok(reply) => reply.body,
+        Err(e) => return Value::String(e.text()),
+    };
+    let Some(Value::Array(items)) = body.get("items") else {
+        return Value::Array(Vec::new());
+    };
+    Value::Array(
+        items
+            .iter()
+            .filter(|t| matches!(text(t, "result"), Some("failure" | "error" | "failed")))
+            .take(MAX_TESTS)
+            .map(|t| {
+                let mut m = Map::new();
+                m.insert("name".into(), string(text(t, "name")));
+                m.insert("classname".into(), string(text(t, "classname")));
+                m.insert("file".into(), string(text(t, "file")));
+                m.insert(
+                    "message".into(),
+                    string(
+                        text(t, "message")
+                            .map(crate::logs::line::shorten)
+                            .as_deref(),
+                    ),
+                );
+                Value::Object(m)
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value as Json};
+
+    fn job(args: Json) -> Result<Job, ToolError> {
+        serde_json::from_value::<Args>(args).unwrap().job()
+    }
+
+    #[test]
+    fn jobs_from_slugs_and_urls() {
+        let want = Job {
+            slug: "gh/octo-org/hello".into(),
+            number: 42,
+        };
+        for args in [
+            json!({"projectSlug": "gh/octo-org/hello", "jobNumber": 42}),
+            json!({"projectSlug": "github/octo-org/hello", "jobNumber": 42.0}),
+            json!({"url": "https://app.circleci.com/pipelines/github/octo-org/hello/7/workflows/0f3c-11/jobs/42"}),
+            json!({"url": "https://app.circleci.com/pipelines/gh/octo-org/hello/7/workflows/x/jobs/42/steps?x=1"}),
+            json!({"url": "https://circleci.com/gh/octo-org/hello/42", "projectSlug": "gh/octo-org/hello"}),
+        ] {
+            assert_eq!(job(args.clone()).unwrap(), want, "{args}");
+        }
+        for (args, says) in [
+            (
+                json!({"projectSlug": "gh/o/r"}),
+                "give projectSlug and jobNumber",
+            ),
+            (
+                json!({"projectSlug": "gh/o", "jobNumber": 1}),
+                "vcs/org/repo",
+            ),
+            (
+                json!({"projectSlug": "gh/../r", "jobNumber": 1}),
+                "vcs/org/repo",
+            ),
+            (json!({"projectSlug": "gh/o/r", "jobNumber": 0}), "positive"),
+            (
+                json!({"url": "https://evil.example/gh/o/r/1"}),
+                "CircleCI job URL",
+            ),
+            (
+                json!({"url": "https://circleci.com/gh/o/r/x"}),
+                "CircleCI job URL",
+            ),
+            (
+                json!({"url": "https://circleci.com/gh/o/r/1", "projectSlug": "gh/o/other"}),
+                "does not match",
+            ),
+            (
+                json!({"url": "https://circleci.com/gh/o/r/1", "jobNumber": 1}),
+                "give projectSlug",
+            ),
+        ] {
+            match job(args.clone()) {
+                Err(ToolError::InvalidArguments(m)) => assert!(m.contains(says), "{args}: {m}"),
+                other => panic!("{args}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn actions_carry_their_outcome() {
+        let details = crate::value::parse(
+            r#"{"steps": [
+                {"name": "Spin up environment", "actions": [{"name": "Spin up environment", "status": "success", "index": 0, "output_url": "https://x/1"}]},
+                {"name": "Run tests", "actions": [
+                    {"name": "Run tests", "status": "success", "index": 0, "exit_code": 0},
+                    {"name": "Run tests", "status": "failed", "failed": true, "index": 1, "exit_code": 2, "output_url": "https://x/2"}]}
+            ]}"#,
+        )
+        .unwrap();
+        let got: Vec<(String, Option<String>, bool)> = actions(&details)
+            .into_iter()
+            .map(|a| {
+                (
+                    a.step.name.clone(),
+                    a.step.conclusion.clone(),
+                    a.step.failed(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("Spin up environment".into(), Some("success".into()), false),
+                (
+                    "Run tests [container 0]".into(),
+                    Some("success".into()),
+                    false
+                ),
+                (
+                    "Run tests [container 1]".into(),
+                    Some("failed (exit code 2)".into()),
+                    true
+                ),
+            ]
+        );
+    }
+}

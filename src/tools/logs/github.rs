@@ -1,0 +1,634 @@
+//! `github_get_job_logs`: why a GitHub Actions job failed. For one job (`jobId`), the failed
+//! jobs of a run (`runId`), or either named by a web URL: the job, its check-run annotations and
+//! the excerpt of its log, which GitHub serves as a redirect to a signed URL on another host.
+
+use super::cache::LogCache;
+use super::{log_properties, log_writer, respond, JobReport, LogArgs, MAX_JOBS};
+use crate::logs::download::{self, LogError, Sink};
+use crate::logs::excerpt::{Options, Step};
+use crate::logs::Excerpter;
+use crate::mcp::{CallToolResult, ToolDescriptor};
+use crate::structured::Contract;
+use crate::time::parse_iso8601_seconds;
+use crate::tools::args::whole_opt;
+use crate::tools::args::WithCommon;
+use crate::tools::github::name_segment;
+use crate::tools::output;
+use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
+use crate::upstream::{self, stream, ApiPath, Method, Target, Vendor};
+use crate::value::{Map, Value};
+use futures::future::LocalBoxFuture;
+use serde::Deserialize;
+use serde_json::{json, Map as JsonMap};
+
+/// The tool's name.
+pub const NAME: &str = "github_get_job_logs";
+/// Annotations read per job (GitHub's page size for check-run annotations is at most 50).
+const MAX_ANNOTATIONS: u64 = 50;
+/// GitHub's job conclusions that mean the job did not succeed.
+const FAILED: &[&str] = &["failure", "timed_out", "cancelled", "startup_failure"];
+
+/// The tool, for the registry.
+pub fn tool() -> Box<dyn Tool> {
+    Box::new(GetJobLogs(spec()))
+}
+
+fn spec() -> ToolSpec {
+    let mut props = JsonMap::new();
+    props.insert(
+        "owner".into(),
+        json!({"type": "string", "minLength": 1, "maxLength": 100,
+               "description": "Repository owner, e.g. `octo-org` (not needed with `url`)."}),
+    );
+    props.insert(
+        "repo".into(),
+        json!({"type": "string", "minLength": 1, "maxLength": 100,
+               "description": "Repository name, e.g. `hello-world` (not needed with `url`)."}),
+    );
+    props.insert(
+        "jobId".into(),
+        json!({"type": "integer", "minimum": 1, "description": "One job's id (`id` of a job from github_list_workflow_jobs)."}),
+    );
+    props.insert(
+        "runId".into(),
+        json!({"type": "integer", "minimum": 1, "description": "A run's id: its failed jobs (or all, with failedOnly false)."}),
+    );
+    props.insert(
+        "url".into(),
+        json!({"type": "string", "minLength": 1, "maxLength": 500,
+               "description": "A GitHub web URL of a run or a job: https://github.com/{owner}/{repo}/actions/runs/{runId}[/job/{jobId}]."}),
+    );
+    props.insert(
+        "failedOnly".into(),
+        json!({"type": "boolean", "default": true,
+               "description": "With `runId` (or a run URL): only the jobs that did not succeed (default true)."}),
+    );
+    props.extend(log_properties());
+    ToolSpec {
+        descriptor: ToolDescriptor {
+        name: NAME.into(),
+        title: Some("Why a GitHub Actions job failed".into()),
+        description: "Why did a GitHub Actions job fail: give `owner`, `repo` and `jobId`, or `runId` \
+(every failed job of the run), or a run or job `url`. Per job: name, conclusion, url, GitHub's annotations \
+(file, line, message: often the whole answer), and an excerpt of the log: timestamps and colour codes \
+removed, lines numbered, split into the job's steps, with the `##[error]` lines and the last `tailLines` lines \
+of each failed step; `grep` adds matching lines with `context` around them. `logArtifactId` names the complete \
+log, readable with artifact_read (text). A completed job's log is cached for you: asking again (another \
+`grep`, more `tailLines`) costs no GitHub call (`cached: true`). Use `jq` to keep fields, e.g. \
+`jobs[*].{name: name, tail: log.steps[*].tail}`."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": props,
+            "additionalProperties": false
+        }),
+        output_schema: Some(Contract::JobLogs.output_schema()),
+        annotations: Some(super::annotations("Why a GitHub Actions job failed")),
+        },
+        access: Access::Rules,
+    }
+}
+
+/// The tool's own arguments (`jq` and `outputFormat` are the shared ones).
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    #[serde(flatten)]
+    log: LogArgs,
+    owner: Option<String>,
+    repo: Option<String>,
+    #[serde(default, deserialize_with = "whole_opt")]
+    job_id: Option<u64>,
+    #[serde(default, deserialize_with = "whole_opt")]
+    run_id: Option<u64>,
+    url: Option<String>,
+    failed_only: Option<bool>,
+}
+
+/// What a call reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Subject {
+    owner: String,
+    repo: String,
+    what: What,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum What {
+    Job(u64),
+    Run(u64),
+}
+
+impl Subject {
+    /// The path policy decides on: the logs of the job, or of the run.
+    fn policy_path(&self) -> String {
+        let Subject { owner, repo, what } = self;
+        match what {
+            What::Job(id) => format!("/repos/{owner}/{repo}/actions/jobs/{id}/logs"),
+            What::Run(id) => format!("/repos/{owner}/{repo}/actions/runs/{id}/logs"),
+        }
+    }
+
+    fn path(&self, rest: &str) -> Result<ApiPath, ToolError> {
+        let (owner, repo) = (&self.owner, &self.repo);
+        ApiPath::parse(&format!("/repos/{owner}/{repo}{rest}"))
+            .map_err(|e| ToolError::Internal(format!("built path refused: {e}")))
+    }
+}
+
+impl Args {
+    fn subject(&self, api_base: &str) -> Result<Subject, ToolError> {
+        let invalid = |m: &str| ToolError::InvalidArguments(m.to_owned());
+        let given = [
+            self.job_id.is_some(),
+            self.run_id.is_some(),
+            self.url.is_some(),
+        ];
+        if given.iter().filter(|g| **g).count() != 1 {
+            return Err(invalid("give exactly one of jobId, runId and url"));
+        }
+        let from_url = match &self.url {
+            Some(url) => Some(parse_url(url, api_base)?),
+            None => None,
+        };
+        let pick = |field: &str, arg: &Option<String>, url: Option<&String>| match (arg, url) {
+            (Some(a), Some(u)) if !a.trim().eq_ignore_ascii_case(u) => {
+                Err(ToolError::InvalidArguments(format!(
+                    "{field} {a:?} does not match the url's {u:?}"
+                )))
+            }
+            (_, Some(u)) => name_segment(field, u),
+            (Some(a), None) => name_segment(field, a),
+            (None, None) => Err(ToolError::InvalidArguments(format!(
+                "{field} is required with jobId or runId"
+            ))),
+        };
+        let owner = pick("owner", &self.owner, from_url.as_ref().map(|s| &s.owner))?;
+        let repo = pick("repo", &self.repo, from_url.as_ref().map(|s| &s.repo))?;
+        let what = match (self.job_id, self.run_id, from_url) {
+            (Some(0), _, _) | (_, Some(0), _) => {
+                return Err(invalid("jobId and runId must be positive ids"))
+            }
+            (Some(id), _, _) => What::Job(id),
+            (_, Some(id), _) => What::Run(id),
+            (_, _, Some(subject)) => subject.what,
+            (None, None, None) => return Err(invalid("give exactly one of jobId, runId and url")),
+        };
+        Ok(Subject { owner, repo, what })
+    }
+}
+
+/// `https://github.com/{owner}/{repo}/actions/runs/{runId}[/job/{jobId}][/attempts/{n}]`, on
+/// github.com or the web host of the configured API (GitHub Enterprise).
+fn parse_url(url: &str, api_base: &str) -> Result<Subject, ToolError> {
+    let bad = || {
+        ToolError::InvalidArguments(format!(
+            "url must be a GitHub Actions run or job URL, \
+             https://github.com/{{owner}}/{{repo}}/actions/runs/{{runId}}[/job/{{jobId}}], not {url:?}"
+        ))
+    };
+    let rest = url.trim().strip_prefix("https://").ok_or_else(bad)?;
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let (host, path) = rest.split_once('/').ok_or_else(bad)?;
+    let host = host.to_ascii_lowercase();
+    let api_host = api_base
+        .split_once("://")
+        .map(|(_, r)| r.split('/').next().unwrap_or_default().to_ascii_lowercase())
+        .unwrap_or_default();
+    let host_ok = matches!(host.as_str(), "github.com" | "www.github.com")
+        || (api_host != "api.github.com" && host == api_host);
+    if !host_ok {
+        return Err(ToolError::InvalidArguments(format!(
+            "url must be on github.com (or this server's GitHub Enterprise host), not {host:?}"
+        )));
+    }
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let number = |s: &str| s.parse::<u64>().ok().filter(|n| *n > 0);
+    let (owner, repo, run) = match segments.as_slice() {
+        [owner, repo, "actions", "runs", run, ..] => (owner, repo, number(run).ok_or_else(bad)?),
+        _ => return Err(bad()),
+    };
+    let what = match &segments[5..] {
+        [] | ["attempts", _] => What::Run(run),
+        ["job", job] | ["job", job, ..] => What::Job(number(job).ok_or_else(bad)?),
+        _ => return Err(bad()),
+    };
+    Ok(Subject {
+        owner: (*owner).to_owned(),
+        repo: (*repo).to_owned(),
+        what,
+    })
+}
+
+struct GetJobLogs(ToolSpec);
+
+impl TypedTool for GetJobLogs {
+    type Args = WithCommon<Args>;
+
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    /// Policy decides on the logs path of the job or run; a URL is read as a github.com one,
+    /// since the target is found before any setting is at hand.
+    fn target(&self, args: &Self::Args) -> Result<Option<Target>, ToolError> {
+        let subject = args
+            .own
+            .subject(crate::upstream::vendor::GITHUB_DEFAULT_URL)?;
+        let path = ApiPath::parse(&subject.policy_path())
+            .map_err(|e| ToolError::Internal(format!("built path refused: {e}")))?;
+        Ok(Some(Target::new(Vendor::GitHub, Method::Get, &path)))
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Self::Args,
+        cx: ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
+        Box::pin(run(args, cx))
+    }
+}
+
+async fn run(args: WithCommon<Args>, call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+    let WithCommon { common, own: args } = args;
+    let options = args.log.options()?;
+    let subject = args.subject(&call.upstream.github_api_url)?;
+    let cache = LogCache::new(&call, Vendor::GitHub);
+    let (jobs, more) = match subject.what {
+        What::Job(id) => {
+            if let Some(report) = from_cache(&cache, &subject, id, &options).await {
+                return Ok(respond(&call, &common, vec![report], 0).await);
+            }
+            match get(&call, subject.path(&format!("/actions/jobs/{id}"))?, &[]).await {
+                Ok(job) => (vec![job], 0),
+                Err(result) => return Ok(result),
+            }
+        }
+        What::Run(id) => {
+            let query = [
+                ("filter".to_owned(), "latest".to_owned()),
+                ("per_page".to_owned(), "100".to_owned()),
+            ];
+            let list = match get(
+                &call,
+                subject.path(&format!("/actions/runs/{id}/jobs"))?,
+                &query,
+            )
+            .await
+            {
+                Ok(list) => list,
+                Err(result) => return Ok(result),
+            };
+            let mut jobs: Vec<Value> = match list.get("jobs") {
+                Some(Value::Array(jobs)) => jobs.clone(),
+                _ => Vec::new(),
+            };
+            if args.failed_only.unwrap_or(true) {
+                jobs.retain(|job| FAILED.contains(&text(job, "conclusion").unwrap_or_default()));
+            }
+            let more = jobs.len().saturating_sub(MAX_JOBS);
+            jobs.truncate(MAX_JOBS);
+            (jobs, more)
+        }
+    };
+    let mut reports = Vec::with_capacity(jobs.len());
+    for job in &jobs {
+        let cached = match number(job, "id") {
+            Some(id) => from_cache(&cache, &subject, id, &options).await,
+            None => None,
+        };
+        let report = match cached {
+            Some(report) => report,
+            None => read_job(&call, &cache, &subject, job, &options).await?,
+        };
+        reports.push(report);
+    }
+    Ok(respond(&call, &common, reports, more).await)
+}
+
+/// The cache's name for job `id` of the subject's repository.
+fn cache_name(subject: &Subject, id: u64) -> String {
+    format!("{}/{}/{id}", subject.owner, subject.repo)
+}
+
+/// Job `id` answered from the cache and its log's artifact, when both are there.
+async fn from_cache(
+    cache: &LogCache<'_, '_>,
+    subject: &Subject,
+    id: u64,
+    options: &Options,
+) -> Option<JobReport> {
+    let hit = cache.lookup(&cache_name(subject, id)).await?;
+    let mut excerpter = Excerpter::new(options.clone(), hit.steps, true);
+    if !cache.replay(&hit.artifact, &mut excerpter).await {
+        return None;
+    }
+    let mut fields = hit.fields;
+    fields.insert("cached".into(), Value::Bool(true));
+    Some(JobReport {
+        fields,
+        log: Ok(excerpter.finish()),
+        artifact: Some(hit.artifact),
+    })
+}
+
+/// A GET on the GitHub API, decoded; a failure is the tool's error result.
+async fn get(
+    call: &ToolContext<'_>,
+    path: ApiPath,
+    query: &[(String, String)],
+) -> Result<Value, CallToolResult> {
+    upstream::send(
+        call.ports,
+        call.upstream,
+        Vendor::GitHub,
+        Method::Get,
+        &path,
+        query,
+        None,
+    )
+    .await
+    .map(|reply| reply.body)
+    .map_err(|e| output::upstream_error(&e))
+}
+
+fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+fn number(value: &Value, key: &str) -> Option<u64> {
+    match value.get(key) {
+        Some(Value::Number(n)) => n.as_i64().and_then(|n| u64::try_from(n).ok()),
+        _ => None,
+    }
+}
+
+/// The steps GitHub lists for `job`, in order.
+fn job_steps(job: &Value) -> Vec<Step> {
+    let Some(Value::Array(steps)) = job.get("steps") else {
+        return Vec::new();
+    };
+    steps
+        .iter()
+        .map(|s| Step {
+            number: number(s, "number").unwrap_or_default(),
+            name: text(s, "name").unwrap_or_default().to_owned(),
+            conclusion: text(s, "conclusion").map(str::to_owned),
+            started_at: text(s, "started_at").and_then(parse_iso8601_seconds),
+        })
+        .collect()
+}
+
+async fn read_job(
+    call: &ToolContext<'_>,
+    cache: &LogCache<'_, '_>,
+    subject: &Subject,
+    job: &Value,
+    options: &Options,
+) -> Result<JobReport, ToolError> {
+    let id = number(job, "id")
+        .ok_or_else(|| ToolError::Failed("GitHub listed a job without an id".into()))?;
+    let mut fields = Map::new();
+    fields.insert("id".into(), super::int(id));
+    for (name, key) in [
+        ("name", "name"),
+        ("status", "status"),
+        ("conclusion", "conclusion"),
+        ("url", "html_url"),
+    ] {
+        fields.insert(
+            name.into(),
+            text(job, key).map_or(Value::Null, |t| Value::String(t.to_owned())),
+        );
+    }
+    let query = [("per_page".to_owned(), MAX_ANNOTATIONS.to_string())];
+    match get(
+        call,
+        subject.path(&format!("/check-runs/{id}/annotations"))?,
+        &query,
+    )
+    .await
+    {
+        Ok(list) => {
+            fields.insert("annotations".into(), annotations(&list));
+        }
+        Err(result) => {
+            let text = result.content.first().map(|c| match c {
+                crate::mcp::ContentBlock::Text { text, .. } => text.clone(),
+                _ => String::new(),
+            });
+            fields.insert(
+                "annotationsError".into(),
+                text.map_or(Value::Null, Value::String),
+            );
+        }
+    }
+    let steps = job_steps(job);
+    let mut excerpter = Excerpter::new(options.clone(), steps.clone(), true);
+    let mut writer = log_writer(call);
+    let path = subject.path(&format!("/actions/jobs/{id}/logs"))?;
+    let outcome = match stream::open(call.ports, call.upstream, Vendor::GitHub, &path, &[]).await {
+        Ok(opened) => {
+            let sink = Sink {
+                excerpter: &mut excerpter,
+                writer: &mut writer,
+            };
+            download::from_vendor(
+                call.ports,
+                call.upstream,
+                Vendor::GitHub,
+                &path,
+                opened,
+                sink,
+            )
+            .await
+        }
+        Err(e) => Err(LogError::Upstream(e)),
+    };
+    Ok(match outcome {
+        Ok(_) => {
+            let artifact = writer.finish().await;
+            if let (Some(artifact), Some("completed")) = (&artifact, text(job, "status")) {
+                cache
+                    .store(&cache_name(subject, id), &fields, &steps, artifact)
+                    .await;
+            }
+            fields.insert("cached".into(), Value::Bool(false));
+            JobReport {
+                fields,
+                artifact,
+                log: Ok(excerpter.finish()),
+            }
+        }
+        Err(e) => {
+            writer.abandon().await;
+            fields.insert("cached".into(), Value::Bool(false));
+            JobReport {
+                fields,
+                artifact: None,
+                log: Err(e.text()),
+            }
+        }
+    })
+}
+
+/// `[{path, line, level, message}]` from GitHub's check-run annotations.
+fn annotations(list: &Value) -> Value {
+    let Value::Array(items) = list else {
+        return Value::Array(Vec::new());
+    };
+    Value::Array(
+        items
+            .iter()
+            .map(|a| {
+                let mut m = Map::new();
+                m.insert(
+                    "path".into(),
+                    text(a, "path").map_or(Value::Null, |t| Value::String(t.to_owned())),
+                );
+                m.insert(
+                    "line".into(),
+                    number(a, "start_line").map_or(Value::Null, super::int),
+                );
+                m.insert(
+                    "level".into(),
+                    text(a, "annotation_level")
+                        .map_or(Value::Null, |t| Value::String(t.to_owned())),
+                );
+                m.insert(
+                    "message".into(),
+                    text(a, "message").map_or(Value::Null, |t| {
+                        Value::String(crate::logs::line::shorten(t))
+                    }),
+                );
+                Value::Object(m)
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value as Json};
+
+    fn subject(args: Json) -> Result<Subject, ToolError> {
+        let args: Args = serde_json::from_value(args).unwrap();
+        args.subject("https://api.github.com")
+    }
+
+    fn job(owner: &str, repo: &str, id: u64) -> Subject {
+        Subject {
+            owner: owner.into(),
+            repo: repo.into(),
+            what: What::Job(id),
+        }
+    }
+
+    #[test]
+    fn subjects_from_ids_and_urls() {
+        let cases = [
+            (
+                json!({"owner": "o", "repo": "r", "jobId": 7}),
+                job("o", "r", 7),
+            ),
+            (
+                json!({"owner": "o", "repo": "r", "jobId": 7.0}),
+                job("o", "r", 7),
+            ),
+            (
+                json!({"owner": "o", "repo": "r", "runId": 9}),
+                Subject {
+                    owner: "o".into(),
+                    repo: "r".into(),
+                    what: What::Run(9),
+                },
+            ),
+            (
+                json!({"url": "https://github.com/octo-org/hello/actions/runs/12/job/34"}),
+                job("octo-org", "hello", 34),
+            ),
+            (
+                json!({"url": "https://github.com/octo-org/hello/actions/runs/12/attempts/2?pr=1#x"}),
+                Subject {
+                    owner: "octo-org".into(),
+                    repo: "hello".into(),
+                    what: What::Run(12),
+                },
+            ),
+            (
+                json!({"url": "https://github.com/o/r/actions/runs/12/job/34/", "owner": "O"}),
+                job("o", "r", 34),
+            ),
+        ];
+        for (args, want) in cases {
+            assert_eq!(subject(args.clone()).unwrap(), want, "{args}");
+        }
+        assert_eq!(
+            job("o", "r", 7).policy_path(),
+            "/repos/o/r/actions/jobs/7/logs"
+        );
+    }
+
+    #[test]
+    fn bad_subjects_say_why() {
+        for (args, says) in [
+            (json!({"owner": "o", "repo": "r"}), "exactly one of"),
+            (
+                json!({"owner": "o", "repo": "r", "jobId": 1, "runId": 2}),
+                "exactly one of",
+            ),
+            (json!({"repo": "r", "jobId": 1}), "owner is required"),
+            (json!({"owner": "o", "repo": "r", "jobId": 0}), "positive"),
+            (
+                json!({"owner": "../x", "repo": "r", "jobId": 1}),
+                "GitHub name",
+            ),
+            (
+                json!({"url": "https://evil.example/o/r/actions/runs/1"}),
+                "github.com",
+            ),
+            (
+                json!({"url": "http://github.com/o/r/actions/runs/1"}),
+                "run or job URL",
+            ),
+            (
+                json!({"url": "https://github.com/o/r/pull/1"}),
+                "run or job URL",
+            ),
+            (
+                json!({"url": "https://github.com/o/r/actions/runs/x"}),
+                "run or job URL",
+            ),
+            (
+                json!({"url": "https://github.com/o/r/actions/runs/1/job/x"}),
+                "run or job URL",
+            ),
+            (
+                json!({"url": "https://github.com/o/r/actions/runs/1/job/2", "repo": "other"}),
+                "does not match",
+            ),
+            (
+                json!({"url": "https://github.com/../r/actions/runs/1"}),
+                "GitHub name",
+            ),
+        ] {
+            match subject(args.clone()) {
+                Err(ToolError::InvalidArguments(m)) => assert!(m.contains(says), "{args}: {m}"),
+                other => panic!("{args}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn enterprise_urls_use_the_configured_host() {
+        let args: Args =
+            serde_json::from_value(json!({"url": "https://ghe.example/o/r/actions/runs/5"}))
+                .unwrap();
+        assert_eq!(
+            args.subject("https://ghe.example/api/v3").unwrap().what,
+            What::Run(5)
+        );
+        assert!(args.subject("https://api.github.com").is_err());
+    }
+}

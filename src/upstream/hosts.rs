@@ -1,0 +1,176 @@
+//! `LOG_REDIRECT_HOSTS`: the hosts a log download may be sent to when the vendor hands out a
+//! signed URL (GitHub's redirect, CircleCI's step output URLs). Nothing else is fetched, and
+//! never with the vendor's credential.
+
+/// The hosts allowed when `LOG_REDIRECT_HOSTS` is not set: where GitHub's job-log redirects and
+/// CircleCI's step output URLs point.
+pub const DEFAULT_LOG_HOSTS: &[&str] = &[
+    "*.actions.githubusercontent.com",
+    "*.blob.core.windows.net",
+    "circle-production-action-output.s3.amazonaws.com",
+];
+
+/// The allow-list: entries `host`, `host:port` or `*.domain` (any subdomain, not the domain).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogHosts(Vec<String>);
+
+impl Default for LogHosts {
+    fn default() -> LogHosts {
+        LogHosts(DEFAULT_LOG_HOSTS.iter().map(|h| (*h).to_owned()).collect())
+    }
+}
+
+/// A URL a log may be downloaded from, checked against the allow-list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogUrl {
+    /// The URL as given.
+    pub url: String,
+    /// Its host (lower case, brackets kept for IPv6), for messages: never the path or query,
+    /// which hold the signature.
+    pub host: String,
+}
+
+impl LogHosts {
+    /// Parses a comma-separated list; the error says which entry is wrong.
+    pub fn parse(text: &str) -> Result<LogHosts, String> {
+        let mut hosts = Vec::new();
+        for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let entry = entry.to_ascii_lowercase();
+            let name = entry.strip_prefix("*.").unwrap_or(&entry);
+            let (host, port) = split_port(name);
+            let host_ok = !host.is_empty()
+                && host.bytes().all(|b| {
+                    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'[' | b']' | b':')
+                });
+            let port_ok = port.is_none_or(|p| !p.is_empty() && p.parse::<u16>().is_ok());
+            if !host_ok || !port_ok || host.contains('*') {
+                return Err(format!(
+                    "{entry:?} is not a host, host:port or *.domain entry"
+                ));
+            }
+            hosts.push(entry);
+        }
+        if hosts.is_empty() {
+            return Err("the list is empty; leave the setting unset for the defaults".into());
+        }
+        Ok(LogHosts(hosts))
+    }
+
+    /// The entries, as configured.
+    pub fn entries(&self) -> &[String] {
+        &self.0
+    }
+
+    /// `url` when it is an `https` URL (or `http` to a loopback host, for local runs) on an
+    /// allowed host; otherwise why not, naming only the host.
+    pub fn check(&self, url: &str) -> Result<LogUrl, String> {
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| "the log URL is not absolute".to_owned())?;
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if authority.contains('@') {
+            return Err("the log URL carries user information".into());
+        }
+        let authority = authority.to_ascii_lowercase();
+        let (host, port) = split_port(&authority);
+        let scheme = scheme.to_ascii_lowercase();
+        let secure = scheme == "https" || (scheme == "http" && is_loopback(host));
+        if !secure {
+            return Err(format!("the log URL on {authority} is not https, refused"));
+        }
+        let allowed = self.0.iter().any(|entry| {
+            let (entry_host, entry_port) = split_port(entry);
+            let port_ok = entry_port.is_none() || entry_port == port;
+            let host_ok = match entry_host.strip_prefix("*.") {
+                Some(domain) => host
+                    .strip_suffix(domain)
+                    .is_some_and(|sub| sub.len() > 1 && sub.ends_with('.')),
+                None => host == entry_host,
+            };
+            port_ok && host_ok
+        });
+        if !allowed {
+            return Err(format!(
+                "the log is on {authority}, which is not in LOG_REDIRECT_HOSTS; nothing was \
+                 sent there"
+            ));
+        }
+        Ok(LogUrl {
+            url: url.to_owned(),
+            host: authority,
+        })
+    }
+}
+
+/// (`host`, `port`) of `host[:port]`; IPv6 literals keep their brackets.
+fn split_port(authority: &str) -> (&str, Option<&str>) {
+    let after_bracket = authority.rfind(']').map_or(0, |i| i + 1);
+    match authority[after_bracket..].rfind(':') {
+        Some(i) => {
+            let at = after_bracket + i;
+            (&authority[..at], Some(&authority[at + 1..]))
+        }
+        None => (authority, None),
+    }
+}
+
+fn is_loopback(host: &str) -> bool {
+    host == "localhost" || host == "[::1]" || host.starts_with("127.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_allow_the_vendor_hosts_only() {
+        let hosts = LogHosts::default();
+        for ok in [
+            "https://pipelinesghubeus2.actions.githubusercontent.com/x/_apis/logs?sig=abc",
+            "https://productionresultssa0.blob.core.windows.net/actions-results/x?sv=1&sig=2",
+            "https://circle-production-action-output.s3.amazonaws.com/abc?X-Amz-Signature=1",
+            "HTTPS://Circle-Production-Action-Output.S3.Amazonaws.com/abc",
+        ] {
+            assert!(hosts.check(ok).is_ok(), "{ok}");
+        }
+        for (bad, says) in [
+            (
+                "https://actions.githubusercontent.com/x",
+                "not in LOG_REDIRECT_HOSTS",
+            ),
+            (
+                "https://evil.example/x.actions.githubusercontent.com",
+                "evil.example",
+            ),
+            (
+                "https://x.actions.githubusercontent.com.evil.example/",
+                "not in",
+            ),
+            ("http://x.blob.core.windows.net/x", "not https"),
+            ("https://user@x.blob.core.windows.net/x", "user information"),
+            ("/relative/path", "not absolute"),
+            ("https://other-bucket.s3.amazonaws.com/abc", "not in"),
+        ] {
+            let err = hosts.check(bad).unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
+            assert!(!err.contains("sig="), "{err}");
+        }
+    }
+
+    #[test]
+    fn configured_entries_with_ports_and_loopback() {
+        let hosts = LogHosts::parse(" 127.0.0.2:8123 , *.logs.example ").unwrap();
+        assert_eq!(hosts.entries(), ["127.0.0.2:8123", "*.logs.example"]);
+        assert!(hosts.check("http://127.0.0.2:8123/log").is_ok());
+        assert!(hosts.check("http://127.0.0.2:8124/log").is_err());
+        assert!(hosts.check("https://a.b.logs.example/x").is_ok());
+        assert!(hosts.check("https://logs.example/x").is_err());
+        assert_eq!(
+            hosts.check("http://127.0.0.2:8123/log?sig=1").unwrap().host,
+            "127.0.0.2:8123"
+        );
+        for bad in ["", " , ", "a b", "x:notaport", "*.*.x", "host/path"] {
+            assert!(LogHosts::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Vendor answers too large to hold (job logs): the request is built and logged as every other,
+//! and the answer comes back with its body unread, whatever its status, for the caller to stream
+//! or to follow (GitHub answers a log request with a redirect).
+
+use super::client::{reason_phrase, transport_kind, vendor_request};
+use super::error::{ErrorKind, UpstreamError};
+use super::path::ApiPath;
+use super::vendor::{UpstreamSettings, Vendor};
+use super::{js, Method};
+use crate::ports::{header, BodyStream, Headers, Ports};
+use serde_json::json;
+
+/// Most bytes of an error answer's body read for its message.
+pub const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// An answer whose body is still to be read.
+pub struct Opened {
+    /// HTTP status.
+    pub status: u16,
+    /// Response headers.
+    pub headers: Headers,
+    /// The body.
+    pub body: Box<dyn BodyStream>,
+}
+
+impl Opened {
+    /// The `Location` of a redirect.
+    pub fn location(&self) -> Option<&str> {
+        header(&self.headers, "location")
+    }
+}
+
+/// Sends a GET for `path` to `vendor` and returns the answer unread; only a request that got no
+/// answer (or a vendor without settings) is an error here.
+pub async fn open(
+    ports: Ports<'_>,
+    settings: &UpstreamSettings,
+    vendor: Vendor,
+    path: &ApiPath,
+    query: &[(String, String)],
+) -> Result<Opened, UpstreamError> {
+    open_on(ports, settings, vendor, None, path, query).await
+}
+
+/// [`open`] on another root of the vendor's API than the configured one (CircleCI's v1.1,
+/// beside the configured v2), with the same credential and headers.
+pub async fn open_on(
+    ports: Ports<'_>,
+    settings: &UpstreamSettings,
+    vendor: Vendor,
+    root: Option<&str>,
+    path: &ApiPath,
+    query: &[(String, String)],
+) -> Result<Opened, UpstreamError> {
+    let path = match vendor.path_prefix() {
+        Some(prefix) => path.clone().with_prefix(prefix),
+        None => path.clone(),
+    };
+    let started = ports.clock.now_ms();
+    let fail =
+        |kind| UpstreamError::new(vendor, Method::Get, path.path(), ports.clock.now_ms(), kind);
+    let Some(mut endpoint) = settings.endpoint(vendor) else {
+        return Err(fail(ErrorKind::NotConfigured));
+    };
+    if let Some(root) = root {
+        endpoint.base_url = root.to_owned();
+    }
+    let request = vendor_request(settings, &endpoint, Method::Get, &path, query, None);
+    let outcome = ports.http.open(request).await;
+    let (status, label) = match &outcome {
+        Ok(response) => (Some(response.status), "opened".to_owned()),
+        Err(error) => (None, transport_kind(error.clone(), settings, &endpoint).1),
+    };
+    let line = json!({
+        "level": if outcome.is_ok() { "info" } else { "warn" },
+        "event": "upstream",
+        "vendor": vendor.id(),
+        "method": "GET",
+        "path": path.path(),
+        "root": root.is_some(),
+        "status": status,
+        "ms": ports.clock.now_ms().saturating_sub(started),
+        "outcome": label,
+    });
+    ports.log.line(&line.to_string());
+    match outcome {
+        Ok(response) => Ok(Opened {
+            status: response.status,
+            headers: response.headers,
+            body: response.body,
+        }),
+        Err(error) => Err(fail(transport_kind(error, settings, &endpoint).0)),
+    }
+}
+
+/// The error a non-2xx answer is, with at most [`MAX_ERROR_BODY`] bytes of its body read for the
+/// message (as [`super::send`] would report it).
+pub async fn status_error(
+    ports: Ports<'_>,
+    vendor: Vendor,
+    path: &ApiPath,
+    mut opened: Opened,
+) -> UpstreamError {
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY {
+        match opened.body.next_chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body.truncate(MAX_ERROR_BODY);
+    let kind = if (300..400).contains(&opened.status) {
+        ErrorKind::Redirect {
+            status: opened.status,
+            location_host: None,
+        }
+    } else {
+        ErrorKind::Status {
+            status: opened.status,
+            status_text: reason_phrase(opened.status).to_owned(),
+            body: js::response_text(&body),
+            headers: opened.headers,
+        }
+    };
+    UpstreamError::new(vendor, Method::Get, path.path(), ports.clock.now_ms(), kind)
+}
