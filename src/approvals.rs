@@ -3,7 +3,7 @@
 //! request (`approval-binding/...`). Records expire with the approval TTL; a request is decided
 //! once, by an approver who is not its requester, and an approval is consumed by one call.
 
-use crate::ports::{CacheEntry, CacheStore, Ports, StoreError};
+use crate::ports::{CacheEntry, CacheStore, Level, Ports, StoreError};
 use crate::time::iso8601_utc_ms;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
@@ -200,17 +200,18 @@ pub fn claim(id: &str) -> bool {
 
 /// One log line per approval event (requested, approved, denied, consumed); never the arguments.
 pub fn log_event(ports: Ports<'_>, action: &str, record: &Record, by: &str) {
-    let line = serde_json::json!({
-        "level": "info",
-        "event": "approval",
-        "action": action,
-        "approvalId": record.id,
-        "requester": record.requester,
-        "tool": record.tool,
-        "rule": record.rule,
-        "by": by,
-    });
-    ports.log.line(&line.to_string());
+    ports.log.event(
+        Level::Info,
+        "approval",
+        &[
+            ("action", action.into()),
+            ("approvalId", (&record.id).into()),
+            ("requester", (&record.requester).into()),
+            ("tool", (&record.tool).into()),
+            ("rule", (&record.rule).into()),
+            ("by", by.into()),
+        ],
+    );
 }
 
 fn binding_key(requester: &str, tool: &str, hash: &str) -> String {

@@ -13,8 +13,7 @@
 pub mod stream;
 
 use crate::auth::Principal;
-use crate::ports::{ArtifactMeta, Ports, StoreError};
-use crate::value::write_json_string;
+use crate::ports::{ArtifactMeta, Level, Ports, StoreError};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
@@ -249,13 +248,11 @@ impl<'a> Artifacts<'a> {
     }
 
     fn log_save_failure(&self, size: u64, error: &StoreError) {
-        let mut line =
-            String::from("{\"level\":\"warn\",\"event\":\"artifact_save_failed\",\"bytes\":");
-        line.push_str(&size.to_string());
-        line.push_str(",\"error\":");
-        write_json_string(&error.0, &mut line);
-        line.push('}');
-        self.ports.log.line(&line);
+        self.ports.log.event(
+            Level::Warn,
+            "artifact_save_failed",
+            &[("bytes", size.into()), ("error", (&error.0).into())],
+        );
     }
 }
 

@@ -5,7 +5,7 @@
 //! Keys are SHA-256 digests, so neither a principal's name, a credential nor a URL is ever
 //! readable in the store, and every key fits KV's 512-byte limit whatever the URL's length.
 
-use crate::ports::{CacheEntry, CacheStore, Clock, Log, Ports};
+use crate::ports::{CacheEntry, CacheStore, Clock, Level, Log, Ports};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::cell::Cell;
@@ -183,13 +183,11 @@ impl<'a> HttpCache<'a> {
         if self.logged_failure.replace(true) {
             return;
         }
-        let mut line =
-            String::from("{\"level\":\"warn\",\"event\":\"http_cache_unavailable\",\"op\":");
-        crate::value::write_json_string(op, &mut line);
-        line.push_str(",\"error\":");
-        crate::value::write_json_string(detail, &mut line);
-        line.push('}');
-        self.log.line(&line);
+        self.log.event(
+            Level::Warn,
+            "http_cache_unavailable",
+            &[("op", op.into()), ("error", detail.into())],
+        );
     }
 }
 

@@ -153,6 +153,20 @@ pub struct Decision {
 }
 
 impl Decision {
+    /// The allowance of a built-in tool, which no rule governs.
+    pub fn builtin_allow(principal: &str, tool: &str) -> Decision {
+        Decision {
+            effect: Effect::Allow,
+            rule: None,
+            reason: String::new(),
+            principal: principal.to_owned(),
+            tool: tool.to_owned(),
+            target: None,
+            identity: None,
+            approvers: Vec::new(),
+        }
+    }
+
     /// A denial no rule made (fail closed, built-in checks).
     pub fn builtin_deny(
         principal: &str,

@@ -7,6 +7,9 @@
 
 #[cfg(any(test, feature = "test-util"))]
 pub mod fake;
+mod log;
+
+pub use log::{Field, Level, MAX_LINE_BYTES, MAX_VALUE_BYTES};
 
 use futures::future::LocalBoxFuture;
 use std::fmt;
@@ -263,8 +266,13 @@ pub trait Cipher {
 /// Where diagnostic lines go (`console.log` in Workers). Lines are single-line JSON objects and
 /// never contain credentials.
 pub trait Log {
-    /// Writes one line.
+    /// Writes one finished line; the core writes through [`Log::event`].
     fn line(&self, line: &str);
+
+    /// Writes `event` at `level` with `fields`, bounded in size (see [`MAX_LINE_BYTES`]).
+    fn event(&self, level: Level, event: &str, fields: &[(&str, Field<'_>)]) {
+        self.line(&log::format(level, event, fields));
+    }
 }
 
 /// The worker's settings (secrets first, then vars), read by name at request time: a policy held

@@ -17,11 +17,10 @@ use crate::config::{Config, ConfigError};
 use crate::http::{HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::oauth::{self, settings::OAuthSettings};
-use crate::ports::Ports;
+use crate::ports::{Level, Ports};
 use crate::tools::{self, Registry, RegistryError};
 use futures::FutureExt;
-use reply::{log_event, rpc_error_reply};
-use serde_json::json;
+use reply::rpc_error_reply;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -82,12 +81,10 @@ impl Server {
         {
             Ok(response) => response,
             Err(payload) => {
-                log_event(
-                    ports,
-                    "error",
-                    "panic",
-                    json!({ "detail": reply::panic_message(payload.as_ref()) }),
-                );
+                let detail = reply::panic_message(payload.as_ref());
+                ports
+                    .log
+                    .event(Level::Error, "panic", &[("detail", (&detail).into())]);
                 rpc_error_reply(500, None, ErrorObject::internal())
             }
         }
@@ -99,35 +96,39 @@ impl Server {
         }
         if let Ok(config) = &self.config {
             for (setting, given, used) in &config.clamped {
-                log_event(
-                    ports,
-                    "warn",
+                ports.log.event(
+                    Level::Warn,
                     "setting_clamped",
-                    json!({ "setting": setting, "given": given, "used": used }),
+                    &[
+                        ("setting", (*setting).into()),
+                        ("given", given.into()),
+                        ("used", (*used).into()),
+                    ],
                 );
             }
             if config.allow_anonymous && !config.auth_tokens.is_empty() {
-                log_event(
-                    ports,
-                    "warn",
+                ports.log.event(
+                    Level::Warn,
                     "anonymous_ignored",
-                    json!({ "detail": "MCP_ALLOW_ANONYMOUS is ignored because MCP_AUTH_TOKENS \
-                        holds tokens: every request must present one" }),
+                    &[(
+                        "detail",
+                        "MCP_ALLOW_ANONYMOUS is ignored because MCP_AUTH_TOKENS holds tokens: \
+                         every request must present one"
+                            .into(),
+                    )],
                 );
             }
             if config.auth_tokens.is_empty() && config.oauth.is_none() {
-                log_event(
-                    ports,
-                    "error",
-                    "no_auth_tokens",
-                    json!({ "detail": if config.allow_anonymous {
-                        "MCP_AUTH_TOKENS is empty or unset: only credential-less loopback \
-                         requests (MCP_ALLOW_ANONYMOUS) will be served"
-                    } else {
-                        "MCP_AUTH_TOKENS is empty or unset: every request to /mcp will be \
-                         refused with 401"
-                    } }),
-                );
+                let detail = if config.allow_anonymous {
+                    "MCP_AUTH_TOKENS is empty or unset: only credential-less loopback requests \
+                     (MCP_ALLOW_ANONYMOUS) will be served"
+                } else {
+                    "MCP_AUTH_TOKENS is empty or unset: every request to /mcp will be refused \
+                     with 401"
+                };
+                ports
+                    .log
+                    .event(Level::Error, "no_auth_tokens", &[("detail", detail.into())]);
             }
         }
     }
@@ -203,11 +204,10 @@ impl Server {
         let registry = match &self.registry {
             Ok(registry) => registry,
             Err(error) => {
-                log_event(
-                    ports,
-                    "error",
+                ports.log.event(
+                    Level::Error,
                     "registry_invalid",
-                    json!({ "detail": error.0 }),
+                    &[("detail", (&error.0).into())],
                 );
                 return rpc_error_reply(500, None, ErrorObject::internal());
             }
@@ -258,11 +258,13 @@ impl Server {
 }
 
 fn config_error(error: &ConfigError, ports: Ports<'_>) -> HttpResponse {
-    log_event(
-        ports,
-        "error",
+    ports.log.event(
+        Level::Error,
         "config_invalid",
-        json!({ "setting": error.setting, "reason": error.reason }),
+        &[
+            ("setting", error.setting.into()),
+            ("reason", (&error.reason).into()),
+        ],
     );
     let message = format!("Internal error: server misconfigured: {error}");
     rpc_error_reply(
@@ -273,9 +275,9 @@ fn config_error(error: &ConfigError, ports: Ports<'_>) -> HttpResponse {
 }
 
 fn forbidden_origin(origin: &str, ports: Ports<'_>) -> HttpResponse {
-    // Bounded: the value is client-controlled and only there to diagnose a missing allow entry.
-    let shown: String = origin.chars().take(200).collect();
-    log_event(ports, "warn", "origin_refused", json!({ "origin": shown }));
+    ports
+        .log
+        .event(Level::Warn, "origin_refused", &[("origin", origin.into())]);
     rpc_error_reply(
         403,
         None,

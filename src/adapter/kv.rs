@@ -2,7 +2,8 @@
 //! `ctx.wait_until`, so a cache fill never adds KV's write latency to the request that produced
 //! it; for policy state (approvals) they complete before the call returns.
 
-use crate::ports::{CacheEntry, CacheStore, StoreError};
+use super::env::ConsoleLog;
+use crate::ports::{CacheEntry, CacheStore, Level, Log, StoreError};
 use futures::future::LocalBoxFuture;
 use worker::{Context, KvStore};
 
@@ -97,9 +98,10 @@ impl CacheStore for KvCache {
             };
             ctx.wait_until(async move {
                 if let Err(error) = write.execute().await {
-                    worker::console_error!(
-                        "{{\"event\":\"cache_write_failed\",\"error\":{}}}",
-                        json_string(&error.to_string())
+                    ConsoleLog.event(
+                        Level::Error,
+                        "cache_write_failed",
+                        &[("error", (&error.to_string()).into())],
                     );
                 }
             });
@@ -140,9 +142,4 @@ impl CacheStore for KvCache {
             Ok(keys)
         })
     }
-}
-
-/// `text` as a JSON string literal, for log lines.
-fn json_string(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_owned())
 }

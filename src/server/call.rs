@@ -6,10 +6,10 @@
 
 use super::dispatch::{parse_required, server_info, to_json, to_raw, Context};
 use super::gate::{self, Gate};
-use super::reply::{log_event, panic_message};
+use super::reply::panic_message;
 use crate::jsonrpc::ErrorObject;
 use crate::mcp::{self, CallToolParams, CallToolResult, ContentBlock, ProtocolVersion};
-use crate::ports::Ports;
+use crate::ports::{Level, Ports};
 use crate::structured;
 use crate::tools::registry::{Prepared, Tool, ToolContext, ToolError, ToolSpec};
 use crate::tools::schema;
@@ -17,7 +17,7 @@ use crate::upstream::Vendor;
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{Map, Value as Json};
 use std::panic::AssertUnwindSafe;
 
 /// Answers one `tools/call` request.
@@ -110,11 +110,11 @@ pub async fn invoke<'a>(
     match AssertUnwindSafe(prepared.run(cx)).catch_unwind().await {
         Ok(outcome) => Ok(outcome),
         Err(payload) => {
-            log_event(
-                ports,
-                "error",
+            let detail = panic_message(payload.as_ref());
+            ports.log.event(
+                Level::Error,
                 "panic",
-                json!({ "tool": name, "detail": panic_message(payload.as_ref()) }),
+                &[("tool", name.into()), ("detail", (&detail).into())],
             );
             Err(ErrorObject::internal())
         }
@@ -146,11 +146,10 @@ pub fn finish(
         }
         Err(ToolError::Failed(message)) => CallToolResult::error(message),
         Err(ToolError::Internal(detail)) => {
-            log_event(
-                ports,
-                "error",
+            ports.log.event(
+                Level::Error,
                 "tool_internal_error",
-                json!({ "tool": name, "detail": detail }),
+                &[("tool", name.into()), ("detail", (&detail).into())],
             );
             CallToolResult::error(format!(
                 "Tool {name} failed because of an internal error on the server."
@@ -234,6 +233,7 @@ mod tests {
     use crate::mcp::ToolDescriptor;
     use crate::ports::fake::FakeEnv;
     use crate::tools::registry::Access;
+    use serde_json::json;
 
     fn spec(output_schema: Option<Json>) -> ToolSpec {
         ToolSpec {

@@ -2,12 +2,10 @@
 //! the loopback-only anonymous opt-in), content type, `Accept`, and CORS for the origins in
 //! `MCP_ALLOWED_ORIGINS`.
 
-use super::reply::log_event;
 use crate::auth::{self, AuthError, Principal};
 use crate::config::Config;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::ports::Ports;
-use serde_json::json;
+use crate::ports::{Level, Ports};
 
 /// Request headers a browser client may send cross-origin (the MCP headers of every revision).
 const CORS_ALLOW_HEADERS: &str =
@@ -30,25 +28,30 @@ pub fn authenticate(
         && config.auth_tokens.is_empty()
         && is_loopback_host(request.header("Host"))
     {
-        log_event(
-            ports,
-            "warn",
+        ports.log.event(
+            Level::Warn,
             "anonymous_request",
-            json!({ "detail": "MCP_ALLOW_ANONYMOUS is on: serving a loopback request without \
-                credentials as the anonymous principal" }),
+            &[(
+                "detail",
+                "MCP_ALLOW_ANONYMOUS is on: serving a loopback request without credentials as \
+                 the anonymous principal"
+                    .into(),
+            )],
         );
         return Ok(Principal::anonymous());
     }
     let result = auth::authenticate(&config.auth_tokens, authorization);
     match result {
-        Err(AuthError::NotConfigured) if config.oauth.is_none() => log_event(
-            ports,
-            "error",
+        Err(AuthError::NotConfigured) if config.oauth.is_none() => ports.log.event(
+            Level::Error,
             "auth_not_configured",
-            json!({ "detail": "refused: MCP_AUTH_TOKENS holds no tokens, so no request can be \
-                authenticated" }),
+            &[(
+                "detail",
+                "refused: MCP_AUTH_TOKENS holds no tokens, so no request can be authenticated"
+                    .into(),
+            )],
         ),
-        Err(AuthError::Invalid) => log_event(ports, "warn", "auth_invalid_token", json!({})),
+        Err(AuthError::Invalid) => ports.log.event(Level::Warn, "auth_invalid_token", &[]),
         _ => {}
     }
     result

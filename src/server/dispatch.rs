@@ -5,9 +5,7 @@
 
 use super::call;
 use super::gate;
-use super::reply::{
-    json_reply, json_reply_sized, log_event, panic_message, rpc_error_reply, status_for,
-};
+use super::reply::{json_reply, json_reply_sized, panic_message, rpc_error_reply, status_for};
 use super::version::{
     client_response_reply, effective_version, header_version, PROTOCOL_VERSION_HEADER,
     REFUSAL_STATUS,
@@ -20,7 +18,7 @@ use crate::mcp::{
     self, CacheHints, CacheScope, DiscoverResult, Implementation, InitializeParams,
     InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
 };
-use crate::ports::Ports;
+use crate::ports::{Level, Ports};
 use crate::tools::registry::Registry;
 use futures::FutureExt;
 use serde::de::DeserializeOwned;
@@ -195,11 +193,11 @@ async fn answer(cx: &Context<'_>, request: Request, version: ProtocolVersion) ->
         Ok(Ok(result)) => Response::success(id, result),
         Ok(Err(error)) => Response::failure(Some(id), error),
         Err(payload) => {
-            log_event(
-                cx.ports,
-                "error",
+            let detail = panic_message(payload.as_ref());
+            cx.ports.log.event(
+                Level::Error,
                 "panic",
-                json!({ "method": method, "detail": panic_message(payload.as_ref()) }),
+                &[("method", (&method).into()), ("detail", (&detail).into())],
             );
             Response::failure(Some(id), ErrorObject::internal())
         }

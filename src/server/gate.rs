@@ -8,10 +8,10 @@ use crate::approvals::{self, arguments_hash, Approvals, Record, Status};
 use crate::auth::Principal;
 use crate::mcp::{CallToolResult, ToolDescriptor};
 use crate::policy::{Decision, Effect, Policy, PolicySettings, Restriction};
-use crate::ports::Ports;
+use crate::ports::{Field, Level, Ports};
 use crate::tools::approvals::APPROVAL_DECIDE;
 use crate::tools::registry::{Access, Prepared, Registry, ToolError, ToolSpec};
-use crate::upstream::{Target, UpstreamSettings, Vendor};
+use crate::upstream::{UpstreamSettings, Vendor};
 use serde_json::{json, Map, Value as Json};
 
 /// Result `_meta` key naming the upstream identity that acted.
@@ -94,11 +94,10 @@ pub async fn gate(
     let policy = match load(settings, ports).await {
         Loaded::Off => return Ok(Gate::Off),
         Loaded::Broken(reason) => {
-            log(
-                ports,
-                "error",
+            ports.log.event(
+                Level::Error,
                 "policy_invalid",
-                json!({ "reason": reason }),
+                &[("reason", (&reason).into())],
             );
             let decision = Decision::builtin_deny(who, name, None, reason);
             return Ok(refuse(ports, &decision, None));
@@ -106,7 +105,12 @@ pub async fn gate(
         Loaded::Active(policy) => policy,
     };
     let builtin_allow = || {
-        log_decision(ports, who, name, None, "allow", None, "builtin", None, None);
+        log_decision(
+            ports,
+            &Decision::builtin_allow(who, name),
+            Outcome::Builtin,
+            None,
+        );
         Gate::Run {
             settings: None,
             acting: None,
@@ -212,14 +216,9 @@ fn run(
     };
     log_decision(
         ports,
-        &decision.principal,
-        &decision.tool,
-        decision.target.as_ref(),
-        decision.effect.as_str(),
-        decision.rule.as_deref(),
-        "run",
-        acting.as_ref().map(|(v, i)| (*v, i.as_str())),
-        approval.map(|r| r.id.as_str()),
+        decision,
+        Outcome::Run(acting.as_ref().map(|(v, i)| (*v, i.as_str()))),
+        approval,
     );
     Gate::Run {
         settings: acting
@@ -240,11 +239,10 @@ async fn approval(
     let approvals = Approvals::new(ports);
     let hash = arguments_hash(arguments);
     let store_down = |detail: String| {
-        log(
-            ports,
-            "error",
+        ports.log.event(
+            Level::Error,
             "approval_store_failed",
-            json!({ "detail": detail }),
+            &[("detail", (&detail).into())],
         );
         let mut refused = decision.clone();
         refused.reason = format!(
@@ -314,17 +312,7 @@ fn refuse(ports: Ports<'_>, decision: &Decision, approval: Option<&Record>) -> G
     } else {
         CODE_DENIED
     };
-    log_decision(
-        ports,
-        &decision.principal,
-        &decision.tool,
-        decision.target.as_ref(),
-        decision.effect.as_str(),
-        decision.rule.as_deref(),
-        code,
-        None,
-        approval.map(|r| r.id.as_str()),
-    );
+    log_decision(ports, decision, Outcome::Refused(code), approval);
     let mut decision_json = decision_meta(decision);
     if let Some(record) = approval {
         decision_json.insert("approval".into(), record.summary());
@@ -398,51 +386,52 @@ fn refusal_text(decision: &Decision, approval: Option<&Record>) -> String {
     }
 }
 
-fn log(ports: Ports<'_>, level: &str, event: &str, fields: Json) {
-    let mut line = json!({ "level": level, "event": event });
-    if let (Some(line), Json::Object(fields)) = (line.as_object_mut(), fields) {
-        line.extend(fields);
-    }
-    ports.log.line(&line.to_string());
+/// What became of a decided call, as its log line says.
+enum Outcome<'a> {
+    /// A built-in tool the policy does not govern by rules.
+    Builtin,
+    /// The tool ran, as this (vendor, identity) when one was chosen.
+    Run(Option<(Vendor, &'a str)>),
+    /// Refused with this refusal code.
+    Refused(&'static str),
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One line per decision; the path is the caller's and is cut like every logged string.
 fn log_decision(
     ports: Ports<'_>,
-    principal: &str,
-    tool: &str,
-    target: Option<&Target>,
-    effect: &str,
-    rule: Option<&str>,
-    outcome: &str,
-    upstream: Option<(Vendor, &str)>,
-    approval_id: Option<&str>,
+    decision: &Decision,
+    outcome: Outcome<'_>,
+    approval: Option<&Record>,
 ) {
-    let mut fields = json!({
-        "principal": principal,
-        "tool": tool,
-        "method": target.map(|t| t.method.as_str()),
-        "path": target.map(|t| t.path.as_str()),
-        "effect": effect,
-        "rule": rule,
-        "outcome": outcome,
-    });
-    if let Some(map) = fields.as_object_mut() {
-        if let Some((vendor, identity)) = upstream {
-            map.insert("vendor".into(), json!(vendor.id()));
-            map.insert("identity".into(), json!(identity));
-        }
-        if let Some(id) = approval_id {
-            map.insert("approvalId".into(), json!(id));
-        }
+    let target = decision.target.as_ref();
+    let (outcome, upstream) = match outcome {
+        Outcome::Builtin => ("builtin", None),
+        Outcome::Run(upstream) => ("run", upstream),
+        Outcome::Refused(code) => (code, None),
+    };
+    let mut fields: Vec<(&str, Field<'_>)> = vec![
+        ("principal", (&decision.principal).into()),
+        ("tool", (&decision.tool).into()),
+        ("method", target.map(|t| t.method.as_str()).into()),
+        ("path", target.map(|t| t.path.as_str()).into()),
+        ("effect", decision.effect.as_str().into()),
+        ("rule", decision.rule.as_ref().into()),
+        ("outcome", outcome.into()),
+    ];
+    if let Some((vendor, identity)) = upstream {
+        fields.push(("vendor", vendor.id().into()));
+        fields.push(("identity", identity.into()));
     }
-    log(ports, "info", "policy_decision", fields);
+    if let Some(record) = approval {
+        fields.push(("approvalId", (&record.id).into()));
+    }
+    ports.log.event(Level::Info, "policy_decision", &fields);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::upstream::{ApiPath, Method};
+    use crate::upstream::{ApiPath, Method, Target};
 
     fn decision(effect: Effect) -> Decision {
         Decision {

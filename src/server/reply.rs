@@ -1,11 +1,9 @@
-//! Turning outcomes into HTTP replies: JSON bodies, the status each JSON-RPC error code earns,
-//! and structured log lines. The only place a reply body is serialized.
+//! Turning outcomes into HTTP replies: JSON bodies and the status each JSON-RPC error code
+//! earns. The only place a reply body is serialized.
 
 use crate::http::HttpResponse;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Id, Response};
-use crate::ports::Ports;
 use serde::Serialize;
-use serde_json::{json, Value as Json};
 use std::any::Any;
 
 const JSON: &str = "application/json";
@@ -48,15 +46,6 @@ pub fn status_for(error: &ErrorObject) -> u16 {
         ErrorCode::INTERNAL_ERROR => 500,
         _ => 200,
     }
-}
-
-/// Writes one single-line JSON log record: `{"level":..,"event":..,..fields}`.
-pub fn log_event(ports: Ports<'_>, level: &str, event: &str, fields: Json) {
-    let mut record = json!({ "level": level, "event": event });
-    if let (Some(record), Json::Object(fields)) = (record.as_object_mut(), fields) {
-        record.extend(fields);
-    }
-    ports.log.line(&record.to_string());
 }
 
 /// The text of a panic payload (`panic!` with a literal or a formatted message).

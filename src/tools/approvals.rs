@@ -6,6 +6,7 @@
 use crate::approvals::{self, ApprovalError, Approvals, Record};
 use crate::mcp::CallToolResult;
 use crate::mcp::{ToolAnnotations, ToolDescriptor};
+use crate::ports::Level;
 use crate::time::iso8601_utc_ms;
 use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
 use futures::future::LocalBoxFuture;
@@ -100,9 +101,10 @@ fn entry(record: &Record) -> Json {
 
 fn store_failure(call: &ToolContext<'_>, error: ApprovalError) -> ToolError {
     if let ApprovalError::Store(detail) = &error {
-        call.ports.log.line(
-            &json!({"level": "error", "event": "approval_store_failed", "detail": detail})
-                .to_string(),
+        call.ports.log.event(
+            Level::Error,
+            "approval_store_failed",
+            &[("detail", detail.into())],
         );
     }
     ToolError::Failed(error.to_string())

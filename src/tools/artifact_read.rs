@@ -8,6 +8,7 @@
 use crate::artifacts::{ArtifactError, Artifacts};
 use crate::mcp::CallToolResult;
 use crate::mcp::{ToolAnnotations, ToolDescriptor};
+use crate::ports::Level;
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
 use base64::Engine as _;
 use futures::future::LocalBoxFuture;
@@ -203,12 +204,11 @@ async fn read(args: Args, call: ToolContext<'_>) -> Result<CallToolResult, ToolE
     {
         Ok(chunk) => chunk,
         Err(ArtifactError::Store(error)) => {
-            let line = json!({
-                "level": "warn",
-                "event": "artifact_read_failed",
-                "error": error.0,
-            });
-            call.ports.log.line(&line.to_string());
+            call.ports.log.event(
+                Level::Warn,
+                "artifact_read_failed",
+                &[("error", (&error.0).into())],
+            );
             return Err(ToolError::Failed(ArtifactError::Store(error).to_string()));
         }
         Err(other) => return Err(ToolError::Failed(other.to_string())),

@@ -7,9 +7,8 @@ use super::js;
 use super::path::ApiPath;
 use super::vendor::{Endpoint, UpstreamSettings, Vendor};
 use super::Method;
-use crate::ports::{header, Headers, Ports, TransportError, UpstreamRequest};
+use crate::ports::{header, Headers, Level, Ports, TransportError, UpstreamRequest};
 use crate::value::{Map, Value};
-use serde_json::json;
 
 /// A successful (2xx) answer with its body still as bytes: what a cache stores.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,18 +103,23 @@ pub async fn send_raw(
     let outcome = ports.http.send(request, settings.max_bytes).await;
     let elapsed = ports.clock.now_ms().saturating_sub(started);
     let log = |status: Option<u16>, bytes: usize, outcome: &str| {
-        let line = json!({
-            "level": if outcome == "ok" { "info" } else { "warn" },
-            "event": "upstream",
-            "vendor": vendor.id(),
-            "method": method.as_str(),
-            "path": path.path(),
-            "status": status,
-            "bytes": bytes,
-            "ms": elapsed,
-            "outcome": outcome,
-        });
-        ports.log.line(&line.to_string());
+        ports.log.event(
+            if outcome == "ok" {
+                Level::Info
+            } else {
+                Level::Warn
+            },
+            "upstream",
+            &[
+                ("vendor", vendor.id().into()),
+                ("method", method.as_str().into()),
+                ("path", path.path().into()),
+                ("status", status.into()),
+                ("bytes", bytes.into()),
+                ("ms", elapsed.into()),
+                ("outcome", outcome.into()),
+            ],
+        );
     };
     let response = match outcome {
         Ok(response) => response,

@@ -7,7 +7,7 @@ use crate::common::policy::*;
 use devtools_mcp_edge::artifacts::Artifacts;
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::config::Config;
-use devtools_mcp_edge::ports::{CacheEntry, CacheStore};
+use devtools_mcp_edge::ports::{CacheEntry, CacheStore, MAX_LINE_BYTES};
 use serde_json::{json, Value as Json};
 
 const FLOW_POLICY: &str = r#"{
@@ -582,4 +582,22 @@ fn without_a_policy_nothing_changes() {
         .lines()
         .iter()
         .all(|l| !l.contains("policy_decision")));
+}
+
+#[test]
+fn a_megabyte_path_is_cut_in_every_log_line() {
+    let pairs = settings(Some(FLOW_POLICY), &secrets(), &[]);
+    let server = server(&pairs);
+    let env = env(&pairs);
+    let path = format!("/rest/api/3/issue/{}", "a".repeat(1 << 20));
+    call(&server, &env, "alice", "jira_get", json!({ "path": path }));
+    let lines = env.log.lines();
+    for line in &lines {
+        assert!(line.len() <= MAX_LINE_BYTES, "{} bytes", line.len());
+    }
+    let decisions = events(&env, "policy_decision");
+    assert_eq!(decisions.len(), 1, "{lines:?}");
+    let logged = decisions[0]["path"].as_str().unwrap_or_default();
+    assert!(logged.starts_with("/rest/api/3/issue/aaa"), "{logged}");
+    assert!(logged.ends_with(" bytes]"), "{logged}");
 }
