@@ -3,6 +3,7 @@
 //! request (`approval-binding/...`). Records expire with the approval TTL; a request is decided
 //! once, by an approver who is not its requester, and an approval is consumed by one call.
 
+use crate::hex::hex;
 use crate::ports::{CacheEntry, CacheStore, Level, Ports, StoreError};
 use crate::time::iso8601_utc_ms;
 use serde::{Deserialize, Serialize};
@@ -170,10 +171,6 @@ pub fn arguments_hash(arguments: &Map<String, Json>) -> String {
     hex(&Sha256::digest(
         canonical_json(&Json::Object(arguments.clone())).as_bytes(),
     ))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Approval ids this isolate has claimed for use, newest last. KV has no compare-and-set: two

@@ -13,6 +13,7 @@
 pub mod stream;
 
 use crate::auth::Principal;
+use crate::hex::hex;
 use crate::ports::{ArtifactMeta, Level, Ports, StoreError};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -307,16 +308,6 @@ fn key_for(owner_digest: &str, id: &ArtifactId) -> String {
     format!("{KEY_PREFIX}{owner}/{id}")
 }
 
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,10 +342,5 @@ mod tests {
         let digest = owner_digest(&Principal::named("alice"));
         assert_eq!(keys, [format!("artifacts/v1/{}/{id}", &digest[..16])]);
         assert!(!keys[0].contains("alice"));
-    }
-
-    #[test]
-    fn hex_digits() {
-        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
     }
 }

@@ -5,6 +5,7 @@
 //! Keys are SHA-256 digests, so neither a principal's name, a credential nor a URL is ever
 //! readable in the store, and every key fits KV's 512-byte limit whatever the URL's length.
 
+use crate::hex::hex;
 use crate::ports::{CacheEntry, CacheStore, Clock, Level, Log, Ports};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -72,16 +73,6 @@ pub fn cache_key(principal: &str, identity: &UpstreamIdentity, url: &str) -> Str
         hex(&principal_digest[..8]),
         hex(&all.finalize())
     )
-}
-
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        out.push(DIGITS[(b >> 4) as usize] as char);
-        out.push(DIGITS[(b & 15) as usize] as char);
-    }
-    out
 }
 
 /// A response as cached: the raw body (projection runs after the cache) and what is needed to
@@ -195,6 +186,7 @@ impl<'a> HttpCache<'a> {
 mod tests {
     use super::*;
     use crate::ports::fake::FakeEnv;
+    use crate::ports::KV_MAX_KEY_BYTES;
     use futures::executor::block_on;
 
     #[test]
@@ -203,7 +195,10 @@ mod tests {
         let other = UpstreamIdentity::new("circleci", "secret-token-abd");
         let url = format!("https://circleci.com/api/v2/me?q={}", "x".repeat(10_000));
         let key = cache_key("alice", &github, &url);
-        assert!(key.len() < 512 && key.starts_with("http:v1:"), "{key}");
+        assert!(
+            key.len() <= KV_MAX_KEY_BYTES && key.starts_with("http:v1:"),
+            "{key}"
+        );
         assert!(!key.contains("alice") && !key.contains("secret") && !key.contains("circleci"));
         assert!(!github.fingerprint().contains("secret"));
         assert_eq!(github.fingerprint().len(), 32);

@@ -11,6 +11,7 @@ use crate::oauth::settings::{
     MIN_ENCRYPTION_KEY_LEN,
 };
 use crate::policy::PolicySettings;
+use crate::ports::KV_MAX_KEY_BYTES;
 use crate::tools::registry::{
     ToolSettings, DEFAULT_ARTIFACT_RETENTION_SECONDS, DEFAULT_CACHE_TTL_SECONDS,
     DEFAULT_STRUCTURED_MAX_BYTES, DEFAULT_TEXT_MAX_CHARS,
@@ -337,10 +338,10 @@ impl Config {
         // (fail closed) while tools/list and the rest of the server keep working.
         let kv_key = get(MCP_POLICY_KV_KEY).map(|k| k.trim().to_owned());
         if let Some(key) = &kv_key {
-            if key.len() > 512 {
+            if key.len() > KV_MAX_KEY_BYTES {
                 return Err(ConfigError {
                     setting: MCP_POLICY_KV_KEY,
-                    reason: "a KV key is at most 512 bytes".into(),
+                    reason: format!("a KV key is at most {KV_MAX_KEY_BYTES} bytes"),
                 });
             }
         }

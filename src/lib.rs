@@ -13,6 +13,7 @@ pub mod artifacts;
 pub mod auth;
 pub mod cache;
 pub mod config;
+pub mod hex;
 pub mod http;
 pub mod js;
 pub mod jsonrpc;

@@ -131,6 +131,31 @@ pub struct CacheEntry {
     pub metadata: String,
 }
 
+/// The longest key a [`CacheStore`] takes, in bytes (Workers KV's limit).
+pub const KV_MAX_KEY_BYTES: usize = 512;
+
+/// The longest metadata a [`CacheStore`] takes, in bytes of its JSON string form (Workers KV's
+/// limit).
+pub const KV_MAX_METADATA_BYTES: usize = 1024;
+
+/// Refuses a put that KV would refuse for its size. Every [`CacheStore`] checks this before
+/// writing, the in-memory one too, so host tests fail where production would.
+pub fn check_kv_put(key: &str, entry: &CacheEntry) -> Result<(), StoreError> {
+    if key.len() > KV_MAX_KEY_BYTES {
+        return Err(StoreError(format!(
+            "KV key longer than {KV_MAX_KEY_BYTES} bytes"
+        )));
+    }
+    let metadata_json = serde_json::to_string(&entry.metadata)
+        .map_err(|e| StoreError(format!("KV metadata: {e}")))?;
+    if metadata_json.len() > KV_MAX_METADATA_BYTES {
+        return Err(StoreError(format!(
+            "KV metadata longer than {KV_MAX_METADATA_BYTES} bytes"
+        )));
+    }
+    Ok(())
+}
+
 /// A key/value cache whose entries expire (Workers KV in production).
 pub trait CacheStore {
     /// The entry at `key`, if present and not expired.
@@ -138,7 +163,8 @@ pub trait CacheStore {
         &'a self,
         key: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>>;
-    /// Stores `entry` at `key` for `ttl_seconds` (KV's minimum is 60).
+    /// Stores `entry` at `key` for `ttl_seconds` (KV's minimum is 60); refuses what
+    /// [`check_kv_put`] refuses.
     fn put<'a>(
         &'a self,
         key: &'a str,

@@ -3,16 +3,12 @@
 //! it; for policy state (approvals) they complete before the call returns.
 
 use super::env::ConsoleLog;
-use crate::ports::{CacheEntry, CacheStore, Level, Log, StoreError};
+use crate::ports::{check_kv_put, CacheEntry, CacheStore, Level, Log, StoreError};
 use futures::future::LocalBoxFuture;
 use worker::{Context, KvStore};
 
 /// KV refuses expirations shorter than this many seconds.
 const MIN_TTL_SECONDS: u64 = 60;
-/// KV's limit on a key, in bytes.
-const MAX_KEY_BYTES: usize = 512;
-/// KV's limit on serialised metadata, in bytes.
-const MAX_METADATA_BYTES: usize = 1024;
 
 /// A [`CacheStore`] over a KV namespace; without the binding every call fails.
 pub struct KvCache {
@@ -76,18 +72,7 @@ impl CacheStore for KvCache {
             let store = self.store()?.clone();
             // Limits KV would reject are checked here, where the caller can still see the error;
             // once the write is handed to wait_until only the log hears about failures.
-            if key.len() > MAX_KEY_BYTES {
-                return Err(StoreError(format!(
-                    "KV key longer than {MAX_KEY_BYTES} bytes"
-                )));
-            }
-            let metadata_json = serde_json::to_string(&entry.metadata)
-                .map_err(|e| StoreError(format!("KV metadata: {e}")))?;
-            if metadata_json.len() > MAX_METADATA_BYTES {
-                return Err(StoreError(format!(
-                    "KV metadata longer than {MAX_METADATA_BYTES} bytes"
-                )));
-            }
+            check_kv_put(key, &entry)?;
             let write = store
                 .put_bytes(key, &entry.value)
                 .and_then(|put| put.metadata(entry.metadata))

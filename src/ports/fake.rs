@@ -145,6 +145,7 @@ impl CacheStore for MemoryCache {
     ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             self.check()?;
+            check_kv_put(key, &entry)?;
             let expires = self.clock.now_ms() + ttl_seconds * 1000;
             self.entries
                 .borrow_mut()
@@ -583,5 +584,45 @@ impl FakeEnv {
 impl Default for FakeEnv {
     fn default() -> Self {
         FakeEnv::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::executor::block_on;
+
+    fn entry(metadata: String) -> CacheEntry {
+        CacheEntry {
+            value: b"v".to_vec(),
+            metadata,
+        }
+    }
+
+    #[test]
+    fn the_memory_cache_refuses_what_kv_refuses() {
+        let cache = MemoryCache::default();
+        let longest = "k".repeat(KV_MAX_KEY_BYTES);
+        assert_eq!(
+            block_on(cache.put(&longest, entry(String::new()), 60)),
+            Ok(())
+        );
+        let too_long = format!("{longest}k");
+        let refused = block_on(cache.put(&too_long, entry(String::new()), 60));
+        assert_eq!(
+            refused,
+            Err(StoreError(format!(
+                "KV key longer than {KV_MAX_KEY_BYTES} bytes"
+            )))
+        );
+        // Measured as JSON: the two quotes count.
+        let metadata = "m".repeat(KV_MAX_METADATA_BYTES - 2);
+        assert_eq!(
+            block_on(cache.put("a", entry(metadata.clone()), 60)),
+            Ok(())
+        );
+        let refused = block_on(cache.put("b", entry(format!("{metadata}m")), 60));
+        assert!(refused.is_err(), "{refused:?}");
+        assert_eq!(cache.keys().len(), 2, "refused puts store nothing");
     }
 }
