@@ -42,14 +42,17 @@ export function secretStrings(credentials = CREDENTIALS, principals = PRINCIPALS
   return values.filter(Boolean);
 }
 
-/** The settings that point the worker's vendors at the fake upstream. */
+/**
+ * The settings that point the worker's vendors at the fake upstream; a relay in front of it has
+ * no log hosts of its own, so the log-download allow-list is left unset for one.
+ */
 export function vendorUrls(upstream) {
   return {
     GITHUB_API_URL: upstream.url,
     CIRCLECI_API_URL: `${upstream.url}/api/v2`,
     ATLASSIAN_BASE_URL: upstream.url,
     BITBUCKET_API_URL: upstream.url,
-    LOG_REDIRECT_HOSTS: upstream.logHosts.blobs.authority,
+    ...(upstream.logHosts ? { LOG_REDIRECT_HOSTS: upstream.logHosts.blobs.authority } : {}),
   };
 }
 
