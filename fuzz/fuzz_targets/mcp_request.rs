@@ -155,6 +155,7 @@ fuzz_target!(|data: &[u8]| {
     let request = HttpRequest {
         method: method.into(),
         path: "/mcp".into(),
+        query: String::new(),
         headers,
         body: body.to_vec(),
         body_too_large: flags & 8 != 0,
