@@ -19,7 +19,7 @@ pub mod url;
 
 use crate::auth::Principal;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::ports::Ports;
+use crate::ports::{Level, Ports};
 use error::{json_reply, OAuthError};
 use serde_json::json;
 use settings::OAuthSettings;
@@ -183,14 +183,19 @@ pub async fn authenticate(
     {
         Ok(who) => Ok(Principal::named(&who.principal)),
         Err(store::Rejection::Invalid(reason)) => {
-            let line = json!({ "level": "warn", "event": "oauth_token_refused", "reason": reason });
-            ports.log.line(&line.to_string());
+            ports.log.event(
+                Level::Warn,
+                "oauth_token_refused",
+                &[("reason", reason.into())],
+            );
             Err("Unauthorized: invalid or expired access token")
         }
         Err(store::Rejection::Unavailable(detail)) => {
-            let line =
-                json!({ "level": "error", "event": "oauth_store_unavailable", "detail": detail });
-            ports.log.line(&line.to_string());
+            ports.log.event(
+                Level::Error,
+                "oauth_store_unavailable",
+                &[("detail", (&detail).into())],
+            );
             Err("Unauthorized: the access token cannot be checked right now; retry")
         }
     }

@@ -5,11 +5,10 @@
 
 use super::excerpt::Excerpter;
 use crate::artifacts::stream::ArtifactWriter;
-use crate::ports::{BodyStream, Ports, TransportError, UpstreamRequest};
+use crate::ports::{BodyStream, Level, Ports, TransportError, UpstreamRequest};
 use crate::upstream::stream::{status_error, Opened};
 use crate::upstream::vendor::USER_AGENT;
 use crate::upstream::{ApiPath, UpstreamError, UpstreamSettings, Vendor};
-use serde_json::json;
 
 /// The largest log read. Memory does not depend on it (nothing is held); it bounds the time
 /// and the artifact's size.
@@ -88,13 +87,15 @@ pub async fn open_url(
     };
     let outcome = ports.http.open(request).await;
     let status = outcome.as_ref().ok().map(|r| r.status);
-    let line = json!({
-        "level": if matches!(status, Some(200..=299)) { "info" } else { "warn" },
-        "event": "log_download",
-        "host": host,
-        "status": status,
-    });
-    ports.log.line(&line.to_string());
+    ports.log.event(
+        if matches!(status, Some(200..=299)) {
+            Level::Info
+        } else {
+            Level::Warn
+        },
+        "log_download",
+        &[("host", (&host).into()), ("status", status.into())],
+    );
     let response = outcome.map_err(|e| LogError::Download(transport_text(&host, &e, settings)))?;
     match response.status {
         200..=299 => Ok((host, response.body)),

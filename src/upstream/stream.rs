@@ -7,8 +7,7 @@ use super::error::{ErrorKind, UpstreamError};
 use super::path::ApiPath;
 use super::vendor::{UpstreamSettings, Vendor};
 use super::{js, Method};
-use crate::ports::{header, BodyStream, Headers, Ports};
-use serde_json::json;
+use crate::ports::{header, BodyStream, Headers, Level, Ports};
 
 /// Most bytes of an error answer's body read for its message.
 pub const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -71,18 +70,23 @@ pub async fn open_on(
         Ok(response) => (Some(response.status), "opened".to_owned()),
         Err(error) => (None, transport_kind(error.clone(), settings, &endpoint).1),
     };
-    let line = json!({
-        "level": if outcome.is_ok() { "info" } else { "warn" },
-        "event": "upstream",
-        "vendor": vendor.id(),
-        "method": "GET",
-        "path": path.path(),
-        "root": root.is_some(),
-        "status": status,
-        "ms": ports.clock.now_ms().saturating_sub(started),
-        "outcome": label,
-    });
-    ports.log.line(&line.to_string());
+    ports.log.event(
+        if outcome.is_ok() {
+            Level::Info
+        } else {
+            Level::Warn
+        },
+        "upstream",
+        &[
+            ("vendor", vendor.id().into()),
+            ("method", "GET".into()),
+            ("path", path.path().into()),
+            ("root", root.is_some().into()),
+            ("status", status.into()),
+            ("ms", ports.clock.now_ms().saturating_sub(started).into()),
+            ("outcome", (&label).into()),
+        ],
+    );
     match outcome {
         Ok(response) => Ok(Opened {
             status: response.status,
