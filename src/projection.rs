@@ -15,7 +15,7 @@ use crate::value::{Map, Value};
 
 use jmespath::Expression;
 use jq::{JqError, JqProgram};
-pub use meter::Limits;
+pub use meter::{last_spent, Limits};
 
 /// The text tools put in the `jq` argument's description, so every tool states the same rule.
 pub const TOOL_DESCRIPTION: &str = "Optional filter applied to the JSON response before it is \
@@ -156,10 +156,15 @@ impl Projection {
     /// What the reference's `applyJqFilter` returns: the projected value, `data` itself for a
     /// blank expression, or `{"_jqError": <message>, "_originalData": data}` on failure.
     pub fn apply_or_error_value(&self, data: Value) -> Value {
+        self.apply_or_error_value_with(data, &Limits::default())
+    }
+
+    /// [`Projection::apply_or_error_value`] with explicit limits.
+    pub fn apply_or_error_value_with(&self, data: Value, limits: &Limits) -> Value {
         if matches!(self.compiled, Compiled::Identity) {
             return data;
         }
-        match self.apply(&data) {
+        match self.apply_with(&data, limits) {
             Ok(v) => v,
             Err(e) => error_value(self.error_message(&e), data),
         }

@@ -85,7 +85,10 @@ fn base_of(name: &str) -> Option<&'static str> {
         "bb" => "BITBUCKET_API_URL",
         _ => return None,
     };
-    SETTINGS.iter().find(|(k, _)| *k == setting).map(|(_, v)| *v)
+    SETTINGS
+        .iter()
+        .find(|(k, _)| *k == setting)
+        .map(|(_, v)| *v)
 }
 
 /// The base URLs of the tools `body` calls (one message or a batch), read with the server's own

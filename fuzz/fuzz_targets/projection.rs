@@ -1,29 +1,40 @@
 //! The `jq` argument: arbitrary expressions (first line) over arbitrary documents (the rest),
-//! through the production path (compile by the selection rule, apply with the default budget,
-//! render both formats). A unit slower than [`SLOW`] is a crash: a model-written expression must
-//! not be able to hold the isolate, and an error text longer than [`MAX_ERROR_TEXT`] is one too (libFuzzer's own -timeout and -rss_limit_mb catch hangs and
-//! memory blow-ups).
+//! through the production path (compile by the selection rule, apply, render both formats)
+//! under a budget a fiftieth of the default, so that a program spending all of it still runs
+//! fast enough for the fuzzer to try many.
+//!
+//! Cost is checked by counting, not by timing (a shared machine makes any wall-clock bound
+//! report false crashes): the run spends no more fuel than its budget, and what it returns is
+//! no larger than its size bounds allow, however much the program shares values (`[.,.]`
+//! forty times). An error text longer than [`MAX_ERROR_TEXT`] is a crash too. Work the meter
+//! does not see is left to libFuzzer's -timeout and -rss_limit_mb.
 #![no_main]
 
-use std::time::{Duration, Instant};
-
-use devtools_mcp_edge::projection::Projection;
+use devtools_mcp_edge::projection::{last_spent, Limits, Projection};
 use devtools_mcp_edge::render::{render, OutputFormat};
 use devtools_mcp_edge::value::{parse, parse_bytes, Value};
 use devtools_mcp_edge_fuzz::split_line;
 use libfuzzer_sys::fuzz_target;
 
-/// Ten times the jq budget's design point (about half a second of host CPU in a release build,
-/// docs/decisions/0010): the fuzz build's coverage instrumentation and debug assertions make a
-/// program that spends the whole budget (`[range(5000000)] | length`) take 2.6 s here.
-const SLOW: Duration = Duration::from_secs(5);
-
 /// The longest `_jqError` text allowed (the message cap in projection/jq.rs, the quoted source
 /// and the fixed words around them).
 const MAX_ERROR_TEXT: usize = 1024 + 64;
 
+/// The most bytes one byte of a value's size can become in compact JSON (a control character
+/// is counted as one byte and printed as a six-byte `\u00XX` escape).
+const ESCAPE_GROWTH: usize = 6;
+
 const FALLBACK: &str =
     r#"{"items":[{"id":1,"name":"a","tags":["x","y"]},{"id":2,"name":"b","n":null}],"total":2}"#;
+
+fn limits() -> Limits {
+    Limits {
+        fuel: 200_000,
+        max_outputs: 2_000,
+        max_output_bytes: 1 << 20,
+        max_value_bytes: 1 << 20,
+    }
+}
 
 fuzz_target!(|data: &[u8]| {
     let (expr, doc) = split_line(data);
@@ -37,14 +48,22 @@ fuzz_target!(|data: &[u8]| {
             Err(e) => panic!("fallback document: {e}"),
         },
     };
-    let started = Instant::now();
+    let limits = limits();
     let projection = Projection::compile(expr);
-    let result = projection.apply_or_error_value(doc.clone());
+    let result = projection.apply_or_error_value_with(doc.clone(), &limits);
+    let spent = last_spent();
+    assert!(
+        spent <= limits.fuel,
+        "{expr:?} spent {spent} fuel of {}",
+        limits.fuel
+    );
+    let mut failed = false;
     if let Value::Object(map) = &result {
         if let (Some(Value::String(_)), Some(original)) =
             (map.get("_jqError"), map.get("_originalData"))
         {
-            if map.len() == 2 && projection.apply(&doc).is_err() {
+            if map.len() == 2 && projection.apply_with(&doc, &limits).is_err() {
+                failed = true;
                 assert!(*original == doc, "_originalData is not the data");
                 if let Some(Value::String(message)) = map.get("_jqError") {
                     assert!(
@@ -56,14 +75,21 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    let toon = render(&result, OutputFormat::Toon);
     let json = render(&result, OutputFormat::Json);
-    let elapsed = started.elapsed();
+    // A result is the document itself (blank expression), the projection within its bounds (jq
+    // outputs gathered into an array), or the error value around the document.
+    let doc_json = render(&doc, OutputFormat::Json).len();
+    let projected =
+        limits.max_output_bytes.max(limits.max_value_bytes as usize) + limits.max_outputs;
+    let bound = if failed {
+        doc_json + ESCAPE_GROWTH * (MAX_ERROR_TEXT + 2 * expr.len()) + 64
+    } else {
+        doc_json.max(ESCAPE_GROWTH * projected)
+    };
     assert!(
-        elapsed < SLOW,
-        "slow projection: {elapsed:?} for {expr:?} over {} bytes (rendered {} + {} bytes)",
-        data.len(),
-        toon.len(),
+        json.len() <= bound,
+        "{expr:?} returned {} bytes of JSON, over its bound of {bound}",
         json.len()
     );
+    render(&result, OutputFormat::Toon);
 });

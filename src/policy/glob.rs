@@ -2,7 +2,22 @@
 //! (matched segment by segment; `*` stays within a segment, a whole `**` segment spans any
 //! number of segments), plus the path form globs are matched against.
 
+use std::cell::Cell;
 use std::fmt;
+
+thread_local! {
+    static STEPS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Comparison steps glob matching has taken on this thread: what the policy fuzz target counts
+/// (against the sizes of the globs and the path) instead of time.
+pub fn steps() -> u64 {
+    STEPS.with(Cell::get)
+}
+
+fn count(n: usize) {
+    STEPS.with(|s| s.set(s.get() + n as u64));
+}
 
 /// A tool-name glob: `*` matches any run of characters, everything else matches itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -174,6 +189,7 @@ fn match_segments(globs: &[Segment], parts: &[&[u8]]) -> bool {
         let mut next = vec![false; parts.len() + 1];
         match glob {
             Segment::Any => {
+                count(next.len());
                 let mut seen = false;
                 for (j, slot) in next.iter_mut().enumerate() {
                     seen |= reach[j];
@@ -181,6 +197,7 @@ fn match_segments(globs: &[Segment], parts: &[&[u8]]) -> bool {
                 }
             }
             Segment::Pattern(p) => {
+                count(parts.len());
                 for (j, part) in parts.iter().enumerate() {
                     next[j + 1] = reach[j] && wildcard(p, part);
                 }
@@ -195,7 +212,9 @@ fn match_segments(globs: &[Segment], parts: &[&[u8]]) -> bool {
 fn wildcard(pattern: &[u8], text: &[u8]) -> bool {
     let (mut p, mut t) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
+    let mut steps = 1;
     while t < text.len() {
+        steps += 1;
         match pattern.get(p) {
             Some(b'*') => {
                 star = Some((p, t));
@@ -211,10 +230,14 @@ fn wildcard(pattern: &[u8], text: &[u8]) -> bool {
                     t = st + 1;
                     star = Some((sp, st + 1));
                 }
-                None => return false,
+                None => {
+                    count(steps);
+                    return false;
+                }
             },
         }
     }
+    count(steps + pattern.len().saturating_sub(p));
     pattern[p.min(pattern.len())..].iter().all(|&c| c == b'*')
 }
 
@@ -224,6 +247,26 @@ mod tests {
 
     fn path(glob: &str, p: &str) -> bool {
         PathGlob::parse(glob).unwrap().matches(&match_form(p))
+    }
+
+    /// Matching is counted, and the count stays within (glob + 1) x (text + 1) for the globs
+    /// that make a backtracking matcher exponential.
+    #[test]
+    fn matching_steps_are_bounded_by_the_sizes() {
+        let text = "a".repeat(2_000);
+        let tool = ToolGlob::parse(&format!("{}b", "*a".repeat(50))).unwrap();
+        let before = steps();
+        assert!(!tool.matches(&text));
+        let taken = steps() - before;
+        assert!(taken > 2_000, "the matcher's steps are counted: {taken}");
+        assert!(taken <= 102 * 2_001, "{taken} steps");
+
+        let glob = PathGlob::parse(&format!("/**/{}b/**", "*a".repeat(20))).unwrap();
+        let path = format!("/{}", vec!["a".repeat(50); 40].join("/"));
+        let before = steps();
+        assert!(!glob.matches(&match_form(&path)));
+        let taken = steps() - before;
+        assert!(taken <= 4 * 46 * (path.len() as u64 + 2), "{taken} steps");
     }
 
     #[test]

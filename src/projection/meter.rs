@@ -98,9 +98,9 @@ pub(crate) fn fuel_left() -> u64 {
     FUEL.with(Cell::get)
 }
 
-/// The fuel the last finished run on this thread spent: what tests count instead of time.
-#[cfg(test)]
-pub(crate) fn last_spent() -> u64 {
+/// The fuel the last finished run on this thread spent: what tests and fuzz targets count
+/// instead of time.
+pub fn last_spent() -> u64 {
     SPENT.with(Cell::get)
 }
 
