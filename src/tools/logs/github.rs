@@ -137,7 +137,11 @@ impl Subject {
 }
 
 impl Args {
-    fn subject(&self, api_base: &str) -> Result<Subject, ToolError> {
+    /// The job or run the arguments name. A `url`'s host is checked against `api_base`, the
+    /// configured API (github.com, or a GitHub Enterprise host); `None` leaves the host to be
+    /// checked when the call runs, for the policy target, which is found before any setting is
+    /// at hand and depends only on the path.
+    fn subject(&self, api_base: Option<&str>) -> Result<Subject, ToolError> {
         let invalid = |m: &str| ToolError::InvalidArguments(m.to_owned());
         let given = [
             self.job_id.is_some(),
@@ -179,8 +183,9 @@ impl Args {
 }
 
 /// `https://github.com/{owner}/{repo}/actions/runs/{runId}[/job/{jobId}][/attempts/{n}]`, on
-/// github.com or the web host of the configured API (GitHub Enterprise).
-fn parse_url(url: &str, api_base: &str) -> Result<Subject, ToolError> {
+/// github.com or the web host of the configured API (GitHub Enterprise); any host when
+/// `api_base` is `None`.
+fn parse_url(url: &str, api_base: Option<&str>) -> Result<Subject, ToolError> {
     let bad = || {
         ToolError::InvalidArguments(format!(
             "url must be a GitHub Actions run or job URL, \
@@ -191,13 +196,15 @@ fn parse_url(url: &str, api_base: &str) -> Result<Subject, ToolError> {
     let rest = rest.split(['?', '#']).next().unwrap_or_default();
     let (host, path) = rest.split_once('/').ok_or_else(bad)?;
     let host = host.to_ascii_lowercase();
-    let api_host = api_base
-        .split_once("://")
-        .map(|(_, r)| r.split('/').next().unwrap_or_default().to_ascii_lowercase())
-        .unwrap_or_default();
-    let host_ok = matches!(host.as_str(), "github.com" | "www.github.com")
-        || (api_host != "api.github.com" && host == api_host);
-    if !host_ok {
+    let host_ok = |api_base: &str| {
+        let api_host = api_base
+            .split_once("://")
+            .map(|(_, r)| r.split('/').next().unwrap_or_default().to_ascii_lowercase())
+            .unwrap_or_default();
+        matches!(host.as_str(), "github.com" | "www.github.com")
+            || (api_host != "api.github.com" && host == api_host)
+    };
+    if host.is_empty() || !api_base.is_none_or(host_ok) {
         return Err(ToolError::InvalidArguments(format!(
             "url must be on github.com (or this server's GitHub Enterprise host), not {host:?}"
         )));
@@ -229,12 +236,10 @@ impl TypedTool for GetJobLogs {
         &self.0
     }
 
-    /// Policy decides on the logs path of the job or run; a URL is read as a github.com one,
-    /// since the target is found before any setting is at hand.
+    /// Policy decides on the logs path of the job or run; a `url`'s host is checked by `run`,
+    /// against the configured API, before anything is sent.
     fn target(&self, args: &Self::Args) -> Result<Option<Target>, ToolError> {
-        let subject = args
-            .own
-            .subject(crate::upstream::vendor::GITHUB_DEFAULT_URL)?;
+        let subject = args.own.subject(None)?;
         let path = ApiPath::parse(&subject.policy_path())
             .map_err(|e| ToolError::Internal(format!("built path refused: {e}")))?;
         Ok(Some(Target::new(Vendor::GitHub, Method::Get, &path)))
@@ -252,7 +257,7 @@ impl TypedTool for GetJobLogs {
 async fn run(args: WithCommon<Args>, call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
     let WithCommon { common, own: args } = args;
     let options = args.log.options()?;
-    let subject = args.subject(&call.upstream.github_api_url)?;
+    let subject = args.subject(Some(&call.upstream.github_api_url))?;
     let cache = LogCache::new(&call, Vendor::GitHub);
     let (jobs, more) = match subject.what {
         What::Job(id) => {
@@ -514,7 +519,7 @@ mod tests {
 
     fn subject(args: Json) -> Result<Subject, ToolError> {
         let args: Args = serde_json::from_value(args).unwrap();
-        args.subject("https://api.github.com")
+        args.subject(Some("https://api.github.com"))
     }
 
     fn job(owner: &str, repo: &str, id: u64) -> Subject {
@@ -626,9 +631,21 @@ mod tests {
             serde_json::from_value(json!({"url": "https://ghe.example/o/r/actions/runs/5"}))
                 .unwrap();
         assert_eq!(
-            args.subject("https://ghe.example/api/v3").unwrap().what,
+            args.subject(Some("https://ghe.example/api/v3")).unwrap().what,
             What::Run(5)
         );
-        assert!(args.subject("https://api.github.com").is_err());
+        assert!(args.subject(Some("https://api.github.com")).is_err());
+    }
+
+    /// The policy target of an Enterprise URL is its run's logs path: the host is checked when
+    /// the call runs, where the configured API is known, so the target does not refuse it.
+    #[test]
+    fn enterprise_urls_have_a_policy_target() {
+        let args: WithCommon<Args> = serde_json::from_value(
+            json!({"url": "https://ghe.example/o/r/actions/runs/5/job/7"}),
+        )
+        .unwrap();
+        let target = GetJobLogs(spec()).target(&args).unwrap().unwrap();
+        assert_eq!(target.path, "/repos/o/r/actions/jobs/7/logs");
     }
 }
