@@ -631,7 +631,9 @@ mod tests {
             serde_json::from_value(json!({"url": "https://ghe.example/o/r/actions/runs/5"}))
                 .unwrap();
         assert_eq!(
-            args.subject(Some("https://ghe.example/api/v3")).unwrap().what,
+            args.subject(Some("https://ghe.example/api/v3"))
+                .unwrap()
+                .what,
             What::Run(5)
         );
         assert!(args.subject(Some("https://api.github.com")).is_err());
@@ -641,10 +643,9 @@ mod tests {
     /// the call runs, where the configured API is known, so the target does not refuse it.
     #[test]
     fn enterprise_urls_have_a_policy_target() {
-        let args: WithCommon<Args> = serde_json::from_value(
-            json!({"url": "https://ghe.example/o/r/actions/runs/5/job/7"}),
-        )
-        .unwrap();
+        let args: WithCommon<Args> =
+            serde_json::from_value(json!({"url": "https://ghe.example/o/r/actions/runs/5/job/7"}))
+                .unwrap();
         let target = GetJobLogs(spec()).target(&args).unwrap().unwrap();
         assert_eq!(target.path, "/repos/o/r/actions/jobs/7/logs");
     }
