@@ -1,7 +1,9 @@
 //! Plain HTTP request and response values exchanged between the Workers adapter and the core, so
 //! the core never sees `worker::Request`.
 
-use crate::ports::{header, Headers};
+use crate::ports::{header, BodyRead, Headers, RequestBody};
+use futures::future::LocalBoxFuture;
+use std::cell::RefCell;
 
 /// An incoming HTTP request.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -14,10 +16,36 @@ pub struct HttpRequest {
     pub query: String,
     /// Headers as received.
     pub headers: Headers,
-    /// The body (the adapter stops reading past the body limit and sets `body_too_large`).
+    /// The body, once read: the server reads it through a [`RequestBody`] only when the route
+    /// needs it, after authentication, and stores it here (longer than the limit: empty, with
+    /// `body_too_large` set). Given already read to `Server::handle`.
     pub body: Vec<u8>,
-    /// True when the body was longer than the limit the adapter was given.
+    /// True when the body was longer than the limit it was read with.
     pub body_too_large: bool,
+}
+
+/// A body already in memory, as the [`RequestBody`] of a request that was read whole.
+#[derive(Debug, Default)]
+pub struct BufferedBody(RefCell<BodyRead>);
+
+impl BufferedBody {
+    /// `bytes`, flagged `too_large` when the reader that produced them stopped at its limit.
+    pub fn new(bytes: Vec<u8>, too_large: bool) -> BufferedBody {
+        BufferedBody(RefCell::new(BodyRead { bytes, too_large }))
+    }
+}
+
+impl RequestBody for BufferedBody {
+    fn read(&self, limit: usize) -> LocalBoxFuture<'_, BodyRead> {
+        let mut read = std::mem::take(&mut *self.0.borrow_mut());
+        if read.bytes.len() > limit {
+            read = BodyRead {
+                bytes: Vec::new(),
+                too_large: true,
+            };
+        }
+        Box::pin(async move { read })
+    }
 }
 
 impl HttpRequest {

@@ -246,6 +246,24 @@ pub trait PartUpload {
     fn abort(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>>;
 }
 
+/// What reading a request body gave.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BodyRead {
+    /// The body, empty when it was longer than the limit.
+    pub bytes: Vec<u8>,
+    /// True when the body was longer than the limit the reader was given.
+    pub too_large: bool,
+}
+
+/// The body of the incoming request, read only once a route needs it: a `POST /mcp` is
+/// authenticated from its headers first, so a request without valid credentials is answered
+/// without its body (up to the size limit, and more drained past it) ever being read.
+pub trait RequestBody {
+    /// Reads the body when it is at most `limit` bytes; a longer one is flagged `too_large`
+    /// and not kept. Called at most once per request.
+    fn read(&self, limit: usize) -> LocalBoxFuture<'_, BodyRead>;
+}
+
 /// Wall-clock time.
 pub trait Clock {
     /// Milliseconds since the Unix epoch, UTC.

@@ -14,18 +14,18 @@ mod version;
 
 use crate::auth::{self, AuthError, Principal};
 use crate::config::{Config, ConfigError};
-use crate::http::{HttpRequest, HttpResponse};
+use crate::http::{BufferedBody, HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::oauth::{self, settings::OAuthSettings};
-use crate::ports::{Level, Ports};
+use crate::ports::{Level, Ports, RequestBody};
 use crate::tools::{self, Registry, RegistryError};
 use futures::FutureExt;
 use reply::rpc_error_reply;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The adapter reads at most this many body bytes (plus one, to detect overflow) and sets
-/// `body_too_large` when there were more.
+/// The largest request body read; a longer one is refused with 413 (after authentication, and
+/// never read whole).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// The MCP endpoint's path.
@@ -70,12 +70,27 @@ impl Server {
         self.config.as_ref()
     }
 
-    /// Handles one HTTP request; never panics, never returns an error.
-    pub async fn handle(&self, request: HttpRequest, ports: Ports<'_>) -> HttpResponse {
+    /// Handles one HTTP request whose body was read already (`request.body`, and
+    /// `body_too_large` when the reader stopped at the limit); never panics, never returns an
+    /// error.
+    pub async fn handle(&self, mut request: HttpRequest, ports: Ports<'_>) -> HttpResponse {
+        let body = BufferedBody::new(std::mem::take(&mut request.body), request.body_too_large);
+        self.serve(request, &body, ports).await
+    }
+
+    /// Handles one HTTP request whose body is read through `body` only when the route needs it
+    /// (`request.body` is ignored): a `POST /mcp` is authenticated from its headers first, so
+    /// a request without valid credentials is answered without its body ever being read.
+    pub async fn serve(
+        &self,
+        request: HttpRequest,
+        body: &dyn RequestBody,
+        ports: Ports<'_>,
+    ) -> HttpResponse {
         self.log_startup_once(ports);
         // On the host a panic unwinds to here and becomes a -32603; on wasm32 (panic=abort) the
         // isolate dies instead, which is why request paths must not panic in the first place.
-        match AssertUnwindSafe(self.route(request, ports))
+        match AssertUnwindSafe(self.route(request, body, ports))
             .catch_unwind()
             .await
         {
@@ -133,7 +148,12 @@ impl Server {
         }
     }
 
-    async fn route(&self, request: HttpRequest, ports: Ports<'_>) -> HttpResponse {
+    async fn route(
+        &self,
+        mut request: HttpRequest,
+        body: &dyn RequestBody,
+        ports: Ports<'_>,
+    ) -> HttpResponse {
         match (request.method.as_str(), request.path.as_str()) {
             ("GET" | "HEAD", "/") => {
                 let body = if request.method == "HEAD" {
@@ -144,7 +164,7 @@ impl Server {
                 HttpResponse::new(200, "text/plain; charset=utf-8", body)
             }
             (_, "/") => method_not_allowed("GET, HEAD"),
-            ("POST", MCP_PATH) => self.post_mcp(request, ports).await,
+            ("POST", MCP_PATH) => self.post_mcp(request, body, ports).await,
             ("OPTIONS", MCP_PATH) => self.options_mcp(&request, ports),
             // No server-initiated SSE stream (GET) and no sessions to end (DELETE).
             (_, MCP_PATH) => method_not_allowed("POST"),
@@ -156,6 +176,8 @@ impl Server {
                     },
                 ) => {
                     let is_static = |name: &str| config.auth_tokens.has_principal(name);
+                    // The sign-in endpoints authenticate (if at all) from their bodies.
+                    take_body(&mut request, body).await;
                     oauth::handle(settings, &is_static, &request, ports).await
                 }
                 Err(error) => config_error(error, ports),
@@ -167,18 +189,26 @@ impl Server {
 
     /// `POST /mcp`: the configuration and origin checks, then everything else; a response to an
     /// allowed browser origin carries CORS headers, errors included.
-    async fn post_mcp(&self, request: HttpRequest, ports: Ports<'_>) -> HttpResponse {
+    async fn post_mcp(
+        &self,
+        request: HttpRequest,
+        body: &dyn RequestBody,
+        ports: Ports<'_>,
+    ) -> HttpResponse {
         let config = match &self.config {
             Ok(config) => config,
             Err(error) => return config_error(error, ports),
         };
         let Some(origin) = request.header("Origin").map(str::to_owned) else {
-            return self.checked_post(config, request, ports).await;
+            return self.checked_post(config, request, body, ports).await;
         };
         if !config.origin_allowed(&origin) {
             return forbidden_origin(&origin, ports);
         }
-        checks::with_cors(self.checked_post(config, request, ports).await, &origin)
+        checks::with_cors(
+            self.checked_post(config, request, body, ports).await,
+            &origin,
+        )
     }
 
     /// `OPTIONS /mcp`: a CORS preflight from an allowed origin gets 204; without `Origin` it is
@@ -198,7 +228,8 @@ impl Server {
     async fn checked_post(
         &self,
         config: &Config,
-        request: HttpRequest,
+        mut request: HttpRequest,
+        body: &dyn RequestBody,
         ports: Ports<'_>,
     ) -> HttpResponse {
         let registry = match &self.registry {
@@ -216,6 +247,8 @@ impl Server {
             Ok(principal) => principal,
             Err(reply) => return reply,
         };
+        // Only now: an unauthenticated request costs no body read.
+        take_body(&mut request, body).await;
         if request.body_too_large || request.body.len() > MAX_BODY_BYTES {
             return rpc_error_reply(
                 413,
@@ -255,6 +288,13 @@ impl Server {
         };
         dispatch::handle_body(&context).await
     }
+}
+
+/// Reads the request's body into it (at most `MAX_BODY_BYTES`).
+async fn take_body(request: &mut HttpRequest, body: &dyn RequestBody) {
+    let read = body.read(MAX_BODY_BYTES).await;
+    request.body = read.bytes;
+    request.body_too_large = read.too_large;
 }
 
 fn config_error(error: &ConfigError, ports: Ports<'_>) -> HttpResponse {

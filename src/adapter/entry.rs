@@ -11,10 +11,11 @@ use super::fetch::FetchHttp;
 use super::kv::KvCache;
 use super::r2::R2Artifacts;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::ports::Ports;
+use crate::ports::{BodyRead, Ports, RequestBody};
 use crate::server::{Server, MAX_BODY_BYTES};
+use futures::future::LocalBoxFuture;
 use futures::StreamExt;
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
 use worker::{event, ByteStream, Context, Env, Headers, Request, Response, ResponseBuilder};
 
@@ -35,7 +36,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         cell.get_or_init(|| Rc::new(Server::new(&|name: &str| setting(&env, name))))
             .clone()
     });
-    let request = read_request(req).await;
+    let (request, body) = split_request(req);
     let cache = KvCache::new(env.kv(CACHE_BINDING).map_err(missing(CACHE_BINDING)), ctx);
     // Optional: only a policy held in KV, or approvals, need it; without it they fail closed.
     let state = KvCache::awaited(env.kv(POLICY_BINDING).map_err(missing(POLICY_BINDING)));
@@ -58,7 +59,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         rng: &CryptoRng,
         log: &ConsoleLog,
     };
-    Ok(write_response(server.handle(request, ports).await))
+    Ok(write_response(server.serve(request, &body, ports).await))
 }
 
 /// The error text for a binding that is absent from the worker's configuration.
@@ -66,8 +67,8 @@ fn missing(binding: &'static str) -> impl Fn(worker::Error) -> String {
     move |_| format!("binding {binding} is not configured in wrangler.toml")
 }
 
-/// The plain request; a body over `MAX_BODY_BYTES` is flagged, not kept.
-async fn read_request(mut req: Request) -> HttpRequest {
+/// The plain request without its body, and the body to be read when the server asks for it.
+fn split_request(req: Request) -> (HttpRequest, WorkerBody) {
     // `Request::method` maps unknown methods to GET; the raw string keeps e.g. PROPFIND distinct.
     let method = req.inner().method().to_ascii_uppercase();
     let path = req.path();
@@ -77,43 +78,68 @@ async fn read_request(mut req: Request) -> HttpRequest {
         .and_then(|url| url.query().map(str::to_owned))
         .unwrap_or_default();
     let headers: Vec<(String, String)> = req.headers().entries().collect();
-    let (body, body_too_large) = read_body(&mut req, &headers).await;
-    HttpRequest {
+    let declared =
+        crate::ports::header(&headers, "Content-Length").and_then(|v| v.trim().parse::<u64>().ok());
+    let request = HttpRequest {
         method,
         path,
         query,
         headers,
-        body,
-        body_too_large,
+        body: Vec::new(),
+        body_too_large: false,
+    };
+    let body = WorkerBody {
+        request: RefCell::new(Some(req)),
+        declared,
+    };
+    (request, body)
+}
+
+/// The body of the Workers request, read on demand: a request the server refuses from its
+/// headers (no valid credentials) never has its body read.
+struct WorkerBody {
+    request: RefCell<Option<Request>>,
+    /// `Content-Length`, when given.
+    declared: Option<u64>,
+}
+
+impl RequestBody for WorkerBody {
+    fn read(&self, limit: usize) -> LocalBoxFuture<'_, BodyRead> {
+        Box::pin(async move {
+            let Some(mut req) = self.request.borrow_mut().take() else {
+                return BodyRead::default();
+            };
+            let (bytes, too_large) = read_body(&mut req, self.declared, limit).await;
+            BodyRead { bytes, too_large }
+        })
     }
 }
 
-/// How many bytes past the limit are read and thrown away before a 413 goes out. Closing a
-/// connection with unread request bytes makes the kernel reset it, and a client connected
-/// directly (wrangler dev, tests) then loses the 413 itself; bigger uploads are cut off anyway.
+/// How many bytes past the limit are read and thrown away before a 413 goes out to an
+/// authenticated caller. Closing a connection with unread request bytes makes the kernel reset
+/// it, and a client connected directly (wrangler dev, tests) then loses the 413 itself; bigger
+/// uploads are cut off anyway.
 const DRAIN_MAX_BYTES: usize = 4 * MAX_BODY_BYTES;
 
-/// Reads the body up to the limit; returns the bytes and whether the body was longer.
-async fn read_body(req: &mut Request, headers: &[(String, String)]) -> (Vec<u8>, bool) {
-    let declared =
-        crate::ports::header(headers, "Content-Length").and_then(|v| v.trim().parse::<u64>().ok());
+/// Reads the body up to `limit`; returns the bytes and whether the body was longer.
+async fn read_body(req: &mut Request, declared: Option<u64>, limit: usize) -> (Vec<u8>, bool) {
     if req.inner().body().is_none() {
         return (Vec::new(), false);
     }
     let Ok(mut stream) = req.stream() else {
         return (Vec::new(), false);
     };
-    if let Some(len) = declared.filter(|&len| len > MAX_BODY_BYTES as u64) {
-        if len <= (MAX_BODY_BYTES + DRAIN_MAX_BYTES) as u64 {
-            drain(&mut stream, MAX_BODY_BYTES + DRAIN_MAX_BYTES).await;
+    if let Some(len) = declared.filter(|&len| len > limit as u64) {
+        if len <= (limit + DRAIN_MAX_BYTES) as u64 {
+            drain(&mut stream, limit + DRAIN_MAX_BYTES).await;
         }
         return (Vec::new(), true);
     }
-    let mut body = Vec::with_capacity(declared.map_or(0, |len| len as usize));
+    let mut body = Vec::with_capacity(declared.map_or(0, |len| len as usize).min(limit));
     while let Some(chunk) = stream.next().await {
         // A client that drops mid-body gets no answer anyway; the core sees what arrived.
         let Ok(chunk) = chunk else { break };
-        if body.len() + chunk.len() > MAX_BODY_BYTES {
+        if body.len() + chunk.len() > limit {
             drain(&mut stream, DRAIN_MAX_BYTES).await;
             return (Vec::new(), true);
         }

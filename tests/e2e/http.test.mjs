@@ -122,6 +122,33 @@ test("a body over 4 MiB is 413, with or without Content-Length", async () => {
   assert.equal(chunked.status, 413);
 });
 
+/**
+ * Sends the headers of a POST declaring `declared` body bytes and only the first 64 of them, then
+ * waits up to `waitMs` for a response without sending the rest. Resolves with the status, or null
+ * when none came: a server that reads the body first is still waiting for the rest.
+ */
+function headersOnlyPost(url, headers, declared, waitMs) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: "POST", headers: { ...headers, "Content-Length": declared } });
+    const timer = setTimeout(() => { req.destroy(); resolve(null); }, waitMs);
+    req.on("response", (res) => { clearTimeout(timer); res.resume(); req.destroy(); resolve(res.statusCode); });
+    req.on("error", (e) => { clearTimeout(timer); if (!req.destroyed) reject(e); });
+    req.write(Buffer.alloc(64, 0x20));
+  });
+}
+
+test("credentials are checked before the body is read: a 401 comes while the upload is unfinished", async () => {
+  const declared = 4 * 1024 * 1024;
+  const json = { "Content-Type": "application/json" };
+  for (const auth of [{}, { Authorization: "Bearer wrong-token-0123456789" }]) {
+    const status = await headersOnlyPost(worker.mcpUrl, { ...json, ...auth }, declared, 5000);
+    assert.equal(status, 401, `answered without the body (${JSON.stringify(auth)})`);
+  }
+  // The control: with a valid token the body is read, so no answer comes before it is complete.
+  const authenticated = await headersOnlyPost(worker.mcpUrl, { ...json, Authorization: `Bearer ${TOKEN}` }, declared, 1500);
+  assert.equal(authenticated, null, "an authenticated request waits for its body");
+});
+
 test("a body just under 4 MiB is read whole", async () => {
   // Whitespace padding keeps it valid JSON: the request must reach the JSON-RPC layer intact.
   const body = rpc("ping");

@@ -2,8 +2,12 @@
 //! JSON and invalid JSON-RPC, the version header, batching per revision, and panic containment.
 
 use crate::common::protocol::*;
+use devtools_mcp_edge::ports::fake::FakeEnv;
+use devtools_mcp_edge::ports::{BodyRead, RequestBody};
 use devtools_mcp_edge::server::MAX_BODY_BYTES;
+use futures::future::LocalBoxFuture;
 use serde_json::json;
+use std::cell::Cell;
 
 fn ping() -> String {
     json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string()
@@ -20,6 +24,60 @@ fn oversized_body_is_413_before_parsing() {
     // A body over the limit that the adapter did not flag is refused the same way.
     let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(MAX_BODY_BYTES));
     assert_eq!(send(&server, post(&big, &[])).status, 413);
+}
+
+/// A request body that records whether the server read it.
+struct RecordingBody {
+    bytes: Vec<u8>,
+    read: Cell<bool>,
+}
+
+impl RecordingBody {
+    fn new(bytes: Vec<u8>) -> RecordingBody {
+        RecordingBody {
+            bytes,
+            read: Cell::new(false),
+        }
+    }
+}
+
+impl RequestBody for RecordingBody {
+    fn read(&self, limit: usize) -> LocalBoxFuture<'_, BodyRead> {
+        self.read.set(true);
+        let too_large = self.bytes.len() > limit;
+        let bytes = if too_large {
+            Vec::new()
+        } else {
+            self.bytes.clone()
+        };
+        Box::pin(async move { BodyRead { bytes, too_large } })
+    }
+}
+
+#[test]
+fn credentials_are_checked_before_the_body_is_read() {
+    let server = server();
+    let huge = vec![b' '; MAX_BODY_BYTES + 1];
+    for (authorization, bytes) in [
+        ("", ping().into_bytes()),
+        ("Bearer wrong-token-0123456789", ping().into_bytes()),
+        ("Basic Y2k6Y2k=", huge.clone()),
+        ("Bearer wrong-token-0123456789", huge.clone()),
+    ] {
+        let body = RecordingBody::new(bytes);
+        let env = FakeEnv::new();
+        let request = post("", &[("Authorization", authorization)]);
+        let response = futures::executor::block_on(server.serve(request, &body, env.ports()));
+        assert_eq!(response.status, 401, "{authorization:?}");
+        assert!(!body.read.get(), "body read for {authorization:?}");
+    }
+    for (bytes, status) in [(ping().into_bytes(), 200), (huge, 413)] {
+        let body = RecordingBody::new(bytes);
+        let env = FakeEnv::new();
+        let response = futures::executor::block_on(server.serve(post("", &[]), &body, env.ports()));
+        assert_eq!(response.status, status);
+        assert!(body.read.get(), "an authenticated request's body is read");
+    }
 }
 
 #[test]
