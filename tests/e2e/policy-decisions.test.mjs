@@ -249,3 +249,18 @@ test("each decision is logged as one JSON line naming rule, effect and identity,
   const { results, logs } = stack.assertNoSecrets();
   assert.ok(results > 10 && logs > 2, `checked ${results} results and ${logs} log lines`);
 });
+
+test("a megabyte path never makes a megabyte log line: every line stays under 8 KiB, the path cut with a marker", async () => {
+  const path = `/rest/api/3/issue/${"a".repeat(1 << 20)}`;
+  const before = stack.logs.length;
+  const { isError } = await stack.call("jira_get", { path }, "alice");
+  assert.equal(isError, true, "the huge issue key is refused or fails upstream");
+  const lines = stack.logs.slice(before);
+  assert.ok(lines.length > 0, "the call was logged");
+  for (const line of lines) assert.ok(Buffer.byteLength(line) <= 8 * 1024, `a ${Buffer.byteLength(line)}-byte log line`);
+  assert.ok(lines.some((line) => line.includes(`[cut, ${Buffer.byteLength(path)} bytes]`)), "the path was logged, cut");
+  for (const decision of stack.events("policy_decision").filter((e) => e.path?.startsWith("/rest/api/3/issue/aaa"))) {
+    assert.match(decision.path, /…\[cut, \d+ bytes\]$/, "the path is cut with the marker naming its length");
+    assert.ok(Buffer.byteLength(decision.path) < 1100, `a ${Buffer.byteLength(decision.path)}-byte path in the log`);
+  }
+});
