@@ -15,7 +15,7 @@ pub mod vendor;
 
 pub use client::{
     decode, decode_body, decode_checked, reason_phrase, send, send_raw, Decoded, RawReply,
-    UpstreamReply,
+    UpstreamCall, UpstreamReply,
 };
 pub use error::{ErrorKind, UpstreamError};
 pub use path::{ApiPath, PathError};

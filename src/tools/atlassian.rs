@@ -7,7 +7,7 @@ use crate::structured::{Contract, Envelope};
 use crate::tools::args::{self, WithCommon, JQ, OUTPUT_FORMAT, QUERY_PARAMS};
 use crate::tools::output;
 use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
-use crate::upstream::{self, ApiPath, Method, Target, Vendor};
+use crate::upstream::{self, ApiPath, Method, Target, UpstreamCall, Vendor};
 use futures::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -106,16 +106,14 @@ impl<A: PassthroughArgs> Passthrough<A> {
             .own
             .into_body()
             .map(|body| output::json_to_value(&Json::Object(body)));
-        let reply = upstream::send(
-            cx.ports,
-            cx.upstream,
-            self.vendor,
-            self.method,
-            &path,
-            &args.common.query_params.0,
-            body.as_ref(),
-        )
-        .await;
+        let request = UpstreamCall {
+            vendor: self.vendor,
+            method: self.method,
+            path: &path,
+            query: &args.common.query_params.0,
+            body: body.as_ref(),
+        };
+        let reply = upstream::send(cx.ports, cx.upstream, request).await;
         Ok(match reply {
             Ok(reply) => {
                 let mut rendered = output::render_body(reply.body, &args.common, cx.settings);
@@ -212,7 +210,7 @@ fn spec(vendor: Vendor, method: Method) -> ToolSpec {
     ToolSpec {
         descriptor: ToolDescriptor {
             name: tool_name(vendor, method),
-            title: Some(format!("{} {verb}", product(vendor))),
+            title: Some(format!("{} {verb}", vendor.name())),
             description: description(vendor, method),
             input_schema: json!({
                 "type": "object",
@@ -224,14 +222,6 @@ fn spec(vendor: Vendor, method: Method) -> ToolSpec {
             annotations: Some(annotations),
         },
         access: Access::Rules,
-    }
-}
-
-fn product(vendor: Vendor) -> &'static str {
-    match vendor {
-        Vendor::Confluence => "Confluence",
-        Vendor::Bitbucket => "Bitbucket",
-        _ => "Jira",
     }
 }
 

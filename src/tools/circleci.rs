@@ -10,7 +10,7 @@ use crate::time::iso8601_utc_ms;
 use crate::tools::args::{self, CommonArgs, WithCommon, JQ, OUTPUT_FORMAT, QUERY_PARAMS};
 use crate::tools::output::{self, Rendered};
 use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
-use crate::upstream::{self, ApiPath, Method, Target, Vendor};
+use crate::upstream::{self, ApiPath, Method, Target, UpstreamCall, Vendor};
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
@@ -246,26 +246,22 @@ async fn get(args: WithCommon<Args>, call: ToolContext<'_>) -> Result<CallToolRe
             return Ok(respond(decoded.value, info, &common, &call).await);
         }
     }
-    let raw = match upstream::send_raw(
-        call.ports,
-        call.upstream,
-        Vendor::CircleCi,
-        Method::Get,
-        &path,
-        &common.query_params.0,
-        None,
-    )
-    .await
-    {
+    let request = UpstreamCall {
+        vendor: Vendor::CircleCi,
+        method: Method::Get,
+        path: &path,
+        query: &common.query_params.0,
+        body: None,
+    };
+    let raw = match upstream::send_raw(call.ports, call.upstream, request).await {
         Ok(raw) => raw,
         Err(error) => return Ok(output::upstream_error(&error)),
     };
     // A broken JSON body is an error, and never cached.
-    let decoded =
-        match upstream::decode_checked(call.ports, Vendor::CircleCi, Method::Get, &path, &raw) {
-            Ok(decoded) => decoded,
-            Err(error) => return Ok(output::upstream_error(&error)),
-        };
+    let decoded = match upstream::decode_checked(call.ports, request, &raw) {
+        Ok(decoded) => decoded,
+        Err(error) => return Ok(output::upstream_error(&error)),
+    };
     let info = CacheInfo {
         hit: false,
         age_ms: 0,

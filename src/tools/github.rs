@@ -10,7 +10,7 @@ use crate::structured::Envelope;
 use crate::tools::args::{whole, whole_opt, WithCommon};
 use crate::tools::output::{self, Rendered};
 use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, TypedTool};
-use crate::upstream::{self, link, ApiPath, Method, Target, Vendor};
+use crate::upstream::{self, link, ApiPath, Method, Target, UpstreamCall, Vendor};
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
@@ -310,16 +310,14 @@ async fn list<A>(
     request: Request,
 ) -> Result<CallToolResult, ToolError> {
     let common = &args.common;
-    let reply = upstream::send(
-        call.ports,
-        call.upstream,
-        Vendor::GitHub,
-        Method::Get,
-        &request.path,
-        &request.params,
-        None,
-    )
-    .await;
+    let upstream_call = UpstreamCall {
+        vendor: Vendor::GitHub,
+        method: Method::Get,
+        path: &request.path,
+        query: &request.params,
+        body: None,
+    };
+    let reply = upstream::send(call.ports, call.upstream, upstream_call).await;
     Ok(match reply {
         Ok(reply) => {
             let next = link::next_page(&reply.headers);

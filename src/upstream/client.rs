@@ -2,7 +2,7 @@
 //! fixed headers per vendor, timeout and body bound from the vendor settings, redirects refused,
 //! non-2xx statuses turned into [`UpstreamError`], and bodies decoded as the references do.
 
-use super::error::{ErrorKind, UpstreamError, BITBUCKET_MAX_RESPONSE};
+use super::error::{ErrorKind, UpstreamError};
 use super::js;
 use super::path::ApiPath;
 use super::vendor::{Endpoint, UpstreamSettings, Vendor};
@@ -54,18 +54,29 @@ pub struct UpstreamReply {
     pub received_at_ms: u64,
 }
 
-/// Sends one request to `vendor` and decodes the answer; see [`send_raw`] and [`decode`].
+/// One request to a vendor API, as a tool describes it.
+#[derive(Clone, Copy, Debug)]
+pub struct UpstreamCall<'a> {
+    /// The vendor: its configured base URL, credential and quirks apply.
+    pub vendor: Vendor,
+    /// The HTTP method.
+    pub method: Method,
+    /// The path on the vendor's API; the vendor's prefix is added when missing.
+    pub path: &'a ApiPath,
+    /// Query parameters, form-encoded after the path's own query.
+    pub query: &'a [(String, String)],
+    /// The body, sent as compact JSON.
+    pub body: Option<&'a Value>,
+}
+
+/// Sends `call` and decodes the answer; see [`send_raw`] and [`decode_checked`].
 pub async fn send(
     ports: Ports<'_>,
     settings: &UpstreamSettings,
-    vendor: Vendor,
-    method: Method,
-    path: &ApiPath,
-    query: &[(String, String)],
-    body: Option<&Value>,
+    call: UpstreamCall<'_>,
 ) -> Result<UpstreamReply, UpstreamError> {
-    let raw = send_raw(ports, settings, vendor, method, path, query, body).await?;
-    let decoded = decode_checked(ports, vendor, method, path, &raw)?;
+    let raw = send_raw(ports, settings, call).await?;
+    let decoded = decode_checked(ports, call, &raw)?;
     Ok(UpstreamReply {
         status: raw.status,
         headers: raw.headers,
@@ -76,23 +87,23 @@ pub async fn send(
     })
 }
 
-/// Sends one request and returns a 2xx answer undecoded, or the error any other outcome is.
+/// Sends `call` and returns a 2xx answer undecoded, or the error any other outcome is.
 ///
-/// The URL is the vendor's configured base plus `path` (with the vendor's prefix) plus
-/// `query`, form-encoded; `body`, when given, is sent as compact JSON.
+/// The URL is the vendor's configured base plus the path (with the vendor's prefix) plus the
+/// query, form-encoded.
 pub async fn send_raw(
     ports: Ports<'_>,
     settings: &UpstreamSettings,
-    vendor: Vendor,
-    method: Method,
-    path: &ApiPath,
-    query: &[(String, String)],
-    body: Option<&Value>,
+    call: UpstreamCall<'_>,
 ) -> Result<RawReply, UpstreamError> {
-    let path = match vendor.path_prefix() {
-        Some(prefix) => path.clone().with_prefix(prefix),
-        None => path.clone(),
-    };
+    let UpstreamCall {
+        vendor,
+        method,
+        query,
+        body,
+        ..
+    } = call;
+    let path = vendor.request_path(call.path);
     let started = ports.clock.now_ms();
     let fail = |kind| UpstreamError::new(vendor, method, path.path(), ports.clock.now_ms(), kind);
     let Some(endpoint) = settings.endpoint(vendor) else {
@@ -130,10 +141,10 @@ pub async fn send_raw(
         }
     };
     let status = response.status;
-    if vendor == Vendor::Bitbucket {
+    if let Some(limit) = vendor.declared_length_limit() {
         // The reference refuses a declared length over its limit before looking at the status.
         if let Some(size) = header(&response.headers, "content-length").and_then(js::parse_int) {
-            if size > BITBUCKET_MAX_RESPONSE {
+            if size > limit {
                 log(Some(status), response.body.len(), "declared_too_large");
                 // Whole bytes: the declared length is an integer, and f64 holds any plausible one.
                 return Err(fail(ErrorKind::DeclaredTooLarge { size: size as u64 }));
@@ -224,33 +235,34 @@ pub(crate) fn transport_kind(
     }
 }
 
-/// Decodes a 2xx body as the reference servers do: 204 -> `{}`; Bitbucket `text/plain` -> the
-/// text as a string, even empty; blank -> `{}`; JSON -> its value; anything else -> the text.
+/// Decodes a 2xx body as the reference servers do: 204 -> `{}`; `text/plain` from a vendor that
+/// [keeps it](Vendor::keeps_plain_text) -> the text as a string, even empty; blank -> `{}`;
+/// JSON -> its value; anything else -> the text.
 pub fn decode(vendor: Vendor, raw: &RawReply) -> Decoded {
     decode_body(vendor, raw.status, &raw.headers, &raw.body)
 }
 
-/// [`decode`], refusing what a vendor that promises JSON sent as JSON but broken: GitHub and
-/// CircleCI bodies declared `application/json` (or `+json`) that do not parse are an error, not a
-/// string a program would mistake for data. Atlassian bodies decode as the references do.
+/// [`decode`], refusing what a vendor that [promises JSON](Vendor::requires_valid_json) sent
+/// declared `application/json` (or `+json`) but broken: an error, not a string a program would
+/// mistake for data. Other vendors' bodies decode as the references do.
 pub fn decode_checked(
     ports: Ports<'_>,
-    vendor: Vendor,
-    method: Method,
-    path: &ApiPath,
+    call: UpstreamCall<'_>,
     raw: &RawReply,
 ) -> Result<Decoded, UpstreamError> {
+    let vendor = call.vendor;
     let decoded = decode(vendor, raw);
     let declared_json = header(&raw.headers, "content-type").is_some_and(is_json_media_type);
-    let strict = matches!(vendor, Vendor::GitHub | Vendor::CircleCi);
-    if strict && declared_json && !decoded.parsed_json && matches!(decoded.value, Value::String(_))
+    if vendor.requires_valid_json()
+        && declared_json
+        && !decoded.parsed_json
+        && matches!(decoded.value, Value::String(_))
     {
-        let now = ports.clock.now_ms();
         return Err(UpstreamError::new(
             vendor,
-            method,
-            path.path(),
-            now,
+            call.method,
+            vendor.request_path(call.path).path(),
+            ports.clock.now_ms(),
             ErrorKind::MalformedJson,
         ));
     }
@@ -278,7 +290,7 @@ pub fn decode_body(vendor: Vendor, status: u16, headers: &Headers, body: &[u8]) 
         return empty();
     }
     let text = js::response_str(body);
-    if vendor == Vendor::Bitbucket
+    if vendor.keeps_plain_text()
         && header(headers, "content-type").is_some_and(|ct| ct.contains("text/plain"))
     {
         return Decoded {

@@ -6,8 +6,6 @@
 
 mod atlassian;
 
-pub use atlassian::BITBUCKET_MAX_RESPONSE;
-
 use super::vendor::Vendor;
 use super::{js, Method};
 use crate::ports::{header, Headers};

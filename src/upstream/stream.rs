@@ -51,10 +51,7 @@ pub async fn open_on(
     path: &ApiPath,
     query: &[(String, String)],
 ) -> Result<Opened, UpstreamError> {
-    let path = match vendor.path_prefix() {
-        Some(prefix) => path.clone().with_prefix(prefix),
-        None => path.clone(),
-    };
+    let path = vendor.request_path(path);
     let started = ports.clock.now_ms();
     let fail =
         |kind| UpstreamError::new(vendor, Method::Get, path.path(), ports.clock.now_ms(), kind);

@@ -20,14 +20,10 @@ pub struct Target {
 impl Target {
     /// The target of a request to `vendor` with `method` at `path`, prefixed as the client does.
     pub fn new(vendor: Vendor, method: Method, path: &ApiPath) -> Target {
-        let path = match vendor.path_prefix() {
-            Some(prefix) => path.clone().with_prefix(prefix),
-            None => path.clone(),
-        };
         Target {
             vendor,
             method,
-            path: path.path().to_owned(),
+            path: vendor.request_path(path).path().to_owned(),
         }
     }
 }

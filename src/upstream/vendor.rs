@@ -3,6 +3,7 @@
 //! [`super::client`].
 
 use super::hosts::LogHosts;
+use super::path::ApiPath;
 use base64::Engine as _;
 use std::fmt;
 
@@ -54,10 +55,47 @@ impl Vendor {
     }
 
     /// The segment every request path starts with (added when the caller left it out).
-    pub fn path_prefix(self) -> Option<&'static str> {
+    fn path_prefix(self) -> Option<&'static str> {
         match self {
             Vendor::Bitbucket => Some("/2.0"),
-            _ => None,
+            Vendor::GitHub | Vendor::CircleCi | Vendor::Jira | Vendor::Confluence => None,
+        }
+    }
+
+    /// `path` as requested from this vendor, and so as policy sees it: with the vendor's prefix
+    /// (Bitbucket `/2.0`) unless it already starts with it.
+    pub fn request_path(self, path: &ApiPath) -> ApiPath {
+        match self.path_prefix() {
+            Some(prefix) => path.clone().with_prefix(prefix),
+            None => path.clone(),
+        }
+    }
+
+    /// The largest body, in bytes, this vendor's reference accepts by its declared
+    /// `Content-Length`, checked before the status; `None` when only the read limit applies.
+    pub fn declared_length_limit(self) -> Option<f64> {
+        match self {
+            Vendor::Bitbucket => Some(BITBUCKET_MAX_RESPONSE),
+            Vendor::GitHub | Vendor::CircleCi | Vendor::Jira | Vendor::Confluence => None,
+        }
+    }
+
+    /// True when a 2xx `text/plain` body is the text itself, even empty or JSON-looking: the
+    /// Bitbucket reference returns diffs and raw files so.
+    pub fn keeps_plain_text(self) -> bool {
+        match self {
+            Vendor::Bitbucket => true,
+            Vendor::GitHub | Vendor::CircleCi | Vendor::Jira | Vendor::Confluence => false,
+        }
+    }
+
+    /// True when a body declared JSON that does not parse is an error: GitHub and CircleCI
+    /// promise JSON, so text there would be mistaken for data. The Atlassian references keep
+    /// such a body as text, and so do we.
+    pub fn requires_valid_json(self) -> bool {
+        match self {
+            Vendor::GitHub | Vendor::CircleCi => true,
+            Vendor::Jira | Vendor::Confluence | Vendor::Bitbucket => false,
         }
     }
 
@@ -110,6 +148,9 @@ impl fmt::Debug for Secret {
         f.write_str("Secret(<redacted>)")
     }
 }
+
+/// The Bitbucket reference's response size limit (`DATA_LIMITS.MAX_RESPONSE_SIZE`).
+pub const BITBUCKET_MAX_RESPONSE: f64 = 10.0 * 1024.0 * 1024.0;
 
 /// GitHub's default API root.
 pub const GITHUB_DEFAULT_URL: &str = "https://api.github.com";

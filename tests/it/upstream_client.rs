@@ -10,7 +10,9 @@ use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{TransportError, UpstreamRequest, UpstreamResponse};
 use devtools_mcp_edge::server::Server;
 use devtools_mcp_edge::tools;
-use devtools_mcp_edge::upstream::{self, ApiPath, ErrorKind, Method, UpstreamError, Vendor};
+use devtools_mcp_edge::upstream::{
+    self, ApiPath, ErrorKind, Method, UpstreamCall, UpstreamError, Vendor,
+};
 use devtools_mcp_edge::value::Value;
 use serde_json::json;
 
@@ -89,15 +91,14 @@ fn get(
 ) {
     let env = FakeEnv::with_http(http);
     let path = ApiPath::parse(path).unwrap();
-    let outcome = futures::executor::block_on(upstream::send(
-        env.ports(),
-        &config.upstream,
+    let call = UpstreamCall {
         vendor,
-        Method::Get,
-        &path,
-        &[],
-        None,
-    ));
+        method: Method::Get,
+        path: &path,
+        query: &[],
+        body: None,
+    };
+    let outcome = futures::executor::block_on(upstream::send(env.ports(), &config.upstream, call));
     (outcome, env.http.sent(), env.log.lines())
 }
 

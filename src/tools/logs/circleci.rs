@@ -14,7 +14,7 @@ use crate::tools::args::whole_opt;
 use crate::tools::args::WithCommon;
 use crate::tools::output;
 use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
-use crate::upstream::{self, stream, ApiPath, Method, Target, Vendor};
+use crate::upstream::{self, stream, ApiPath, Method, Target, UpstreamCall, Vendor};
 use crate::value::{Map, Value};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
@@ -385,16 +385,14 @@ async fn failed_tests(call: &ToolContext<'_>, job: &Job) -> Value {
     let Ok(tests_path) = path(&format!("/project/{}/{}/tests", job.slug, job.number)) else {
         return Value::Null;
     };
-    let reply = upstream::send(
-        call.ports,
-        call.upstream,
-        Vendor::CircleCi,
-        Method::Get,
-        &tests_path,
-        &[],
-        None,
-    )
-    .await;
+    let request = UpstreamCall {
+        vendor: Vendor::CircleCi,
+        method: Method::Get,
+        path: &tests_path,
+        query: &[],
+        body: None,
+    };
+    let reply = upstream::send(call.ports, call.upstream, request).await;
     let body = match reply {
         Ok(reply) => reply.body,
         Err(e) => return Value::String(e.text()),

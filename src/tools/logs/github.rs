@@ -15,7 +15,7 @@ use crate::tools::args::WithCommon;
 use crate::tools::github::name_segment;
 use crate::tools::output;
 use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
-use crate::upstream::{self, stream, ApiPath, Method, Target, Vendor};
+use crate::upstream::{self, stream, ApiPath, Method, Target, UpstreamCall, Vendor};
 use crate::value::{Map, Value};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
@@ -343,18 +343,17 @@ async fn get(
     path: ApiPath,
     query: &[(String, String)],
 ) -> Result<Value, CallToolResult> {
-    upstream::send(
-        call.ports,
-        call.upstream,
-        Vendor::GitHub,
-        Method::Get,
-        &path,
+    let request = UpstreamCall {
+        vendor: Vendor::GitHub,
+        method: Method::Get,
+        path: &path,
         query,
-        None,
-    )
-    .await
-    .map(|reply| reply.body)
-    .map_err(|e| output::upstream_error(&e))
+        body: None,
+    };
+    upstream::send(call.ports, call.upstream, request)
+        .await
+        .map(|reply| reply.body)
+        .map_err(|e| output::upstream_error(&e))
 }
 
 fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {

@@ -9,11 +9,8 @@ mod bitbucket;
 
 use super::{ErrorKind, UpstreamError};
 use crate::upstream::js;
-use crate::upstream::vendor::Vendor;
+use crate::upstream::vendor::{Vendor, BITBUCKET_MAX_RESPONSE};
 use crate::value::{Map, Number, Value};
-
-/// The Bitbucket reference's response size limit (`DATA_LIMITS.MAX_RESPONSE_SIZE`).
-pub const BITBUCKET_MAX_RESPONSE: f64 = 10.0 * 1024.0 * 1024.0;
 
 /// What the reference keeps as the error's `originalError`, which decides the last block.
 enum Original {
