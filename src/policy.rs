@@ -7,7 +7,7 @@ pub mod document;
 pub mod glob;
 
 use crate::upstream::{Method, Secret, Target, UpstreamSettings, Vendor};
-use glob::{match_form, PathGlob, ToolGlob};
+use glob::{PathGlob, ToolGlob};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -237,8 +237,7 @@ impl Policy {
             }
         }
         if let Some(paths) = &rule.paths {
-            let form = match_form(&target.path);
-            if !paths.iter().any(|g| g.matches(&form)) {
+            if !paths.iter().any(|g| g.matches(&target.path)) {
                 return false;
             }
         }

@@ -1,7 +1,8 @@
 //! The two glob forms of a policy: tool-name globs (`*` = any run of characters) and path globs
 //! (matched segment by segment; `*` stays within a segment, a whole `**` segment spans any
-//! number of segments), plus the path form globs are matched against.
+//! number of segments) over the canonical request path, ASCII case ignored.
 
+use crate::upstream::ApiPath;
 use std::cell::Cell;
 use std::fmt;
 
@@ -56,7 +57,7 @@ impl fmt::Display for ToolGlob {
 enum Segment {
     /// `**`: zero or more whole segments.
     Any,
-    /// A segment pattern (lower-cased), `*` within it.
+    /// A segment pattern (canonical, lower-cased), `*` within it.
     Pattern(Vec<u8>),
 }
 
@@ -99,7 +100,8 @@ impl PathGlob {
                     "path glob {text:?}: '.' and '..' segments never occur in a normalised path"
                 ));
             } else {
-                segments.push(Segment::Pattern(normalise_segment(segment).into_bytes()));
+                let canonical = ApiPath::canonical_segment(segment).to_ascii_lowercase();
+                segments.push(Segment::Pattern(canonical.into_bytes()));
             }
         }
         Ok(PathGlob {
@@ -108,9 +110,12 @@ impl PathGlob {
         })
     }
 
-    /// True when `path` (normalised by [`match_form`]) matches.
+    /// True when `path`, an [`ApiPath::path`], matches. ASCII case is ignored: GitHub owners
+    /// and Jira keys are case-insensitive upstream, so `/ADMIN` must not slip past a rule on
+    /// `/admin`.
     pub fn matches(&self, path: &str) -> bool {
-        let path = path.strip_prefix('/').unwrap_or(path);
+        let path = path.to_ascii_lowercase();
+        let path = path.strip_prefix('/').unwrap_or(&path);
         let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
         match_segments(&self.segments, &parts)
     }
@@ -119,63 +124,6 @@ impl PathGlob {
 impl fmt::Display for PathGlob {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
-    }
-}
-
-/// The form a normalised request path is matched in: escapes of unreserved characters decoded
-/// (`%61dmin` is `admin` to every server) and ASCII lower-cased, so neither spelling slips past a
-/// deny rule. Other escapes (`%2F` included) stay as they are, inside their segment.
-pub fn match_form(path: &str) -> String {
-    path.split('/')
-        .map(normalise_segment)
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-fn normalise_segment(segment: &str) -> String {
-    let bytes = segment.as_bytes();
-    let mut out = String::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'%' {
-            let decoded = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok());
-            match decoded {
-                Some(d) if d.is_ascii_alphanumeric() || matches!(d, b'-' | b'.' | b'_' | b'~') => {
-                    out.push(d.to_ascii_lowercase() as char);
-                    i += 3;
-                    continue;
-                }
-                Some(_) => {
-                    // Escapes compare case-insensitively too: %2f and %2F are the same byte.
-                    if let Some(esc) = segment.get(i..i + 3) {
-                        out.push_str(&esc.to_ascii_lowercase());
-                    }
-                    i += 3;
-                    continue;
-                }
-                None => {}
-            }
-        }
-        // Multi-byte UTF-8 is copied as is; only ASCII letters change case.
-        let len = utf8_len(b);
-        if let Some(chunk) = segment.get(i..i + len) {
-            out.push_str(&chunk.to_ascii_lowercase());
-        }
-        i += len;
-    }
-    out
-}
-
-fn utf8_len(first: u8) -> usize {
-    match first {
-        0xF0..=0xFF => 4,
-        0xE0..=0xEF => 3,
-        0xC0..=0xDF => 2,
-        _ => 1,
     }
 }
 
@@ -246,7 +194,8 @@ mod tests {
     use super::*;
 
     fn path(glob: &str, p: &str) -> bool {
-        PathGlob::parse(glob).unwrap().matches(&match_form(p))
+        let p = ApiPath::parse(p).unwrap_or_else(|e| panic!("{p}: {e}"));
+        PathGlob::parse(glob).unwrap().matches(p.path())
     }
 
     /// Matching is counted, and the count stays within (glob + 1) x (text + 1) for the globs
@@ -264,7 +213,7 @@ mod tests {
         let glob = PathGlob::parse(&format!("/**/{}b/**", "*a".repeat(20))).unwrap();
         let path = format!("/{}", vec!["a".repeat(50); 40].join("/"));
         let before = steps();
-        assert!(!glob.matches(&match_form(&path)));
+        assert!(!glob.matches(&path));
         let taken = steps() - before;
         assert!(taken <= 4 * 46 * (path.len() as u64 + 2), "{taken} steps");
     }
@@ -338,9 +287,17 @@ mod tests {
             // Escapes of unreserved characters are the same path to the server.
             ("/**/admin/**", "/rest/api/3/%61dmin", true),
             ("/**/admin/**", "/rest/api/3/ADMIN", true),
-            // An encoded slash stays inside its segment.
+            ("/**/%61dmin/**", "/rest/api/3/admin", true),
+            // An encoded slash stays inside its segment, in either case of hex digit.
             ("/a/*", "/a/b%2Fc", true),
             ("/a/b/c", "/a/b%2Fc", false),
+            ("/a/b%2fc", "/a/b%2Fc", true),
+            // Both sides are encoded alike: a glob written with the character matches the
+            // request that had to escape it, and the other way round.
+            ("/files/ü/*", "/files/ü/x", true),
+            ("/files/%C3%BC", "/files/ü", true),
+            ("/files/a%20b", "/files/a b", true),
+            ("/a/100%", "/a/100%25", true),
             // `?` and `[` are literal.
             ("/a/[x]", "/a/[x]", true),
             ("/a/[x]", "/a/x", false),

@@ -104,7 +104,8 @@ fn api_path(raw: &str) -> Result<ApiPath, ToolError> {
     ApiPath::parse(&again).map_err(|e| ToolError::InvalidArguments(e.to_string()))
 }
 
-/// True when `path` (normalised, relative to the v2 API) reads status that changes while a run
+/// True when `path` (relative to the v2 API; canonical, so `pipel%69ne` is `pipeline`, and
+/// compared in lower case) reads status that changes while a run
 /// is going, so it is never served from or written to the cache:
 /// - any segment `pipeline`, `pipelines`, `workflow`, `workflows`, `job` or `jobs`, or ending in
 ///   `_job` / `-job` (e.g. `/organizations/{id}/usage_export_job/{id}`, an export's progress);
@@ -113,11 +114,12 @@ fn api_path(raw: &str) -> Result<ApiPath, ToolError> {
 ///
 /// Insights (`/insights/...`) are aggregates CircleCI itself refreshes with a delay; they are
 /// cached although their paths say `workflows` and `jobs`.
-pub fn is_live_path(path: &str) -> bool {
+pub fn is_live_path(path: &ApiPath) -> bool {
     let segments: Vec<String> = path
+        .path()
         .split('/')
         .filter(|s| !s.is_empty())
-        .map(percent_decode_lower)
+        .map(str::to_ascii_lowercase)
         .collect();
     if segments.first().map(String::as_str) == Some("insights") {
         return false;
@@ -134,30 +136,6 @@ pub fn is_live_path(path: &str) -> bool {
             .get(4)
             .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
     status_segment || job_number
-}
-
-/// Lower-cased segment with `%XX` escapes decoded, so `Pipeline` or `pipel%69ne` is recognised.
-fn percent_decode_lower(segment: &str) -> String {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).to_lowercase()
 }
 
 /// What the result says about the cache.
@@ -220,7 +198,7 @@ async fn get(args: WithCommon<Args>, call: ToolContext<'_>) -> Result<CallToolRe
     let cache = HttpCache::new(&call.ports, call.settings.cache_ttl_seconds);
     // Without credentials there is nothing to key on; the client then answers "not configured".
     let key = match call.upstream.endpoint(Vendor::CircleCi) {
-        Some(endpoint) if !is_live_path(path.path()) => {
+        Some(endpoint) if !is_live_path(&path) => {
             let identity =
                 UpstreamIdentity::new(Vendor::CircleCi.id(), endpoint.credential.identity.expose());
             // The same URL the client builds: CircleCI has no path prefix.
@@ -318,7 +296,10 @@ mod tests {
             "/project/gh/org/repo/pipel%69ne",
             "/project/gh/org/repo/%50IPELINE",
         ] {
-            assert!(is_live_path(path), "{path} should be live");
+            assert!(
+                is_live_path(&ApiPath::parse(path).unwrap()),
+                "{path} should be live"
+            );
         }
     }
 
@@ -343,7 +324,10 @@ mod tests {
             "/user/abc",
             "/project/gh/org/4",
         ] {
-            assert!(!is_live_path(path), "{path} should be cacheable");
+            assert!(
+                !is_live_path(&ApiPath::parse(path).unwrap()),
+                "{path} should be cacheable"
+            );
         }
     }
 

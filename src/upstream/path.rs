@@ -3,7 +3,9 @@
 //! A path is only ever appended to a configured base URL, so the request host is always the
 //! configured one. Everything that could make a URL parser read a different host or climb out of
 //! the API base is refused rather than repaired, so a model gets a clear error instead of a
-//! surprising request.
+//! surprising request. What is left is put in one canonical form ([`ApiPath::canonical_segment`]),
+//! which is both what is sent and what policy globs match, so no spelling of a path reaches the
+//! upstream as one thing and the policy as another.
 
 use std::fmt;
 
@@ -112,7 +114,7 @@ impl ApiPath {
         let mut path = String::with_capacity(path_part.len() + 1);
         for segment in &segments {
             path.push('/');
-            path.push_str(&encode_set(segment, PATH_KEEP));
+            path.push_str(&ApiPath::canonical_segment(segment));
         }
         let trailing =
             path_part.ends_with('/') || path_part.ends_with("/.") || path_part.ends_with("/..");
@@ -120,6 +122,35 @@ impl ApiPath {
             path.push('/');
         }
         Ok(ApiPath { path, query })
+    }
+
+    /// A path segment in canonical form: escapes of unreserved characters decoded (`%61dmin` is
+    /// `admin` to every server, RFC 3986 section 6.2.2.2), other escapes kept with upper-case hex
+    /// digits (`%2f` is `%2F`), and every other byte outside the segment's allowed characters
+    /// percent-encoded, a `%` that starts no escape included. Policy globs put their segments
+    /// through the same function, so both sides of a match have one spelling.
+    pub fn canonical_segment(segment: &str) -> String {
+        let bytes = segment.as_bytes();
+        let mut out = String::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            let escaped = (b == b'%')
+                .then(|| bytes.get(i + 1..i + 3))
+                .flatten()
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            match escaped {
+                Some(d) if is_unreserved(d) => out.push(char::from(d)),
+                Some(d) => push_escape(&mut out, d),
+                None if b.is_ascii_alphanumeric() || PATH_KEEP.contains(&b) => {
+                    out.push(char::from(b));
+                }
+                None => push_escape(&mut out, b),
+            }
+            i += if escaped.is_some() { 3 } else { 1 };
+        }
+        out
     }
 
     /// Prefixes the path with `prefix` (e.g. `/2.0`) unless it already starts with that segment.
@@ -132,7 +163,7 @@ impl ApiPath {
         self
     }
 
-    /// The normalised path (what policy globs match against).
+    /// The canonical path: what is sent, and what policy globs match against.
     pub fn path(&self) -> &str {
         &self.path
     }
@@ -223,8 +254,9 @@ fn has_scheme(raw: &str) -> bool {
         && !scheme.contains('/')
 }
 
-/// Characters kept as they are in a path segment (RFC 3986 pchar without `%`-decoding).
-const PATH_KEEP: &[u8] = b"-._~!$&'()*+,;=:%";
+/// Characters kept as they are in a path segment besides alphanumerics (RFC 3986 pchar; `%`
+/// starts an escape and is handled apart).
+const PATH_KEEP: &[u8] = b"-._~!$&'()*+,;=:";
 /// Characters kept as they are in a query string.
 const QUERY_KEEP: &[u8] = b"-._~!$&'()*+,;=:%/?";
 
@@ -239,6 +271,11 @@ fn encode_set(s: &str, keep: &[u8]) -> String {
         }
     }
     out
+}
+
+/// RFC 3986 unreserved characters: an escape of one means the character itself.
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
 fn push_escape(out: &mut String, b: u8) {
@@ -277,6 +314,12 @@ mod tests {
             ),
             ("/files/a b/ü", "/files/a%20b/%C3%BC"),
             ("/a/...", "/a/..."),
+            // One spelling: unreserved escapes decoded, the rest with upper-case hex.
+            ("/rest/api/3/%61dmin", "/rest/api/3/admin"),
+            ("/a/%7E%2d%5f%2E", "/a/~-_."),
+            ("/a/b%2fc%c3%bc", "/a/b%2Fc%C3%BC"),
+            ("/a/100%25", "/a/100%25"),
+            ("/a/x?q=%61", "/a/x?q=%61"),
         ] {
             assert_eq!(ok(raw), want, "{raw}");
         }
