@@ -217,17 +217,6 @@ fn exchange(
     )
 }
 
-fn tools_list(server: &Server, env: &FakeEnv, access: &str) -> u16 {
-    let mut request = post(
-        &request(1, "tools/list", json!({"_meta": meta_2026()})).to_string(),
-        &[("Authorization", &format!("Bearer {access}"))],
-    );
-    for (k, v) in headers_2026("tools/list", None) {
-        request.headers.push((k.into(), v.into()));
-    }
-    send_on(server, env, request).status
-}
-
 #[test]
 fn the_whole_flow_signs_in_refreshes_and_revokes() {
     let server = oauth_server();
@@ -237,17 +226,9 @@ fn the_whole_flow_signs_in_refreshes_and_revokes() {
     let (status, tokens) = exchange(&server, &env, &client_id, &code, VERIFIER);
     assert_eq!(status, 200, "{tokens}");
     let access = tokens["access_token"].as_str().unwrap();
-    assert_eq!(tools_list(&server, &env, access), 200);
+    assert_eq!(refused_at_mcp(&server, &env, access), None);
     let refresh = tokens["refresh_token"].as_str().unwrap();
-    let (status, again) = token(
-        &server,
-        &env,
-        &[
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh),
-            ("client_id", &client_id),
-        ],
-    );
+    let (status, again) = refresh_with(&server, &env, &client_id, refresh);
     assert_eq!(status, 200, "{again}");
     // The GitHub token never reaches a reply or a log line.
     assert!(env
@@ -270,11 +251,11 @@ fn the_whole_flow_signs_in_refreshes_and_revokes() {
         ),
     );
     assert_eq!(revoke.status, 200);
-    assert_eq!(tools_list(&server, &env, new_access), 401);
+    assert!(refused_at_mcp(&server, &env, new_access).is_some());
 }
 
 #[test]
-fn refusals_issue_nothing() {
+fn refusals_at_authorization_and_exchange_issue_nothing() {
     let server = oauth_server();
     let env = FakeEnv::with_http(github("octocat"));
     let client_id = register(&server, &env);
@@ -288,21 +269,6 @@ fn refusals_issue_nothing() {
     assert!(body.get("access_token").is_none());
     assert_eq!(exchange(&server, &env, &client_id, &code, VERIFIER).0, 200);
     let (status, body) = exchange(&server, &env, &client_id, &code, VERIFIER);
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
-    // A rotated refresh token replayed.
-    let code = sign_in(&server, &env, &client_id);
-    let (_, first) = exchange(&server, &env, &client_id, &code, VERIFIER);
-    let refresh = first["refresh_token"].as_str().unwrap();
-    let pairs = [
-        ("grant_type", "refresh_token"),
-        ("refresh_token", refresh),
-        ("client_id", client_id.as_str()),
-    ];
-    assert_eq!(token(&server, &env, &pairs).0, 200);
-    let (status, body) = token(&server, &env, &pairs);
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_grant"))
@@ -341,30 +307,6 @@ fn refusals_issue_nothing() {
         query_param(&location(&response), "error").as_deref(),
         Some("invalid_target")
     );
-    // Consent without its anti-forgery check: no cookie, or a wrong token.
-    let (request, csrf, cookie) = consent(&server, &env, &client_id);
-    for (cookie, csrf) in [("", csrf.as_str()), (cookie.as_str(), "forged")] {
-        let response = send_on(
-            &server,
-            &env,
-            http(
-                "POST",
-                "/oauth/authorize",
-                &[
-                    ("Content-Type", "application/x-www-form-urlencoded"),
-                    ("Cookie", cookie),
-                ],
-                &form(&[("request", &request), ("csrf", csrf), ("action", "approve")]),
-            ),
-        );
-        assert_eq!(response.status, 403, "{cookie} {csrf}");
-        assert!(response.header("Location").is_none());
-    }
-    assert!(env
-        .http
-        .sent()
-        .iter()
-        .all(|r| !r.url.contains("access_token") || r.body.is_some()));
 }
 
 #[test]
@@ -445,4 +387,180 @@ fn people_outside_the_allow_list_or_with_a_static_name_are_refused() {
         );
         assert!(query_param(&back, "code").is_none());
     }
+}
+
+/// The `WWW-Authenticate` of a `tools/list` with `access`, or `None` when it was served.
+fn refused_at_mcp(server: &Server, env: &FakeEnv, access: &str) -> Option<String> {
+    let mut request = post(
+        &request(1, "tools/list", json!({"_meta": meta_2026()})).to_string(),
+        &[("Authorization", &format!("Bearer {access}"))],
+    );
+    for (k, v) in headers_2026("tools/list", None) {
+        request.headers.push((k.into(), v.into()));
+    }
+    let response = send_on(server, env, request);
+    (response.status != 200).then(|| {
+        assert_eq!(response.status, 401);
+        response
+            .header("WWW-Authenticate")
+            .unwrap_or_default()
+            .to_owned()
+    })
+}
+
+fn assert_refused(status: u16, body: &Json, error: &str) {
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some(error)),
+        "{body}"
+    );
+    assert!(
+        body.get("access_token").is_none() && body.get("refresh_token").is_none(),
+        "{body}"
+    );
+}
+
+#[test]
+fn refused_grants_leave_no_usable_token() {
+    let server = oauth_server();
+    let env = FakeEnv::with_http(github("octocat"));
+    let client_id = register(&server, &env);
+    let code = sign_in(&server, &env, &client_id);
+    let exchange_with = |extra: &[(&str, &str)]| {
+        let mut pairs = vec![
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("client_id", client_id.as_str()),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", VERIFIER),
+        ];
+        for (k, v) in extra {
+            pairs.retain(|(name, _)| name != k);
+            pairs.push((k, v));
+        }
+        token(&server, &env, &pairs)
+    };
+    // A token asked for another resource, and a redirect URI other than the request's.
+    let (status, body) = exchange_with(&[("resource", "https://other.example/mcp")]);
+    assert_refused(status, &body, "invalid_target");
+    let (status, body) = exchange_with(&[("redirect_uri", "http://127.0.0.1:3001/callback")]);
+    assert_refused(status, &body, "invalid_grant");
+    // The code is still good after those; its second use revokes the tokens of its first.
+    let (status, first) = exchange_with(&[]);
+    assert_eq!(status, 200, "{first}");
+    let first_access = first["access_token"].as_str().unwrap();
+    assert_eq!(refused_at_mcp(&server, &env, first_access), None);
+    let (status, body) = exchange_with(&[]);
+    assert_refused(status, &body, "invalid_grant");
+    let challenge = refused_at_mcp(&server, &env, first_access).expect("revoked");
+    assert!(
+        challenge.contains("invalid_token") && challenge.contains("resource_metadata"),
+        "{challenge}"
+    );
+    // A rotated refresh token replayed ends the tokens of its rotation too.
+    let code = sign_in(&server, &env, &client_id);
+    let (_, tokens) = exchange(&server, &env, &client_id, &code, VERIFIER);
+    let refresh = |token: &str| refresh_with(&server, &env, &client_id, token);
+    let (status, rotated) = refresh(tokens["refresh_token"].as_str().unwrap());
+    assert_eq!(status, 200, "{rotated}");
+    let (status, body) = refresh(tokens["refresh_token"].as_str().unwrap());
+    assert_refused(status, &body, "invalid_grant");
+    assert!(refused_at_mcp(&server, &env, rotated["access_token"].as_str().unwrap()).is_some());
+    let (status, body) = refresh(rotated["refresh_token"].as_str().unwrap());
+    assert_refused(status, &body, "invalid_grant");
+    // A revoked access token.
+    let code = sign_in(&server, &env, &client_id);
+    let (_, tokens) = exchange(&server, &env, &client_id, &code, VERIFIER);
+    let access = tokens["access_token"].as_str().unwrap();
+    let revoke = send_on(
+        &server,
+        &env,
+        http(
+            "POST",
+            "/oauth/revoke",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            &form(&[("token", access), ("client_id", &client_id)]),
+        ),
+    );
+    assert_eq!(revoke.status, 200);
+    assert!(refused_at_mcp(&server, &env, access).is_some());
+}
+
+fn refresh_with(server: &Server, env: &FakeEnv, client_id: &str, refresh: &str) -> (u16, Json) {
+    token(
+        server,
+        env,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh),
+            ("client_id", client_id),
+        ],
+    )
+}
+
+#[test]
+fn a_token_issued_for_another_resource_is_refused_at_mcp() {
+    let here = oauth_server();
+    let env = FakeEnv::with_http(github("octocat"));
+    let tokens = mint_tokens(&here, &env, "octocat");
+    assert_eq!(refused_at_mcp(&here, &env, &tokens.access_token), None);
+    // The same token store behind another origin: the token names a resource that is not this one.
+    let mut settings = oauth_settings();
+    settings.retain(|(k, _)| k != "MCP_OAUTH_ISSUER");
+    settings.push((
+        "MCP_OAUTH_ISSUER".into(),
+        "https://other.example.com".into(),
+    ));
+    let there = server_with(settings);
+    let challenge = refused_at_mcp(&there, &env, &tokens.access_token).expect("refused");
+    assert!(challenge.contains("invalid_token"), "{challenge}");
+    assert!(env
+        .log
+        .lines()
+        .iter()
+        .any(|l| l.contains("access token for another resource")));
+}
+
+#[test]
+fn a_consent_without_its_anti_forgery_check_never_reaches_the_provider() {
+    let server = oauth_server();
+    let env = FakeEnv::with_http(github("octocat"));
+    let client_id = register(&server, &env);
+    let (request, csrf, cookie) = consent(&server, &env, &client_id);
+    let forged = [
+        ("", csrf.as_str()),
+        (cookie.as_str(), "forged"),
+        ("mcp_oauth_consent=forged", "forged"),
+    ];
+    for (cookie, csrf) in forged {
+        let response = send_on(
+            &server,
+            &env,
+            http(
+                "POST",
+                "/oauth/authorize",
+                &[
+                    ("Content-Type", "application/x-www-form-urlencoded"),
+                    ("Cookie", cookie),
+                ],
+                &form(&[("request", &request), ("csrf", csrf), ("action", "approve")]),
+            ),
+        );
+        assert_eq!(response.status, 403, "{cookie} {csrf}");
+        assert!(response.header("Location").is_none());
+    }
+    // The request was never approved, so the provider's answer for it gives no code.
+    let response = send_on(
+        &server,
+        &env,
+        http(
+            "GET",
+            &format!("/oauth/callback?code=c&state={request}"),
+            &[],
+            "",
+        ),
+    );
+    assert_eq!(response.status, 400);
+    assert!(response.header("Location").is_none());
+    assert!(env.http.sent().is_empty(), "the provider was called");
 }
