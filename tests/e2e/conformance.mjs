@@ -1,6 +1,7 @@
 // Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance, server
 // scenarios) against the built worker in workerd, once per requirement set: 2025-11-25 (the
-// initialize handshake) and 2026-07-28 (stateless, per-request _meta). `make conformance`.
+// initialize handshake) and 2026-07-28 (stateless, per-request _meta); then its authorization
+// server scenarios against a worker with OAuth sign-in on. `make conformance`.
 //
 // A requirement set names the scenarios a revision requires (scored) and some it only runs for
 // visibility (not scored). No scored check may fail, except the ones listed with a reason in
@@ -11,15 +12,27 @@
 // The suite sends no Authorization header, so the worker runs with MCP_ALLOW_ANONYMOUS=true,
 // which admits credential-less requests addressed to a loopback host only; it is never on by
 // default. The suite needs Node 22: scripts/tools.sh installs one under .tools/node22.
+//
+// The authorization scenarios (metadata, and the authorization code grant with PKCE) run against
+// a second worker whose issuer is its own loopback origin, signing in through the fake upstream's
+// GitHub-shaped identity provider. The suite prints the authorization URL and waits for a
+// browser to come back to its callback; tests/e2e/oauth-browser.mjs plays that browser
+// (consent approved, provider followed, the final redirect opened). Every check must pass.
 
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { createServer } from "node:net";
 import { ROOT, startWorker } from "./worker.mjs";
+import { startFakeUpstream } from "./fake-upstream.mjs";
+import { signInHeadless } from "./oauth-browser.mjs";
 
 /** The requirement sets this server is held to, oldest first. */
 export const REVISIONS = ["2025-11-25", "2026-07-28"];
+
+/** The suite's authorization server scenarios; all are scored, none may fail. */
+export const AUTHORIZATION_SCENARIOS = ["authorization-server-metadata-endpoint", "authorization-code-grant"];
 
 const SUITE = path.join(ROOT, "node_modules/@modelcontextprotocol/conformance");
 const EXPECTED = path.join(ROOT, "tests/e2e/conformance-expected-failures.json");
@@ -64,11 +77,14 @@ export function expectedFailures(revision) {
   return entries;
 }
 
-/** The suite's checks per scenario, from the checks.json files its -o directory holds. */
-function readResults(dir) {
+/**
+ * The suite's checks per scenario, from the checks.json files its -o directory holds (named
+ * `<kind>-<scenario>-<time>`; kind is `server` or `authorization-server`).
+ */
+function readResults(dir, kind = "server") {
   const results = new Map();
   for (const name of readdirSync(dir)) {
-    const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(name);
+    const m = new RegExp(`^${kind}-(.+)-\\d{4}-\\d{2}-\\d{2}T[\\d-]+Z$`).exec(name);
     if (!m) continue;
     results.set(m[1], JSON.parse(readFileSync(path.join(dir, name, "checks.json"), "utf8")));
   }
@@ -138,6 +154,79 @@ function node22() {
   return r.stdout.trim();
 }
 
+/** A free loopback port for the suite's callback server (the suite needs a number). */
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * Runs the suite's authorization scenarios against a worker with OAuth on, playing the browser
+ * when the suite prints its authorization URL. Returns { rows, problems, output }.
+ */
+export async function authorization(node, cli, out) {
+  const upstream = await startFakeUpstream();
+  const worker = await startWorker({
+    kvNamespaces: ["OAUTH"],
+    vars: {
+      MCP_OAUTH_ISSUER: "http://127.0.0.1:1",
+      MCP_OAUTH_ENCRYPTION_KEY: "conformance-key-0123456789abcdef0123456789",
+      MCP_OAUTH_PROVIDER: "github",
+      MCP_OAUTH_GITHUB_URL: upstream.url,
+      GITHUB_API_URL: upstream.url,
+      MCP_OAUTH_CLIENT_ID: "Iv1.conformance",
+      MCP_OAUTH_CLIENT_SECRET: "conformance-client-secret",
+      MCP_OAUTH_ALLOWED_USERS: upstream.idp.login,
+    },
+  });
+  const problems = [];
+  let output = "";
+  try {
+    // The issuer must be the origin the suite is given, which is known once the worker runs.
+    await worker.setVars({ MCP_OAUTH_ISSUER: worker.url });
+    const registered = await fetch(`${worker.url}/oauth/register`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      // A loopback redirect URI matches at any port (RFC 8252), so the callback port is free.
+      body: JSON.stringify({ client_name: "MCP conformance suite", redirect_uris: ["http://127.0.0.1/callback"] }),
+    });
+    if (registered.status !== 201) throw new Error(`registration failed: HTTP ${registered.status} ${await registered.text()}`);
+    const { client_id: clientId } = await registered.json();
+    const args = [cli, "authorization", "--url", worker.url, "--client-id", clientId, "--resource", worker.mcpUrl,
+      "--port", String(await freePort()), "-o", out];
+    const child = spawn(node, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const signIns = [];
+    let pending = "";
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+      pending += chunk;
+      const lines = pending.split("\n");
+      pending = lines.pop();
+      for (const line of lines.map((l) => l.trim())) {
+        if (!line.startsWith(`${worker.url}/oauth/authorize?`)) continue;
+        signIns.push(signInHeadless(line, upstream.url)
+          .then((back) => fetch(back))
+          .catch((e) => problems.push(`the headless sign-in failed: ${e.message}`)));
+      }
+    });
+    child.stderr.on("data", (chunk) => { output += chunk; });
+    const timer = setTimeout(() => child.kill(), 120_000);
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    clearTimeout(timer);
+    await Promise.all(signIns);
+    if (code === null) problems.push("the suite did not finish within 120 s");
+    if (signIns.length === 0) problems.push("the suite printed no authorization URL to sign in at");
+  } finally {
+    await worker.close();
+    await upstream.close();
+  }
+  const judged = judge("authorization", readResults(out, "authorization-server"), AUTHORIZATION_SCENARIOS, []);
+  return { rows: judged.rows, problems: [...problems, ...judged.problems], output };
+}
+
 async function main() {
   const node = node22();
   const cli = path.join(SUITE, "dist/index.js");
@@ -167,13 +256,18 @@ async function main() {
       for (const { scenario, checks, verdict } of rows) console.log(`  ${scenario.padEnd(48)} ${checks.padStart(6)}  ${verdict}`);
       problems.push(...found.map((p) => `${revision}: ${p}`));
     }
+    const auth = await authorization(node, cli, path.join(scratch, "authorization"));
+    if (auth.problems.length > 0) process.stdout.write(auth.output);
+    console.log(`\nAuthorization server: ${AUTHORIZATION_SCENARIOS.length} scenarios, all scored`);
+    for (const { scenario, checks, verdict } of auth.rows) console.log(`  ${scenario.padEnd(48)} ${checks.padStart(6)}  ${verdict}`);
+    problems.push(...auth.problems.map((p) => `authorization: ${p}`));
   } finally {
     await worker.close();
     rmSync(scratch, { recursive: true, force: true });
   }
   for (const p of problems) console.log(`PROBLEM ${p}`);
   console.log(problems.length === 0
-    ? `conformance: every scored check passes or is an expected failure, for ${REVISIONS.join(" and ")}`
+    ? `conformance: every scored check passes or is an expected failure, for ${REVISIONS.join(" and ")} and the authorization server`
     : `conformance: ${problems.length} problem(s)`);
   process.exit(problems.length === 0 ? 0 : 1);
 }

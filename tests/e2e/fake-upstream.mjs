@@ -1,4 +1,5 @@
-// A fake of the upstream APIs (GitHub, CircleCI, Jira, Confluence, Bitbucket) on 127.0.0.1, for
+// A fake of the upstream APIs (GitHub, CircleCI, Jira, Confluence, Bitbucket) and of GitHub's
+// OAuth sign-in (an identity provider that approves at once) on 127.0.0.1, for
 // end-to-end tests and benchmarks. Routes return deterministic data shaped like the real APIs,
 // including each vendor's paging style (tests/e2e/fake/*.mjs); tests can script faults and inspect
 // what was requested.
@@ -17,6 +18,7 @@ import { githubRoutes } from "./fake/github.mjs";
 import { circleRoutes } from "./fake/circleci.mjs";
 import { atlassianRoutes } from "./fake/atlassian.mjs";
 import { logRoutes, startLogHosts } from "./fake/logs.mjs";
+import { idpRoutes, newIdp } from "./fake/idp.mjs";
 
 export { githubRateLimitHeaders, GITHUB_RATE_LIMIT_BODY, GITHUB_RUNS, WORKFLOWS } from "./fake/github.mjs";
 
@@ -99,10 +101,10 @@ async function answerFault(req, res, fault) {
  * unlimited) bounds how often it fires. Every request is recorded in `requests`, faulted or not.
  */
 export async function startFakeUpstream({ port = 0 } = {}) {
-  const ctx = { url: "" };
+  const ctx = { url: "", idp: newIdp() };
   ctx.logHosts = await startLogHosts(ctx);
   const extra = [];
-  const builtIn = [...logRoutes(ctx), ...githubRoutes(ctx), ...circleRoutes(ctx), ...atlassianRoutes(ctx)];
+  const builtIn = [...logRoutes(ctx), ...idpRoutes(ctx), ...githubRoutes(ctx), ...circleRoutes(ctx), ...atlassianRoutes(ctx)];
   let faults = [];
   const requests = [];
 
@@ -136,6 +138,8 @@ export async function startFakeUpstream({ port = 0 } = {}) {
 
   return {
     get url() { return ctx.url; },
+    /** The GitHub-shaped identity provider (tests/e2e/fake/idp.mjs): who signs in, what it issued. */
+    get idp() { return ctx.idp; },
     /** The job-log hosts: `blobs` (127.0.0.2, where logs redirect) and `elsewhere` (127.0.0.3). */
     logHosts: ctx.logHosts,
     requests,
