@@ -49,6 +49,8 @@ pub const MCP_POLICY: &str = "MCP_POLICY";
 pub const MCP_POLICY_KV_KEY: &str = "MCP_POLICY_KV_KEY";
 /// How long an approval request (pending or approved) lives.
 pub const MCP_APPROVAL_TTL_SECONDS: &str = "MCP_APPROVAL_TTL_SECONDS";
+/// `true` leaves out of `tools/list` the tools the policy denies a principal every call of.
+pub const MCP_POLICY_HIDE_UNUSABLE_TOOLS: &str = "MCP_POLICY_HIDE_UNUSABLE_TOOLS";
 /// GitHub token (a secret).
 pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
 /// GitHub API root (GitHub Enterprise, tests).
@@ -123,6 +125,7 @@ pub const SETTINGS: &[&str] = &[
     MCP_POLICY,
     MCP_POLICY_KV_KEY,
     MCP_APPROVAL_TTL_SECONDS,
+    MCP_POLICY_HIDE_UNUSABLE_TOOLS,
     GITHUB_TOKEN,
     GITHUB_API_URL,
     CIRCLECI_TOKEN,
@@ -291,6 +294,13 @@ impl Config {
     pub fn from_settings(settings: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         // Wrangler writes an unset var as "", so empty and blank mean "use the default".
         let get = |name: &str| settings(name).filter(|v| !v.trim().is_empty());
+        let boolean = |setting: &'static str| match get(setting) {
+            None => Ok(false),
+            Some(text) => parse_bool(&text).ok_or_else(|| ConfigError {
+                setting,
+                reason: format!("expected true or false, got {:?}", text.trim()),
+            }),
+        };
         let mut config = Config::default();
         if let Some(text) = get(MCP_AUTH_TOKENS) {
             config.auth_tokens = TokenTable::parse(&text).map_err(|reason| ConfigError {
@@ -304,12 +314,7 @@ impl Config {
                 reason,
             })?;
         }
-        if let Some(text) = get(MCP_ALLOW_ANONYMOUS) {
-            config.allow_anonymous = parse_bool(&text).ok_or_else(|| ConfigError {
-                setting: MCP_ALLOW_ANONYMOUS,
-                reason: format!("expected true or false, got {:?}", text.trim()),
-            })?;
-        }
+        config.allow_anonymous = boolean(MCP_ALLOW_ANONYMOUS)?;
         let mut number = |name: &'static str, bounds: Bounds| {
             read_number(&get, name, bounds, &mut config.clamped)
         };
@@ -321,13 +326,7 @@ impl Config {
             STREAMING_ARTIFACT_RETENTION_SECONDS,
             ARTIFACT_RETENTION_SECONDS,
         )?;
-        let structured_output = match get(MCP_STRUCTURED_OUTPUT) {
-            None => false,
-            Some(text) => parse_bool(&text).ok_or_else(|| ConfigError {
-                setting: MCP_STRUCTURED_OUTPUT,
-                reason: format!("expected true or false, got {:?}", text.trim()),
-            })?,
-        };
+        let structured_output = boolean(MCP_STRUCTURED_OUTPUT)?;
         let structured_max_bytes = number(MCP_STRUCTURED_MAX_BYTES, STRUCTURED_MAX_BYTES)?;
         let approval_ttl = number(MCP_APPROVAL_TTL_SECONDS, APPROVAL_TTL_SECONDS)?;
         let mut upstream = upstream_settings(&get)?;
@@ -349,6 +348,7 @@ impl Config {
             document: get(MCP_POLICY),
             kv_key,
             approval_ttl_seconds: approval_ttl,
+            hide_unusable: boolean(MCP_POLICY_HIDE_UNUSABLE_TOOLS)?,
         };
         config.tools = ToolSettings {
             text_max_chars: usize::try_from(text_max_chars).unwrap_or(usize::MAX),

@@ -7,6 +7,7 @@
 
 mod call;
 mod checks;
+mod connection;
 mod dispatch;
 pub mod gate;
 mod reply;
@@ -18,7 +19,7 @@ use crate::http::{BufferedBody, HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::oauth::{self, settings::OAuthSettings};
 use crate::ports::{Level, Ports, RequestBody};
-use crate::tools::{self, Registry, RegistryError};
+use crate::tools::{self, Registry, RegistryError, Selection};
 use futures::FutureExt;
 use reply::rpc_error_reply;
 use std::panic::AssertUnwindSafe;
@@ -154,6 +155,15 @@ impl Server {
         body: &dyn RequestBody,
         ports: Ports<'_>,
     ) -> HttpResponse {
+        // `/mcp` and the paths that choose its tools (`/mcp/x/github/readonly`, ...).
+        if let Some(chosen) = connection::endpoint(&request.path) {
+            return match request.method.as_str() {
+                "POST" => self.post_mcp(request, body, chosen, ports).await,
+                "OPTIONS" => self.options_mcp(&request, ports),
+                // No server-initiated SSE stream (GET) and no sessions to end (DELETE).
+                _ => method_not_allowed("POST"),
+            };
+        }
         match (request.method.as_str(), request.path.as_str()) {
             ("GET" | "HEAD", "/") => {
                 let body = if request.method == "HEAD" {
@@ -164,10 +174,6 @@ impl Server {
                 HttpResponse::new(200, "text/plain; charset=utf-8", body)
             }
             (_, "/") => method_not_allowed("GET, HEAD"),
-            ("POST", MCP_PATH) => self.post_mcp(request, body, ports).await,
-            ("OPTIONS", MCP_PATH) => self.options_mcp(&request, ports),
-            // No server-initiated SSE stream (GET) and no sessions to end (DELETE).
-            (_, MCP_PATH) => method_not_allowed("POST"),
             (_, path) if oauth::is_oauth_path(path) => match &self.config {
                 Ok(
                     config @ Config {
@@ -193,6 +199,7 @@ impl Server {
         &self,
         request: HttpRequest,
         body: &dyn RequestBody,
+        chosen: Result<Selection, String>,
         ports: Ports<'_>,
     ) -> HttpResponse {
         let config = match &self.config {
@@ -200,13 +207,16 @@ impl Server {
             Err(error) => return config_error(error, ports),
         };
         let Some(origin) = request.header("Origin").map(str::to_owned) else {
-            return self.checked_post(config, request, body, ports).await;
+            return self
+                .checked_post(config, request, body, chosen, ports)
+                .await;
         };
         if !config.origin_allowed(&origin) {
             return forbidden_origin(&origin, ports);
         }
         checks::with_cors(
-            self.checked_post(config, request, body, ports).await,
+            self.checked_post(config, request, body, chosen, ports)
+                .await,
             &origin,
         )
     }
@@ -230,6 +240,7 @@ impl Server {
         config: &Config,
         mut request: HttpRequest,
         body: &dyn RequestBody,
+        chosen: Result<Selection, String>,
         ports: Ports<'_>,
     ) -> HttpResponse {
         let registry = match &self.registry {
@@ -279,12 +290,17 @@ impl Server {
                 ),
             );
         }
+        let selection = match chosen.and_then(|path| connection::selection(path, &request)) {
+            Ok(selection) => selection,
+            Err(reason) => return rpc_error_reply(400, None, connection::invalid(&reason)),
+        };
         let context = dispatch::Context {
             config,
             registry,
             principal: &principal,
             ports,
             request: &request,
+            selection: &selection,
         };
         dispatch::handle_body(&context).await
     }

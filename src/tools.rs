@@ -13,6 +13,10 @@ pub mod logs;
 pub mod output;
 pub mod registry;
 pub mod schema;
+pub mod toolsets;
+
+use crate::upstream::Vendor;
+pub use toolsets::{Selection, Toolset};
 
 pub use registry::{
     Access, Prepared, Registry, RegistryError, Tool, ToolContext, ToolError, ToolSettings,
@@ -22,19 +26,39 @@ pub use registry::{
 /// The registry served in production: the vendor tools, `artifact_read` and the approval tools.
 pub fn all() -> Result<Registry, RegistryError> {
     let mut registry = Registry::new();
-    for tool in atlassian::tools()
-        .into_iter()
-        .chain(github::tools())
-        .chain(circleci::tools())
-        .chain([logs::github::tool(), logs::circleci::tool()])
+    let atlassian = atlassian::VENDORS.into_iter().flat_map(|vendor| {
+        let toolset = match vendor {
+            Vendor::Confluence => Toolset::Confluence,
+            Vendor::Bitbucket => Toolset::Bitbucket,
+            _ => Toolset::Jira,
+        };
+        atlassian::vendor_tools(vendor)
+            .into_iter()
+            .map(move |t| (toolset, t))
+    });
+    for (toolset, tool) in atlassian
+        .chain(github::tools().into_iter().map(|t| (Toolset::Github, t)))
+        .chain(
+            circleci::tools()
+                .into_iter()
+                .map(|t| (Toolset::Circleci, t)),
+        )
+        .chain([
+            (Toolset::Github, logs::github::tool()),
+            (Toolset::Circleci, logs::circleci::tool()),
+        ])
     {
-        registry.register(tool)?;
+        registry.register_in(Some(toolset), tool)?;
     }
     // Offered whatever MCP_STRUCTURED_OUTPUT says: truncated texts name artifacts either way.
-    registry.register(Box::new(artifact_read::ArtifactRead::new()))?;
-    // Listed even without a policy: tools/list hides nothing, and they say why they refuse.
+    registry.register_in(
+        Some(Toolset::Artifacts),
+        Box::new(artifact_read::ArtifactRead::new()),
+    )?;
+    // On a connection that offers every tool they are listed even without a policy: such a list
+    // hides nothing, and they say why they refuse.
     for tool in approvals::tools() {
-        registry.register(tool)?;
+        registry.register_in(Some(Toolset::Approvals), tool)?;
     }
     Ok(registry)
 }
@@ -114,6 +138,32 @@ mod tests {
                 let mut bad = minimal.clone();
                 bad.insert(p.clone(), wrong(s));
                 assert!(!prepares(tool, bad), "{name}: {p} is not read by the type");
+            }
+        }
+    }
+
+    /// Every tool keeps a title and all four behaviour hints, whichever connection lists it:
+    /// read-only mode relies on `readOnlyHint`, and clients show the rest.
+    #[test]
+    fn every_tool_has_a_title_and_every_hint() {
+        for name in all().unwrap().names() {
+            let registry = all().unwrap();
+            let d = &registry.get(name).unwrap().spec().descriptor;
+            assert!(
+                d.title.as_deref().is_some_and(|t| !t.is_empty()),
+                "{name}: title"
+            );
+            let a = d
+                .annotations
+                .as_ref()
+                .unwrap_or_else(|| panic!("{name}: annotations"));
+            for (hint, value) in [
+                ("readOnlyHint", a.read_only_hint),
+                ("destructiveHint", a.destructive_hint),
+                ("idempotentHint", a.idempotent_hint),
+                ("openWorldHint", a.open_world_hint),
+            ] {
+                assert!(value.is_some(), "{name}: {hint}");
             }
         }
     }

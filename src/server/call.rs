@@ -4,6 +4,7 @@
 //! contained) and [`finish`] (errors as results or -32602, the structured-output rule, the
 //! acting identity in `_meta`, the revision's shape); [`call_reply`] serializes the result.
 
+use super::connection;
 use super::dispatch::{parse_required, server_info, to_json, to_raw, Context};
 use super::gate::{self, Gate};
 use super::reply::panic_message;
@@ -34,8 +35,9 @@ pub async fn call_tool(
     let params: CallToolParams = parse_required(params)?;
     let tool = cx
         .registry
-        .get(&params.name)
-        .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?;
+        .offered(&params.name, cx.selection, cx.config.policy.is_configured())
+        .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?
+        .map_err(|why| connection::not_offered(&params.name, why, cx.selection))?;
     let arguments = params.arguments.unwrap_or_default();
     let mut acting = None;
     // Declared before the prepared call, which borrows it for the run.

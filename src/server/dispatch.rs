@@ -20,6 +20,7 @@ use crate::mcp::{
 };
 use crate::ports::{Level, Ports};
 use crate::tools::registry::Registry;
+use crate::tools::Selection;
 use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -31,7 +32,7 @@ use std::panic::AssertUnwindSafe;
 /// set only changes with a deployment, so a few minutes of staleness is harmless.
 pub const LIST_CACHE_HINTS: CacheHints = CacheHints {
     ttl_ms: 300_000,
-    // Private: the enterprise policy adds per-principal restriction notes to the descriptions.
+    // Private: the list depends on the connection's toolsets and, under a policy, on the principal.
     cache_scope: CacheScope::Private,
 };
 
@@ -50,6 +51,8 @@ pub struct Context<'a> {
     pub ports: Ports<'a>,
     /// The HTTP request (headers are checked against the body).
     pub request: &'a HttpRequest,
+    /// The tools this connection is offered.
+    pub selection: &'a Selection,
 }
 
 /// Parses and answers one body (already authenticated, size- and type-checked).
@@ -274,7 +277,9 @@ async fn run_method(
             // its clients are not promised an outputSchema either.
             let schemas =
                 cx.config.tools.structured_output && version >= ProtocolVersion::V2025_06_18;
-            let mut tools = cx.registry.descriptors(schemas);
+            let mut tools =
+                cx.registry
+                    .descriptors(schemas, cx.selection, cx.config.policy.is_configured());
             gate::describe(
                 &mut tools,
                 cx.registry,

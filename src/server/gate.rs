@@ -142,9 +142,10 @@ pub async fn gate(
 }
 
 /// Under policy, adds to each listed tool's description how the policy restricts it for
-/// `principal`; no tool is hidden, so a client can always see why a call is refused.
+/// `principal`, so a client can see why a call is refused. With `hide_unusable`, a tool the
+/// principal can never use (every call denied, or approvers only) is left out instead.
 pub async fn describe(
-    tools: &mut [ToolDescriptor],
+    tools: &mut Vec<ToolDescriptor>,
     registry: &Registry,
     principal: &Principal,
     settings: &PolicySettings,
@@ -154,6 +155,7 @@ pub async fn describe(
         Loaded::Off => return,
         Loaded::Active(policy) => policy,
         Loaded::Broken(_) => {
+            // Not hidden: a broken document is a fault to fix, not a lasting decision.
             for tool in tools {
                 tool.description.push_str(
                     "\n\nRestricted: the enterprise policy is invalid, so every call is refused \
@@ -164,21 +166,32 @@ pub async fn describe(
         }
     };
     let who = principal.name();
-    for tool in tools {
+    tools.retain_mut(|tool| {
         let access = registry.get(&tool.name).map(|t| t.spec().access);
-        let note = match access {
-            Some(Access::Own) => None,
-            Some(Access::Approvers) if policy.is_approver(who) => None,
-            Some(Access::Approvers) => {
-                Some("Restricted by enterprise policy: only approvers may use this tool.")
+        let (note, never) = match access {
+            Some(Access::Own) => (None, false),
+            Some(Access::Approvers) if policy.is_approver(who) => (None, false),
+            Some(Access::Approvers) => (
+                Some("Restricted by enterprise policy: only approvers may use this tool."),
+                true,
+            ),
+            Some(Access::Rules) | None => {
+                let restriction = policy.restriction(who, &tool.name);
+                (
+                    restriction_note(restriction),
+                    restriction == Restriction::All,
+                )
             }
-            Some(Access::Rules) | None => restriction_note(policy.restriction(who, &tool.name)),
         };
+        if never && settings.hide_unusable {
+            return false;
+        }
         if let Some(note) = note {
             tool.description.push_str("\n\n");
             tool.description.push_str(note);
         }
-    }
+        true
+    });
 }
 
 /// The sentence a tool's description gets for a restriction.

@@ -45,6 +45,8 @@ pub fn tools() -> Vec<Box<dyn Tool>> {
                 output_schema: None,
                 annotations: Some(ToolAnnotations {
                     read_only_hint: Some(true),
+                    destructive_hint: Some(false),
+                    idempotent_hint: Some(true),
                     open_world_hint: Some(false),
                     ..ToolAnnotations::default()
                 }),

@@ -149,19 +149,26 @@ impl<A: PassthroughArgs> TypedTool for Passthrough<A> {
     }
 }
 
+/// The vendors of these tools, in registration order.
+pub const VENDORS: [Vendor; 3] = [Vendor::Jira, Vendor::Confluence, Vendor::Bitbucket];
+
 /// All fifteen tools: Jira, Confluence, Bitbucket; GET, POST, PUT, PATCH, DELETE.
 pub fn tools() -> Vec<Box<dyn Tool>> {
-    let mut tools: Vec<Box<dyn Tool>> = Vec::new();
-    for vendor in [Vendor::Jira, Vendor::Confluence, Vendor::Bitbucket] {
-        for method in METHODS {
+    VENDORS.into_iter().flat_map(vendor_tools).collect()
+}
+
+/// One vendor's five tools: GET, POST, PUT, PATCH, DELETE.
+pub fn vendor_tools(vendor: Vendor) -> Vec<Box<dyn Tool>> {
+    METHODS
+        .into_iter()
+        .map(|method| -> Box<dyn Tool> {
             if method.has_body() {
-                tools.push(Box::new(Passthrough::<WriteArgs>::new(vendor, method)));
+                Box::new(Passthrough::<WriteArgs>::new(vendor, method))
             } else {
-                tools.push(Box::new(Passthrough::<ReadArgs>::new(vendor, method)));
+                Box::new(Passthrough::<ReadArgs>::new(vendor, method))
             }
-        }
-    }
-    tools
+        })
+        .collect()
 }
 
 /// The tool name: `jira_get`, `conf_post`, `bb_delete`...
@@ -203,7 +210,7 @@ fn spec(vendor: Vendor, method: Method) -> ToolSpec {
     let annotations = ToolAnnotations {
         title: None,
         read_only_hint: Some(method == Method::Get),
-        destructive_hint: (method != Method::Get).then_some(method == Method::Delete),
+        destructive_hint: Some(method == Method::Delete),
         idempotent_hint: Some(matches!(method, Method::Get | Method::Put | Method::Delete)),
         open_world_hint: Some(true),
     };
@@ -352,7 +359,7 @@ mod tests {
         let a = get.descriptor.annotations.unwrap();
         assert_eq!(
             (a.read_only_hint, a.idempotent_hint, a.destructive_hint),
-            (Some(true), Some(true), None)
+            (Some(true), Some(true), Some(false))
         );
         let delete = spec(Vendor::Bitbucket, Method::Delete);
         let a = delete.descriptor.annotations.unwrap();

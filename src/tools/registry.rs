@@ -3,6 +3,7 @@
 //! types, and the name -> tool map the server dispatches `tools/call` through.
 
 use super::schema;
+use super::toolsets::{NotOffered, Selection, Toolset};
 use crate::auth::Principal;
 use crate::mcp::{CallToolResult, ProtocolVersion, ToolDescriptor};
 use crate::ports::Ports;
@@ -209,10 +210,10 @@ impl fmt::Display for RegistryError {
 
 impl std::error::Error for RegistryError {}
 
-/// The tools a server offers, in registration order.
+/// The tools a server offers, in registration order, each with its toolset.
 #[derive(Default)]
 pub struct Registry {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<(Option<Toolset>, Box<dyn Tool>)>,
 }
 
 impl fmt::Debug for Registry {
@@ -227,9 +228,18 @@ impl Registry {
         Registry::default()
     }
 
-    /// Adds a tool after checking its name (valid, unique) and input schema (an object schema
-    /// using only enforceable keywords).
+    /// Adds a tool that belongs to no toolset: offered only to connections that choose none.
     pub fn register(&mut self, tool: Box<dyn Tool>) -> Result<(), RegistryError> {
+        self.register_in(None, tool)
+    }
+
+    /// Adds a tool of `toolset` after checking its name (valid, unique) and input schema (an
+    /// object schema using only enforceable keywords).
+    pub fn register_in(
+        &mut self,
+        toolset: Option<Toolset>,
+        tool: Box<dyn Tool>,
+    ) -> Result<(), RegistryError> {
         let spec = &tool.spec().descriptor;
         let name = &spec.name;
         let name_ok = (1..=128).contains(&name.len())
@@ -263,33 +273,60 @@ impl Registry {
                 unsupported.join(", ")
             )));
         }
-        self.tools.push(tool);
+        self.tools.push((toolset, tool));
         Ok(())
     }
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.entry(name).map(|(_, tool)| tool)
+    }
+
+    /// The tool called `name` with its toolset.
+    pub fn entry(&self, name: &str) -> Option<(Option<Toolset>, &dyn Tool)> {
         self.tools
             .iter()
-            .find(|t| t.spec().descriptor.name == name)
-            .map(|t| t.as_ref())
+            .find(|(_, t)| t.spec().descriptor.name == name)
+            .map(|(toolset, t)| (*toolset, t.as_ref()))
     }
 
     /// Tool names in registration order.
     pub fn names(&self) -> Vec<&str> {
         self.tools
             .iter()
-            .map(|t| t.spec().descriptor.name.as_str())
+            .map(|(_, t)| t.spec().descriptor.name.as_str())
             .collect()
     }
 
-    /// The `tools/list` entries, in registration order. Output schemas are listed only when
-    /// `output_schemas` is true (`MCP_STRUCTURED_OUTPUT`): a tool that advertises one must put
-    /// conforming `structuredContent` in every successful result.
-    pub fn descriptors(&self, output_schemas: bool) -> Vec<ToolDescriptor> {
+    /// Whether `selection` offers the tool called `name` (`policy`: an enterprise policy is
+    /// configured); `None` when there is no such tool.
+    pub fn offered(
+        &self,
+        name: &str,
+        selection: &Selection,
+        policy: bool,
+    ) -> Option<Result<&dyn Tool, NotOffered>> {
+        let (toolset, tool) = self.entry(name)?;
+        Some(
+            selection
+                .offers(toolset, tool.spec(), policy)
+                .map(|()| tool),
+        )
+    }
+
+    /// The `tools/list` entries `selection` offers, in registration order. Output schemas are
+    /// listed only when `output_schemas` is true (`MCP_STRUCTURED_OUTPUT`): a tool that
+    /// advertises one must put conforming `structuredContent` in every successful result.
+    pub fn descriptors(
+        &self,
+        output_schemas: bool,
+        selection: &Selection,
+        policy: bool,
+    ) -> Vec<ToolDescriptor> {
         self.tools
             .iter()
-            .map(|t| {
+            .filter(|(toolset, t)| selection.offers(*toolset, t.spec(), policy).is_ok())
+            .map(|(_, t)| {
                 let mut descriptor = t.spec().descriptor.clone();
                 if !output_schemas {
                     descriptor.output_schema = None;
@@ -399,10 +436,13 @@ mod tests {
         assert!(registry.register(Box::new(tool)).is_ok());
         // Listed only when structured output is on.
         assert_eq!(
-            registry.descriptors(true)[0].output_schema,
+            registry.descriptors(true, &Selection::ALL, false)[0].output_schema,
             Some(json!({"type": "object"}))
         );
-        assert_eq!(registry.descriptors(false)[0].output_schema, None);
+        assert_eq!(
+            registry.descriptors(false, &Selection::ALL, false)[0].output_schema,
+            None
+        );
     }
 
     #[test]
@@ -415,7 +455,7 @@ mod tests {
     fn descriptors_omit_default_annotations() {
         let mut r = Registry::new();
         r.register(spec("a", json!({"type": "object"}))).unwrap();
-        let listed = serde_json::to_value(r.descriptors(true)).unwrap();
+        let listed = serde_json::to_value(r.descriptors(true, &Selection::ALL, false)).unwrap();
         assert_eq!(
             listed,
             json!([{"name": "a", "description": "d", "inputSchema": {"type": "object"}}])

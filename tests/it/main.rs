@@ -22,6 +22,7 @@ mod projection_stack;
 mod protocol_lifecycle;
 mod protocol_stateless;
 mod protocol_tools;
+mod protocol_toolsets;
 mod protocol_transport;
 mod render_depth;
 mod render_goldens;

@@ -518,6 +518,47 @@ fn tools_list_hides_nothing_and_says_what_is_restricted() {
 }
 
 #[test]
+fn the_operator_may_hide_the_tools_a_principal_can_never_use() {
+    let pairs = settings(
+        Some(FLOW_POLICY),
+        &secrets(),
+        &[("MCP_POLICY_HIDE_UNUSABLE_TOOLS", "true")],
+    );
+    let server = server(&pairs);
+    let env = env(&pairs);
+    let listed = |who: &str| -> Vec<String> {
+        let reply = rpc(&server, &env, who, "tools/list", json!({}));
+        reply["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mallory = listed("mallory");
+    for hidden in ["jira_get", "approval_list", "approval_decide"] {
+        assert!(
+            !mallory.iter().any(|t| t == hidden),
+            "{hidden}: {mallory:?}"
+        );
+    }
+    assert!(mallory.iter().any(|t| t == "artifact_read"), "{mallory:?}");
+    // Partly restricted and approver tools stay listed for those who can use them.
+    let alice = listed("alice");
+    assert!(alice.iter().any(|t| t == "jira_post"), "{alice:?}");
+    assert!(listed("carol").iter().any(|t| t == "approval_decide"));
+    // Hiding is a listing matter: a call still meets the gate and its refusal.
+    let refused = call(
+        &server,
+        &env,
+        "mallory",
+        "jira_get",
+        json!({"path": "/rest/api/3/myself"}),
+    );
+    assert_eq!(refused["_meta"]["code"], "policy_denied", "{refused}");
+}
+
+#[test]
 fn artifact_read_serves_own_artifacts_only_whatever_the_policy() {
     for policy in [
         r#"{"rules": [{"id": "deny-all", "effect": "deny"}]}"#,
