@@ -1,6 +1,7 @@
 //! Principals and bearer-token authentication: the token table read from `MCP_AUTH_TOKENS`, the
 //! constant-time comparison, and the anonymous principal for explicitly opted-in local runs.
 
+use crate::upstream::{Secret, Vendor};
 use serde_json::Value as Json;
 use std::fmt;
 use std::ops::BitXor;
@@ -8,10 +9,25 @@ use std::ops::BitXor;
 /// The name the anonymous principal carries; no configured principal may use it.
 pub const ANONYMOUS: &str = "anonymous";
 
-/// Who is calling: the principal named in `MCP_AUTH_TOKENS` whose token the request presented.
+/// Who is calling: the principal named in `MCP_AUTH_TOKENS` whose token the request presented,
+/// or a person signed in with OAuth, who may also bring groups and upstream tokens of their own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Principal {
     name: String,
+    groups: Vec<String>,
+    personal: Vec<PersonalToken>,
+}
+
+/// A person's own token at an upstream vendor, obtained when they signed in. `Debug` hides the
+/// token (it is a [`Secret`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PersonalToken {
+    /// The vendor the token is for; it is only ever sent to that vendor's configured API.
+    pub vendor: Vendor,
+    /// The token.
+    pub token: Secret,
+    /// When it expires (ms since the epoch), if it does.
+    pub expires_ms: Option<u64>,
 }
 
 impl Principal {
@@ -19,7 +35,29 @@ impl Principal {
     pub fn named(name: &str) -> Principal {
         Principal {
             name: name.to_owned(),
+            groups: Vec::new(),
+            personal: Vec::new(),
         }
+    }
+
+    /// A person signed in with OAuth: the identity provider's `groups` and their own upstream
+    /// tokens.
+    pub fn signed_in(name: &str, groups: Vec<String>, personal: Vec<PersonalToken>) -> Principal {
+        Principal {
+            name: name.to_owned(),
+            groups,
+            personal,
+        }
+    }
+
+    /// The identity provider's groups of a signed-in person (empty for a static token).
+    pub fn groups(&self) -> &[String] {
+        &self.groups
+    }
+
+    /// The person's own token for `vendor`, if they signed in with one.
+    pub fn personal_token(&self, vendor: Vendor) -> Option<&PersonalToken> {
+        self.personal.iter().find(|t| t.vendor == vendor)
     }
 
     /// The anonymous principal of a local run that opted in.

@@ -458,15 +458,27 @@ fn oauth_settings(
         oauth::endpoint_url(&text, local).map_err(|r| fail(name, r))
     };
     let provider = match provider_name.to_ascii_lowercase().as_str() {
-        "github" => Provider::GitHub {
-            web_url: match get(MCP_OAUTH_GITHUB_URL) {
+        "github" => {
+            let web_url = match get(MCP_OAUTH_GITHUB_URL) {
                 Some(text) => {
                     oauth::endpoint_url(&text, local).map_err(|r| fail(MCP_OAUTH_GITHUB_URL, r))?
                 }
                 None => GITHUB_WEB_DEFAULT.to_owned(),
-            },
-            api_url: github_api_url.to_owned(),
-        },
+            };
+            if !oauth::github_roots_agree(&web_url, github_api_url) {
+                return Err(fail(
+                    MCP_OAUTH_GITHUB_URL,
+                    format!(
+                        "{web_url} and GITHUB_API_URL ({github_api_url}) are not one GitHub: a \
+                         person's token would be sent to another host than the one it came from"
+                    ),
+                ));
+            }
+            Provider::GitHub {
+                web_url,
+                api_url: github_api_url.to_owned(),
+            }
+        }
         "oidc" => Provider::Oidc(OidcProvider {
             authorization_url: url_setting(MCP_OAUTH_OIDC_AUTHORIZATION_URL)?,
             token_url: url_setting(MCP_OAUTH_OIDC_TOKEN_URL)?,

@@ -17,9 +17,10 @@ pub mod settings;
 pub mod store;
 pub mod url;
 
-use crate::auth::Principal;
+use crate::auth::{PersonalToken, Principal};
 use crate::http::{HttpRequest, HttpResponse};
 use crate::ports::{Level, Ports};
+use crate::upstream::Vendor;
 use error::{json_reply, OAuthError};
 use serde_json::json;
 use settings::OAuthSettings;
@@ -170,6 +171,91 @@ fn public_cors(response: HttpResponse) -> HttpResponse {
     response.with_header("Access-Control-Allow-Origin", "*")
 }
 
+/// A person's upstream token is renewed this long before it expires, so that two requests
+/// renewing at once (the provider rotates refresh tokens, so one of them fails) still hold a
+/// token that works while the renewed one reaches the grant.
+pub const RENEW_BEFORE_MS: u64 = 5 * 60 * 1000;
+
+/// Renews the person's upstream tokens that expire within [`RENEW_BEFORE_MS`] and have a
+/// refresh token, and stores the renewed ones in the grant. A renewal that fails is logged
+/// (without the token) and the old token kept: the gate refuses it once it has expired, asking
+/// the person to sign in again.
+async fn renew_upstream(
+    settings: &OAuthSettings,
+    store: &store::TokenStore<'_>,
+    who: &store::Authenticated,
+    ports: Ports<'_>,
+) -> Vec<store::UpstreamToken> {
+    let now = ports.clock.now_ms();
+    let mut tokens = who.upstream.clone();
+    let mut renewed = false;
+    for token in tokens.iter_mut() {
+        let due = token
+            .expires_ms
+            .is_some_and(|at| at <= now.saturating_add(RENEW_BEFORE_MS));
+        if !due || token.refresh.is_none() {
+            continue;
+        }
+        match idp::refresh(settings, token, ports).await {
+            Ok(fresh) => {
+                *token = fresh;
+                renewed = true;
+                ports.log.event(
+                    Level::Info,
+                    "oauth_upstream_renewed",
+                    &[
+                        ("principal", (&who.principal).into()),
+                        ("vendor", (&token.vendor).into()),
+                    ],
+                );
+            }
+            Err(e) => ports.log.event(
+                Level::Warn,
+                "oauth_upstream_renewal_failed",
+                &[
+                    ("principal", (&who.principal).into()),
+                    ("vendor", (&token.vendor).into()),
+                    ("detail", (&e.description).into()),
+                ],
+            ),
+        }
+    }
+    if renewed {
+        if let Err(e) = store.replace_upstream(&who.grant, &tokens).await {
+            ports.log.event(
+                Level::Error,
+                "oauth_store_unavailable",
+                &[("detail", (&e.description).into())],
+            );
+        }
+    }
+    tokens
+}
+
+/// The principal of a signed-in person: their groups, and their upstream tokens for the vendors
+/// this server calls.
+fn signed_in_principal(
+    name: &str,
+    groups: Vec<String>,
+    tokens: Vec<store::UpstreamToken>,
+) -> Principal {
+    let personal = tokens
+        .into_iter()
+        .filter_map(|t| {
+            let vendor = match t.vendor.as_str() {
+                "github" => Vendor::GitHub,
+                _ => return None,
+            };
+            Some(PersonalToken {
+                vendor,
+                token: t.access,
+                expires_ms: t.expires_ms,
+            })
+        })
+        .collect();
+    Principal::signed_in(name, groups, personal)
+}
+
 /// Authenticates an issued access token; the error is the text of the 401. Why a token failed
 /// goes to the log only, so a caller learns nothing about other people's tokens.
 pub async fn authenticate(
@@ -177,11 +263,12 @@ pub async fn authenticate(
     token: &str,
     ports: Ports<'_>,
 ) -> Result<Principal, &'static str> {
-    match store::TokenStore::new(settings, ports)
-        .authenticate(token)
-        .await
-    {
-        Ok(who) => Ok(Principal::named(&who.principal)),
+    let store = store::TokenStore::new(settings, ports);
+    match store.authenticate(token).await {
+        Ok(who) => {
+            let tokens = renew_upstream(settings, &store, &who, ports).await;
+            Ok(signed_in_principal(&who.principal, who.groups, tokens))
+        }
         Err(store::Rejection::Invalid(reason)) => {
             ports.log.event(
                 Level::Warn,

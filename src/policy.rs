@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 /// The identity name reported when a vendor's configured credential acts.
 pub const DEFAULT_IDENTITY: &str = "default";
 
+/// The identity name of a signed-in person's own upstream token (GitHub, from their sign-in).
+pub const SIGNED_IN_IDENTITY: &str = "signed-in-user";
+
 /// Where the policy document is, and how long approvals live.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PolicySettings {
@@ -132,6 +135,9 @@ pub struct Policy {
     pub groups: BTreeMap<String, Vec<String>>,
     /// The rules, in order.
     pub rules: Vec<Rule>,
+    /// The caller's groups from the identity provider they signed in with, which count for
+    /// `match.groups` (not for approvers): (principal, groups).
+    pub provider_groups: Option<(String, Vec<String>)>,
 }
 
 /// The outcome of evaluating one call.
@@ -203,12 +209,30 @@ impl Policy {
             .is_some_and(|members| members.iter().any(|m| m == principal))
     }
 
+    /// The policy for a call by `principal`, who signed in and brings the identity provider's
+    /// `groups`: a rule's `match.groups` also matches a provider group of the same name. The
+    /// document must still define the group (an empty list will do), so a typo stays an error.
+    pub fn with_provider_groups(mut self, principal: &str, groups: &[String]) -> Policy {
+        if !groups.is_empty() {
+            self.provider_groups = Some((principal.to_owned(), groups.to_vec()));
+        }
+        self
+    }
+
+    fn in_provider_group(&self, principal: &str, group: &str) -> bool {
+        self.provider_groups
+            .as_ref()
+            .is_some_and(|(who, groups)| who == principal && groups.iter().any(|g| g == group))
+    }
+
     fn subject_matches(&self, rule: &Rule, principal: &str) -> bool {
         match (&rule.principals, &rule.groups) {
             (None, None) => true,
             (names, groups) => {
                 names.iter().flatten().any(|n| n == principal)
-                    || groups.iter().flatten().any(|g| self.in_group(principal, g))
+                    || groups.iter().flatten().any(|g| {
+                        self.in_group(principal, g) || self.in_provider_group(principal, g)
+                    })
             }
         }
     }
@@ -348,6 +372,23 @@ impl Policy {
         }
     }
 
+    /// The upstream settings with a person's own `token` acting for `vendor`, for
+    /// [`SIGNED_IN_IDENTITY`]; `None` for a vendor whose sign-in gives no token (only GitHub does).
+    /// The token goes where the vendor's configured API root points, the same root the sign-in
+    /// read the person from.
+    pub fn settings_with_personal_token(
+        base: &UpstreamSettings,
+        vendor: Vendor,
+        token: &Secret,
+    ) -> Option<UpstreamSettings> {
+        let mut settings = base.clone();
+        match vendor {
+            Vendor::GitHub => settings.github_token = Some(token.clone()),
+            _ => return None,
+        }
+        Some(settings)
+    }
+
     /// The upstream settings with `identity` acting for `vendor` (unchanged for `default`).
     pub fn settings_for(
         &self,
@@ -402,6 +443,29 @@ mod tests {
 
     fn target(vendor: Vendor, method: Method, path: &str) -> Option<Target> {
         Some(Target::new(vendor, method, &ApiPath::parse(path).unwrap()))
+    }
+
+    #[test]
+    fn provider_groups_match_rules_of_that_caller_only_and_never_make_approvers() {
+        let p = policy(
+            r#"[{"id": "ops-approve", "match": {"tools": ["bb_*"]}, "effect": "approval_required",
+                 "approvers": {"groups": ["ops"]}},
+                {"id": "ops-read", "match": {"groups": ["ops"]}, "effect": "allow",
+                 "identities": {"github": "signed-in-user"}}]"#,
+        );
+        let get = || target(Vendor::GitHub, Method::Get, "/repos/o/r");
+        assert_eq!(p.decide("pat", "github_x", get()).effect, Effect::Deny);
+        let signed_in = p.clone().with_provider_groups("pat", &["ops".into()]);
+        let d = signed_in.decide("pat", "github_x", get());
+        assert_eq!(
+            (d.effect, d.identity.as_deref()),
+            (Effect::Allow, Some(SIGNED_IN_IDENTITY))
+        );
+        assert_eq!(
+            signed_in.decide("quinn", "github_x", get()).effect,
+            Effect::Deny
+        );
+        assert!(!signed_in.is_approver("pat"));
     }
 
     #[test]

@@ -83,34 +83,34 @@ fn get(url: String, token: &str) -> UpstreamRequest {
     }
 }
 
-/// Exchanges the provider's `code` and reads who signed in. The allow-list is the caller's.
-pub async fn sign_in(
-    settings: &OAuthSettings,
-    code: &str,
-    verifier: &str,
-    ports: Ports<'_>,
-) -> Result<(SignedIn, Option<String>), OAuthError> {
-    let token_url = match &settings.provider {
+fn token_url(settings: &OAuthSettings) -> String {
+    match &settings.provider {
         Provider::GitHub { web_url, .. } => format!("{web_url}/login/oauth/access_token"),
         Provider::Oidc(oidc) => oidc.token_url.clone(),
-    };
-    let form = [
-        ("grant_type", "authorization_code"),
-        ("code", code),
-        (
-            "redirect_uri",
-            &format!("{}{CALLBACK_PATH}", settings.issuer),
-        ),
-        ("client_id", settings.client_id.as_str()),
-        ("client_secret", settings.client_secret.expose()),
-        ("code_verifier", verifier),
-    ]
-    .map(|(k, v)| (k.to_owned(), v.to_owned()));
+    }
+}
+
+/// One request to the provider's token endpoint with this server's client credentials; the
+/// access token, or the provider's refusal as `access_denied`.
+async fn token_request(
+    settings: &OAuthSettings,
+    grant: &[(&str, &str)],
+    ports: Ports<'_>,
+) -> Result<(String, TokenAnswer), OAuthError> {
+    let mut form: Vec<(String, String)> = grant
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    form.push(("client_id".into(), settings.client_id.clone()));
+    form.push((
+        "client_secret".into(),
+        settings.client_secret.expose().to_owned(),
+    ));
     let answer = send(
         ports,
         UpstreamRequest {
             method: "POST".into(),
-            url: token_url,
+            url: token_url(settings),
             headers: vec![
                 (
                     "Content-Type".into(),
@@ -124,18 +124,74 @@ pub async fn sign_in(
         },
     )
     .await?;
-    let answer: TokenAnswer =
+    let mut answer: TokenAnswer =
         serde_json::from_value(answer).map_err(|_| idp_error("a malformed token answer"))?;
-    let access = match (answer.access_token, answer.error) {
-        (Some(token), None) => token,
-        (_, Some(error)) => {
-            return Err(OAuthError::access_denied(format!(
-                "the identity provider refused the sign-in ({})",
-                error.chars().take(64).collect::<String>()
-            )))
-        }
-        (None, None) => return Err(idp_error("no access token")),
+    match (answer.access_token.take(), &answer.error) {
+        (Some(token), None) => Ok((token, answer)),
+        (_, Some(error)) => Err(OAuthError::access_denied(format!(
+            "the identity provider refused ({})",
+            error.chars().take(64).collect::<String>()
+        ))),
+        (None, None) => Err(idp_error("no access token")),
+    }
+}
+
+/// The person's GitHub token as the provider answered it, with its expiry made absolute.
+fn github_token(access: String, answer: TokenAnswer, ports: Ports<'_>) -> UpstreamToken {
+    UpstreamToken {
+        vendor: "github".into(),
+        access: Secret::new(access),
+        refresh: answer.refresh_token.map(Secret::new),
+        expires_ms: answer
+            .expires_in
+            .map(|s| ports.clock.now_ms() + s.saturating_mul(1000)),
+    }
+}
+
+/// Renews a person's expiring upstream token with its refresh token (GitHub App user tokens
+/// last eight hours; their refresh tokens rotate).
+pub async fn refresh(
+    settings: &OAuthSettings,
+    token: &UpstreamToken,
+    ports: Ports<'_>,
+) -> Result<UpstreamToken, OAuthError> {
+    let Some(refresh) = &token.refresh else {
+        return Err(OAuthError::invalid_grant("the token has no refresh token"));
     };
+    let grant = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", refresh.expose()),
+    ];
+    let (access, answer) = token_request(settings, &grant, ports).await?;
+    let mut renewed = github_token(access, answer, ports);
+    renewed.vendor = token.vendor.clone();
+    Ok(renewed)
+}
+
+/// Exchanges the provider's `code` and reads who signed in. The allow-list is the caller's.
+pub async fn sign_in(
+    settings: &OAuthSettings,
+    code: &str,
+    verifier: &str,
+    ports: Ports<'_>,
+) -> Result<(SignedIn, Option<String>), OAuthError> {
+    let redirect = format!("{}{CALLBACK_PATH}", settings.issuer);
+    let grant = [
+        ("grant_type", "authorization_code"),
+        ("code", code),
+        ("redirect_uri", redirect.as_str()),
+        ("code_verifier", verifier),
+    ];
+    let (access, answer) =
+        token_request(settings, &grant, ports)
+            .await
+            .map_err(|e| match e.code {
+                "access_denied" => OAuthError::access_denied(format!(
+                    "the identity provider refused the sign-in: {}",
+                    e.description
+                )),
+                _ => e,
+            })?;
     match &settings.provider {
         Provider::GitHub { api_url, .. } => {
             let user = send(ports, get(format!("{api_url}/user"), &access)).await?;
@@ -157,14 +213,7 @@ pub async fn sign_in(
                         .collect()
                 })
                 .unwrap_or_default();
-            let upstream = UpstreamToken {
-                vendor: "github".into(),
-                access: Secret::new(access),
-                refresh: answer.refresh_token.map(Secret::new),
-                expires_ms: answer
-                    .expires_in
-                    .map(|s| ports.clock.now_ms() + s.saturating_mul(1000)),
-            };
+            let upstream = github_token(access.clone(), answer, ports);
             Ok((
                 SignedIn {
                     principal: login,

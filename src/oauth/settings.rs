@@ -70,8 +70,8 @@ pub struct OidcProvider {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Provider {
     /// GitHub (an OAuth App, or a GitHub App's user-to-server flow): the principal is the login,
-    /// groups are the organisations, and the person's token is sealed into the grant (tools do not
-    /// use it yet: they run with the deployment's vendor credentials).
+    /// groups are the organisations, and the person's token is sealed into the grant, for policy
+    /// rules that choose the `signed-in-user` identity.
     GitHub {
         /// Web root (`https://github.com`, or a GitHub Enterprise host).
         web_url: String,
@@ -181,6 +181,19 @@ pub fn issuer(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
+/// True when GitHub's web root `web_url` (where people sign in) and API root `api_url` (where
+/// their token is read from and sent by tools) are one GitHub: the same host, or github.com
+/// with api.github.com. A person's token must only go to the GitHub it came from.
+pub fn github_roots_agree(web_url: &str, api_url: &str) -> bool {
+    match (Url::parse(web_url), Url::parse(api_url)) {
+        (Ok(web), Ok(api)) => {
+            let (web, api) = (web.host.to_ascii_lowercase(), api.host.to_ascii_lowercase());
+            web == api || (web == "github.com" && api == "api.github.com")
+        }
+        _ => false,
+    }
+}
+
 /// An identity-provider endpoint: https, or http to loopback when the server itself is local.
 pub fn endpoint_url(text: &str, local: bool) -> Result<String, String> {
     let text = text.trim().trim_end_matches('/');
@@ -286,6 +299,10 @@ mod tests {
                 &[(config::MCP_OAUTH_GITHUB_URL, "http://127.0.0.1:9")],
                 config::MCP_OAUTH_GITHUB_URL,
             ),
+            (
+                &[(config::MCP_OAUTH_GITHUB_URL, "https://ghe.example.com")],
+                config::MCP_OAUTH_GITHUB_URL,
+            ),
         ];
         for (extra, setting) in cases {
             let err = read(&github(extra)).expect_err(setting);
@@ -299,6 +316,7 @@ mod tests {
         let s = read(&github(&[
             (config::MCP_OAUTH_ISSUER, "http://127.0.0.1:8787"),
             (config::MCP_OAUTH_GITHUB_URL, "http://127.0.0.1:9"),
+            (config::GITHUB_API_URL, "http://127.0.0.1:9"),
         ]))
         .unwrap()
         .unwrap();
@@ -306,6 +324,26 @@ mod tests {
         assert!(
             matches!(s.provider, Provider::GitHub { ref web_url, .. } if web_url == "http://127.0.0.1:9")
         );
+    }
+
+    #[test]
+    fn github_roots_agree_on_one_host() {
+        assert!(github_roots_agree(
+            "https://github.com",
+            "https://api.github.com"
+        ));
+        assert!(github_roots_agree(
+            "https://ghe.example.com",
+            "https://GHE.example.com/api/v3"
+        ));
+        assert!(!github_roots_agree(
+            "https://github.com",
+            "https://ghe.example.com/api/v3"
+        ));
+        assert!(!github_roots_agree(
+            "https://ghe.example.com",
+            "https://api.github.com"
+        ));
     }
 
     #[test]

@@ -143,6 +143,8 @@ pub struct Authenticated {
     pub upstream: Vec<UpstreamToken>,
     /// The client the token was issued to.
     pub client_id: String,
+    /// The grant's id, to store renewed upstream tokens under.
+    pub grant: String,
 }
 
 /// Why an access token was not accepted.
@@ -551,7 +553,28 @@ impl<'a> TokenStore<'a> {
             groups: grant.groups,
             upstream,
             client_id: grant.client_id,
+            grant: record.grant,
         })
+    }
+
+    /// Stores renewed upstream tokens in grant `grant_id`, sealed as at sign-in; a grant revoked
+    /// meanwhile stays revoked.
+    pub async fn replace_upstream(
+        &self,
+        grant_id: &str,
+        tokens: &[UpstreamToken],
+    ) -> Result<(), OAuthError> {
+        let key = grant_key(grant_id);
+        let Some(mut grant) = self.read::<GrantRecord>(&key).await.map_err(unavailable)? else {
+            return Ok(());
+        };
+        grant.sealed = self
+            .seal(&grant.client_id, &grant.principal, tokens)
+            .await?;
+        let remaining = grant.expires_ms.saturating_sub(self.now()) / 1000;
+        self.write(&key, &grant, remaining)
+            .await
+            .map_err(unavailable)
     }
 
     /// RFC 7009: a refresh token revokes its grant (and so every access token of it); an access

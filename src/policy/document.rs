@@ -3,7 +3,9 @@
 //! entry at fault and never quotes a secret's value.
 
 use super::glob::{PathGlob, ToolGlob};
-use super::{Approvers, Credential, Effect, Identity, Policy, Rule, DEFAULT_IDENTITY};
+use super::{
+    Approvers, Credential, Effect, Identity, Policy, Rule, DEFAULT_IDENTITY, SIGNED_IN_IDENTITY,
+};
 use crate::upstream::{Method, Secret, Vendor};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -138,6 +140,7 @@ pub fn parse(text: &str, setting: &dyn Fn(&str) -> Option<String>) -> Result<Pol
         identities,
         groups: raw.groups,
         rules,
+        provider_groups: None,
     })
 }
 
@@ -156,6 +159,11 @@ fn identity(
     if raw.name == DEFAULT_IDENTITY {
         return Err(format!(
             "the name {DEFAULT_IDENTITY:?} is reserved for the vendor's configured credential"
+        ));
+    }
+    if raw.name == SIGNED_IN_IDENTITY {
+        return Err(format!(
+            "the name {SIGNED_IN_IDENTITY:?} is reserved for a signed-in person's own token"
         ));
     }
     let vendor = vendor_by_id(&raw.vendor).ok_or_else(|| {
@@ -255,7 +263,13 @@ fn rule(
         let vendor = vendor_by_id(&vendor_id).ok_or_else(|| {
             format!("identities: {vendor_id:?} is not one of github, circleci, jira, confluence, bitbucket")
         })?;
-        if name != DEFAULT_IDENTITY {
+        if name == SIGNED_IN_IDENTITY && vendor != Vendor::GitHub {
+            return Err(format!(
+                "identity {SIGNED_IN_IDENTITY:?} exists for github only (the sign-in gives a \
+                 GitHub token), not {vendor_id}"
+            ));
+        }
+        if name != DEFAULT_IDENTITY && name != SIGNED_IN_IDENTITY {
             let identity = identities
                 .iter()
                 .find(|i| i.name == name)
@@ -359,6 +373,14 @@ mod tests {
             (
                 r#"{"identities": [{"name": "default", "vendor": "github", "secret": "S"}], "rules": []}"#,
                 "reserved",
+            ),
+            (
+                r#"{"identities": [{"name": "signed-in-user", "vendor": "github", "secret": "S"}], "rules": []}"#,
+                "reserved for a signed-in person's own token",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "effect": "allow", "identities": {"jira": "signed-in-user"}}]}"#,
+                "exists for github only",
             ),
             (
                 r#"{"identities": [{"name": "x", "vendor": "github", "secret": "S"}, {"name": "x", "vendor": "github", "secret": "S"}], "rules": []}"#,

@@ -7,7 +7,7 @@
 use crate::approvals::{self, arguments_hash, Approvals, Record, Status};
 use crate::auth::Principal;
 use crate::mcp::{CallToolResult, ToolDescriptor};
-use crate::policy::{Decision, Effect, Policy, PolicySettings, Restriction};
+use crate::policy::{Decision, Effect, Policy, PolicySettings, Restriction, SIGNED_IN_IDENTITY};
 use crate::ports::{Field, Level, Ports};
 use crate::tools::approvals::APPROVAL_DECIDE;
 use crate::tools::registry::{Access, Prepared, Registry, ToolError, ToolSpec};
@@ -20,6 +20,8 @@ pub const UPSTREAM_META: &str = "mcp-devtools/upstream";
 pub const CODE_DENIED: &str = "policy_denied";
 /// Refusal code: approval required.
 pub const CODE_APPROVAL: &str = "approval_required";
+/// Refusal code: the rule acts as the signed-in person, who has no usable token of their own.
+pub const CODE_SIGN_IN: &str = "sign_in_required";
 
 /// The policy in force for one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,7 +104,7 @@ pub async fn gate(
             let decision = Decision::builtin_deny(who, name, None, reason);
             return Ok(refuse(ports, &decision, None));
         }
-        Loaded::Active(policy) => policy,
+        Loaded::Active(policy) => policy.with_provider_groups(who, principal.groups()),
     };
     let builtin_allow = || {
         log_decision(
@@ -134,9 +136,12 @@ pub async fn gate(
     let decision = policy.decide(who, name, target);
     match decision.effect {
         Effect::Deny => Ok(refuse(ports, &decision, None)),
-        Effect::Allow => Ok(run(ports, &policy, upstream, &decision, None)),
+        Effect::Allow => Ok(run(ports, &policy, upstream, principal, &decision, None)),
         Effect::ApprovalRequired => {
-            approval(ports, &policy, settings, upstream, &decision, arguments).await
+            approval(
+                ports, &policy, settings, upstream, principal, &decision, arguments,
+            )
+            .await
         }
     }
 }
@@ -153,7 +158,7 @@ pub async fn describe(
 ) {
     let policy = match load(settings, ports).await {
         Loaded::Off => return,
-        Loaded::Active(policy) => policy,
+        Loaded::Active(policy) => policy.with_provider_groups(principal.name(), principal.groups()),
         Loaded::Broken(_) => {
             // Not hidden: a broken document is a fault to fix, not a lasting decision.
             for tool in tools {
@@ -220,6 +225,7 @@ fn run(
     ports: Ports<'_>,
     policy: &Policy,
     base: &UpstreamSettings,
+    principal: &Principal,
     decision: &Decision,
     approval: Option<&Record>,
 ) -> Gate {
@@ -227,18 +233,72 @@ fn run(
         (Some(t), Some(identity)) => Some((t.vendor, identity.clone())),
         _ => None,
     };
+    let settings = match &acting {
+        Some((vendor, identity)) if identity == SIGNED_IN_IDENTITY => {
+            match personal_settings(base, *vendor, principal, ports) {
+                Ok(settings) => Some(settings),
+                Err(reason) => return sign_in_required(ports, decision, reason),
+            }
+        }
+        Some((vendor, identity)) => Some(policy.settings_for(base, *vendor, identity)),
+        None => None,
+    };
     log_decision(
         ports,
         decision,
         Outcome::Run(acting.as_ref().map(|(v, i)| (*v, i.as_str()))),
         approval,
     );
-    Gate::Run {
-        settings: acting
-            .as_ref()
-            .map(|(vendor, identity)| policy.settings_for(base, *vendor, identity)),
-        acting,
+    Gate::Run { settings, acting }
+}
+
+/// The upstream settings with the caller's own token for `vendor`, or why there is none usable.
+fn personal_settings(
+    base: &UpstreamSettings,
+    vendor: Vendor,
+    principal: &Principal,
+    ports: Ports<'_>,
+) -> Result<UpstreamSettings, String> {
+    let Some(personal) = principal.personal_token(vendor) else {
+        return Err(format!(
+            "This call acts as the signed-in person's own {} identity, and {} has none: sign in \
+             to this server with OAuth through {} (a static token carries no personal identity).",
+            vendor.id(),
+            principal.name(),
+            vendor.id()
+        ));
+    };
+    if personal
+        .expires_ms
+        .is_some_and(|at| at <= ports.clock.now_ms())
+    {
+        return Err(format!(
+            "Your {} sign-in has expired and could not be renewed; sign in to this server \
+             again (reconnect or re-authenticate your MCP client), then repeat the call.",
+            vendor.id()
+        ));
     }
+    Policy::settings_with_personal_token(base, vendor, &personal.token).ok_or_else(|| {
+        format!(
+            "The signed-in identity exists for GitHub only, not {}.",
+            vendor.id()
+        )
+    })
+}
+
+/// The refusal of a call whose rule acts as the signed-in person when they have no usable
+/// token: not a policy denial (the same call works after signing in), so its own code.
+fn sign_in_required(ports: Ports<'_>, decision: &Decision, reason: String) -> Gate {
+    log_decision(ports, decision, Outcome::Refused(CODE_SIGN_IN), None);
+    let mut decision_json = decision_meta(decision);
+    decision_json.insert("reason".into(), json!(reason));
+    let mut meta = Map::new();
+    meta.insert("code".into(), json!(CODE_SIGN_IN));
+    meta.insert("decision".into(), Json::Object(decision_json));
+    Gate::Refuse(CallToolResult {
+        meta: Some(meta),
+        ..CallToolResult::error(reason)
+    })
 }
 
 async fn approval(
@@ -246,6 +306,7 @@ async fn approval(
     policy: &Policy,
     settings: &PolicySettings,
     upstream: &UpstreamSettings,
+    principal: &Principal,
     decision: &Decision,
     arguments: &Map<String, Json>,
 ) -> Result<Gate, ToolError> {
@@ -279,7 +340,14 @@ async fn approval(
             return match approvals.consume(record).await {
                 Ok(record) => {
                     approvals::log_event(ports, "consumed", &record, &decision.principal);
-                    Ok(run(ports, policy, upstream, decision, Some(&record)))
+                    Ok(run(
+                        ports,
+                        policy,
+                        upstream,
+                        principal,
+                        decision,
+                        Some(&record),
+                    ))
                 }
                 Err(e) => Ok(store_down(format!("{e:?}"))),
             };

@@ -15,6 +15,7 @@ mod job_logs;
 mod job_logs_circleci;
 mod oauth_discovery;
 mod oauth_flow;
+mod oauth_identity;
 mod policy_cases;
 mod policy_flow;
 mod projection_rule;

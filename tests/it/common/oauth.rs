@@ -48,6 +48,20 @@ pub fn settings_of(server: &Server) -> OAuthSettings {
 
 /// Tokens for `principal` issued through the store, as a sign-in would leave them.
 pub fn mint_tokens(server: &Server, env: &FakeEnv, principal: &str) -> TokenSet {
+    mint_signed_in(
+        server,
+        env,
+        SignedIn {
+            principal: principal.into(),
+            groups: Vec::new(),
+            upstream: Vec::new(),
+        },
+    )
+}
+
+/// Tokens for the person `signed_in` describes (groups and upstream tokens), issued through the
+/// store as their sign-in would leave them.
+pub fn mint_signed_in(server: &Server, env: &FakeEnv, signed_in: SignedIn) -> TokenSet {
     let settings = settings_of(server);
     let store = TokenStore::new(&settings, env.ports());
     let code = block_on(store.issue_code(NewCode {
@@ -56,11 +70,7 @@ pub fn mint_tokens(server: &Server, env: &FakeEnv, principal: &str) -> TokenSet 
         code_challenge: pkce_challenge(VERIFIER),
         resource: settings.resource.clone(),
         scope: "mcp".into(),
-        signed_in: SignedIn {
-            principal: principal.into(),
-            groups: Vec::new(),
-            upstream: Vec::new(),
-        },
+        signed_in,
     }))
     .unwrap();
     block_on(store.exchange_code(
