@@ -19,6 +19,7 @@ pub mod js;
 pub mod jsonrpc;
 pub mod logs;
 pub mod mcp;
+pub mod memory;
 pub mod oauth;
 pub mod policy;
 pub mod ports;

@@ -1,0 +1,373 @@
+//! The memory budget of one isolate: large upstream bodies reserve what they will cost before
+//! they are read, and a call that finds the budget spent waits briefly for room, then is
+//! refused with [`Busy`].
+//!
+//! A Workers isolate serves many requests at once in 128 MB shared by its JavaScript heap and
+//! its WebAssembly memory, and linear memory never shrinks: the sum of the bodies in flight is
+//! what has to stay bounded, not each one. A body costs about [`BYTES_PER_BODY_BYTE`] times its
+//! size while its call runs (the body, the parsed value, the rendered text and the artifact are
+//! alive together), and all of it lives until the call's result has been produced, so
+//! reservations belong to the call ([`CallMemory`]) and are returned when it is dropped,
+//! whatever path the call ended on.
+//!
+//! Bodies up to [`SMALL_BODY_BYTES`] are counted but never wait: a small call must not queue
+//! behind large ones, and what small ones overdraw only makes large ones wait a little longer.
+//!
+//! Workers run one thread per isolate, so the state is `Rc` and `Cell`; waiting is a future
+//! woken when a reservation is returned, bounded by a timer the caller supplies (the clock port
+//! in production, a channel in tests), which keeps this module free of any port.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+
+/// Bytes of memory a call holds per byte of upstream body, as measured in workerd for a large
+/// page rendered with structured output on (raw body, parsed value, rendered text and artifact
+/// copy alive together: about 3.6), rounded up.
+pub const BYTES_PER_BODY_BYTE: usize = 4;
+
+/// Bodies of at most this many bytes never wait for room.
+pub const SMALL_BODY_BYTES: usize = 1024 * 1024;
+
+/// The longest a large body waits for room before its call is refused, in milliseconds.
+pub const WAIT_MS: u64 = 300;
+
+/// The budget when `MEMORY_BUDGET_BYTES` is not set: 72 MiB of the isolate's 128 MB.
+pub const DEFAULT_BUDGET_BYTES: usize = 72 * 1024 * 1024;
+
+/// The memory of one isolate available to upstream bodies and what is built from them. Clones
+/// share one budget.
+#[derive(Clone)]
+pub struct MemoryBudget(Rc<Shared>);
+
+struct Shared {
+    limit: usize,
+    used: Cell<usize>,
+    waiters: RefCell<Vec<Waker>>,
+}
+
+impl fmt::Debug for MemoryBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryBudget")
+            .field("limit", &self.0.limit)
+            .field("used", &self.0.used.get())
+            .finish()
+    }
+}
+
+impl MemoryBudget {
+    /// A budget of `limit` bytes of memory, none of it reserved.
+    pub fn new(limit: usize) -> MemoryBudget {
+        MemoryBudget(Rc::new(Shared {
+            limit,
+            used: Cell::new(0),
+            waiters: RefCell::new(Vec::new()),
+        }))
+    }
+
+    /// The budget in bytes of memory.
+    pub fn limit(&self) -> usize {
+        self.0.limit
+    }
+
+    /// Bytes of memory reserved now, by every call.
+    pub fn in_use(&self) -> usize {
+        self.0.used.get()
+    }
+
+    /// The reservations of one new call, none yet.
+    pub fn call(&self) -> CallMemory {
+        CallMemory {
+            budget: self.clone(),
+            held: Cell::new(0),
+            refused: Cell::new(false),
+        }
+    }
+
+    fn take(&self, bytes: usize) {
+        self.0.used.set(self.0.used.get().saturating_add(bytes));
+    }
+
+    fn release(&self, bytes: usize) {
+        self.0.used.set(self.0.used.get().saturating_sub(bytes));
+        // Every waiter looks again; those that still do not fit register anew.
+        let waiters = std::mem::take(&mut *self.0.waiters.borrow_mut());
+        for waker in waiters {
+            waker.wake();
+        }
+    }
+
+    fn wait_for_room(&self, waker: &Waker) {
+        let mut waiters = self.0.waiters.borrow_mut();
+        if !waiters.iter().any(|w| w.will_wake(waker)) {
+            waiters.push(waker.clone());
+        }
+    }
+}
+
+/// What one call has reserved; everything is returned to the budget when it is dropped.
+pub struct CallMemory {
+    budget: MemoryBudget,
+    held: Cell<usize>,
+    refused: Cell<bool>,
+}
+
+impl fmt::Debug for CallMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallMemory")
+            .field("held", &self.held.get())
+            .field("refused", &self.refused.get())
+            .finish()
+    }
+}
+
+impl CallMemory {
+    /// Bytes of memory this call holds.
+    pub fn held(&self) -> usize {
+        self.held.get()
+    }
+
+    /// True once a body of this call was refused for want of room.
+    pub fn refused(&self) -> bool {
+        self.refused.get()
+    }
+
+    /// A reservation for one more body of this call, covering nothing yet.
+    pub fn body(&self) -> BodyReservation<'_> {
+        BodyReservation {
+            call: self,
+            bytes: 0,
+        }
+    }
+
+    fn take(&self, bytes: usize) {
+        self.budget.take(bytes);
+        self.held.set(self.held.get().saturating_add(bytes));
+    }
+
+    /// Whether `bytes` more fit: within the budget, or this call alone holds memory (a body
+    /// costing more than the whole budget then runs by itself rather than never).
+    fn fits(&self, bytes: usize) -> bool {
+        let used = self.budget.in_use();
+        used.saturating_add(bytes) <= self.budget.limit() || used == self.held()
+    }
+}
+
+impl Drop for CallMemory {
+    fn drop(&mut self) {
+        let held = self.held.replace(0);
+        if held > 0 {
+            self.budget.release(held);
+        }
+    }
+}
+
+/// A body's share of its call's reservation, grown as more of the body is known.
+#[derive(Debug)]
+pub struct BodyReservation<'a> {
+    call: &'a CallMemory,
+    bytes: usize,
+}
+
+impl BodyReservation<'_> {
+    /// Bytes of body covered so far.
+    pub fn covered(&self) -> usize {
+        self.bytes
+    }
+
+    /// Covers the first `body_bytes` bytes of the body. Up to [`SMALL_BODY_BYTES`] this never
+    /// waits; past it, when the budget has no room, it waits until another call returns memory
+    /// or `timer` (made only when waiting starts) completes, and then fails with [`Busy`].
+    pub async fn cover<F: Future<Output = ()>>(
+        &mut self,
+        body_bytes: usize,
+        timer: impl FnOnce() -> F,
+    ) -> Result<(), Busy> {
+        if body_bytes <= self.bytes {
+            return Ok(());
+        }
+        let cost = (body_bytes - self.bytes).saturating_mul(BYTES_PER_BODY_BYTE);
+        if body_bytes <= SMALL_BODY_BYTES || self.call.fits(cost) {
+            self.call.take(cost);
+            self.bytes = body_bytes;
+            return Ok(());
+        }
+        let mut timer = pin!(timer());
+        let admitted = poll_fn(|cx| {
+            if self.call.fits(cost) {
+                return Poll::Ready(true);
+            }
+            if timer.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(false);
+            }
+            self.call.budget.wait_for_room(cx.waker());
+            Poll::Pending
+        })
+        .await;
+        if !admitted {
+            self.call.refused.set(true);
+            return Err(Busy { body_bytes });
+        }
+        self.call.take(cost);
+        self.bytes = body_bytes;
+        Ok(())
+    }
+}
+
+/// A body was refused: the isolate's memory budget stayed spent for the whole wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Busy {
+    /// The body size that did not fit, in bytes.
+    pub body_bytes: usize,
+}
+
+impl fmt::Display for Busy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "no memory for a {} byte body: the isolate is busy with large results",
+            self.body_bytes
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::channel::oneshot;
+    use futures::executor::block_on;
+    use futures::future::{join, join3, FutureExt, LocalBoxFuture};
+
+    const MIB: usize = 1024 * 1024;
+
+    /// A timer that fires when the returned sender is used or dropped.
+    fn timer() -> (
+        oneshot::Sender<()>,
+        impl FnOnce() -> LocalBoxFuture<'static, ()>,
+    ) {
+        let (fire, rx) = oneshot::channel::<()>();
+        (fire, move || rx.map(|_| ()).boxed_local())
+    }
+
+    fn never() -> impl Future<Output = ()> {
+        futures::future::pending()
+    }
+
+    #[test]
+    fn a_large_body_that_fits_is_admitted_at_once_and_costs_its_factor() {
+        let budget = MemoryBudget::new(80 * MIB);
+        let call = budget.call();
+        let mut body = call.body();
+        assert_eq!(block_on(body.cover(16 * MIB, never)), Ok(()));
+        assert_eq!(body.covered(), 16 * MIB);
+        assert_eq!(call.held(), 16 * MIB * BYTES_PER_BODY_BYTE);
+        assert_eq!(budget.in_use(), 64 * MIB);
+        // Covering what is covered already takes nothing more.
+        assert_eq!(block_on(body.cover(8 * MIB, never)), Ok(()));
+        assert_eq!(budget.in_use(), 64 * MIB);
+    }
+
+    #[test]
+    fn a_waiting_body_is_admitted_when_another_call_ends() {
+        let budget = MemoryBudget::new(80 * MIB);
+        let first = budget.call();
+        block_on(first.body().cover(16 * MIB, never)).unwrap();
+        let second = budget.call();
+        let (_fire, timer) = timer();
+        let mut body = second.body();
+        let (admitted, ()) = block_on(join(body.cover(16 * MIB, timer), async {
+            // The second body is waiting by now (join polls it first).
+            assert_eq!(budget.in_use(), 64 * MIB);
+            drop(first);
+        }));
+        assert_eq!(admitted, Ok(()));
+        assert_eq!(budget.in_use(), 64 * MIB);
+        assert!(!second.refused());
+    }
+
+    #[test]
+    fn a_body_that_waits_past_its_timer_is_refused_as_busy() {
+        let budget = MemoryBudget::new(80 * MIB);
+        let first = budget.call();
+        block_on(first.body().cover(16 * MIB, never)).unwrap();
+        let second = budget.call();
+        let (fire, timer) = timer();
+        let mut body = second.body();
+        let (outcome, ()) = block_on(join(body.cover(16 * MIB, timer), async {
+            fire.send(()).unwrap();
+        }));
+        assert_eq!(
+            outcome,
+            Err(Busy {
+                body_bytes: 16 * MIB
+            })
+        );
+        assert!(second.refused());
+        assert_eq!(second.held(), 0);
+        assert_eq!(budget.in_use(), 64 * MIB);
+    }
+
+    #[test]
+    fn small_bodies_pass_while_a_large_one_waits() {
+        let budget = MemoryBudget::new(80 * MIB);
+        let first = budget.call();
+        block_on(first.body().cover(16 * MIB, never)).unwrap();
+        let large = budget.call();
+        let small = budget.call();
+        let (fire, timer) = timer();
+        let mut large_body = large.body();
+        let mut small_body = small.body();
+        let (large_outcome, small_outcome, ()) = block_on(join3(
+            large_body.cover(16 * MIB, timer),
+            // Overdrawn beyond the budget, without waiting (its timer never fires).
+            small_body.cover(MIB, never),
+            async {
+                assert_eq!(budget.in_use(), 64 * MIB + 4 * MIB);
+                fire.send(()).unwrap();
+            },
+        ));
+        assert_eq!(small_outcome, Ok(()));
+        assert!(large_outcome.is_err());
+        assert_eq!(small.held(), MIB * BYTES_PER_BODY_BYTE);
+    }
+
+    #[test]
+    fn a_streamed_body_grows_its_reservation_and_waits_only_past_the_small_size() {
+        let budget = MemoryBudget::new(8 * MIB);
+        let other = budget.call();
+        block_on(other.body().cover(MIB, never)).unwrap();
+        let call = budget.call();
+        let mut body = call.body();
+        for covered in [64 * 1024, 512 * 1024, MIB] {
+            // The budget is full (the other call holds 4 MiB, this one as much), yet no wait.
+            assert_eq!(block_on(body.cover(covered, never)), Ok(()));
+        }
+        assert_eq!(budget.in_use(), 8 * MIB);
+        let (fire, timer) = timer();
+        drop(fire);
+        assert!(block_on(body.cover(MIB + 1, timer)).is_err());
+        assert_eq!(body.covered(), MIB);
+    }
+
+    #[test]
+    fn a_body_over_the_whole_budget_runs_alone() {
+        let budget = MemoryBudget::new(16 * MIB);
+        let call = budget.call();
+        assert_eq!(block_on(call.body().cover(8 * MIB, never)), Ok(()));
+        assert_eq!(budget.in_use(), 32 * MIB);
+    }
+
+    #[test]
+    fn every_reservation_of_a_call_returns_when_it_is_dropped() {
+        let budget = MemoryBudget::new(80 * MIB);
+        let call = budget.call();
+        block_on(call.body().cover(2 * MIB, never)).unwrap();
+        block_on(call.body().cover(3 * MIB, never)).unwrap();
+        assert_eq!(budget.in_use(), 20 * MIB);
+        drop(call);
+        assert_eq!(budget.in_use(), 0);
+    }
+}
