@@ -18,15 +18,11 @@ use jq::{JqError, JqProgram};
 pub use meter::{last_spent, Limits};
 
 /// The text tools put in the `jq` argument's description, so every tool states the same rule.
-pub const TOOL_DESCRIPTION: &str = "Optional filter applied to the JSON response before it is \
-rendered. JMESPath (the dialect of npm jmespath 0.16.0) is used whenever the expression is valid \
-JMESPath, e.g. `items[*].{id: id, name: name}`, `issues[?fields.status.name == 'Done'].key`, \
-`length(values)`; anything else runs as a jq program, e.g. `.items | map({id, name})` or \
-`[.values[] | select(.state == \"OPEN\")] | length` (start with `.` to make sure an expression \
-is read as jq). jq programs may not define recursive functions and stop with an error after a \
-fixed amount of work. Several jq outputs are returned as an array. An expression that fails \
-does not fail the call: the result is {\"_jqError\": \"<reason>\", \"_originalData\": <the \
-unfiltered response>}.";
+pub const TOOL_DESCRIPTION: &str = "JMESPath or jq expression applied to the JSON response \
+before it is rendered: JMESPath when valid, e.g. `items[*].{id: id, name: name}`, else jq, e.g. \
+`.items | map({id, name})` (a leading `.` forces jq). Several jq outputs become an array. A \
+failing expression does not fail the call: the result is {\"_jqError\": \"<reason>\", \
+\"_originalData\": <the response>}.";
 
 /// Which language a projection was read as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

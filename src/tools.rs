@@ -168,6 +168,22 @@ mod tests {
         }
     }
 
+    /// A default lives in the schema's `default` keyword; the argument's description, sent to
+    /// the model in every conversation, does not say it again.
+    #[test]
+    fn argument_descriptions_do_not_restate_their_defaults() {
+        let registry = all().unwrap();
+        for name in registry.names() {
+            let schema = &registry.get(name).unwrap().spec().descriptor.input_schema;
+            for (arg, property) in schema["properties"].as_object().unwrap() {
+                let text = property["description"].as_str().unwrap_or_default();
+                if property.get("default").is_some() {
+                    assert!(!text.contains("default"), "{name}.{arg}: {text}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn tool_names_are_unique_and_valid() {
         let registry = all().expect("the production registry must build");

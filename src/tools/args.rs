@@ -32,15 +32,13 @@ pub fn fragment(name: &str) -> Option<Json> {
             "type": "string",
             "enum": [OutputFormat::Toon.as_str(), OutputFormat::Json.as_str()],
             "default": OutputFormat::Toon.as_str(),
-            "description": "Text format of the result: `toon` (default; compact, with tables for \
-                uniform arrays) or `json` (2-space indented JSON).",
+            "description": "`toon`: compact, tables for uniform arrays; `json`: indented JSON.",
         }),
         QUERY_PARAMS => json!({
             "type": "object",
             "additionalProperties": {"type": "string"},
-            "description": "Query parameters as a map of strings, URL-encoded for you and \
-                appended in the order given, e.g. {\"limit\": \"50\"}. Numbers and booleans must \
-                be written as strings.",
+            "description": "Query parameters, URL-encoded for you in the order given; numbers \
+                and booleans as strings, e.g. {\"limit\": \"50\"}.",
         }),
         _ => return None,
     })

@@ -31,15 +31,12 @@ const ARTIFACT_ID: &str = "artifactId";
 const OFFSET: &str = "offset";
 const MAX_BYTES: &str = "maxBytes";
 
-const DESCRIPTION: &str = "Reads an artifact: the complete result another tool saved when its \
-text was truncated (the truncation notice names the artifact id) or when its structuredContent \
-was too large (`incomplete.artifactId`), or a job log (`logArtifactId` of github_get_job_logs and \
-circleci_get_job_logs). Artifacts hold JSON (application/json) or a log's text (text/plain) and \
-belong to the caller; they expire (by default after an hour).\n\n\
-Each call returns one chunk as JSON text: `{artifactId, offset, nextOffset, totalBytes, eof, \
-encoding: \"base64\", data}`. Start at offset 0, call again with `offset: nextOffset` until \
-`eof` is true, then base64-decode each `data` and concatenate the bytes in order: the result is \
-the whole JSON value (or log). `maxBytes` sets the chunk size (default 65536, at most 1048576). An \
+const DESCRIPTION: &str = "Reads an artifact: the complete result a tool saved when its text \
+was truncated (the notice names the id) or its structuredContent was too large \
+(`incomplete.artifactId`), or a job log (`logArtifactId`). Artifacts hold JSON or text, belong to \
+the caller and expire (by default after an hour). Each call returns one chunk as JSON: \
+`{artifactId, offset, nextOffset, totalBytes, eof, encoding: \"base64\", data}`; call again with \
+`offset: nextOffset` until `eof`, then base64-decode the `data` chunks and join them in order. An \
 unknown, expired or another caller's artifact gives \"Artifact not found or expired\".";
 
 /// The `artifact_read` tool.
@@ -76,14 +73,12 @@ fn spec() -> ToolSpec {
                         "type": "integer",
                         "minimum": 0,
                         "default": 0,
-                        "description": "Byte offset to read from: 0 first, then the previous \
-                                        chunk's `nextOffset`."
+                        "description": "Byte offset: 0, then the previous chunk's `nextOffset`."
                     },
                     MAX_BYTES: {
                         "type": "integer",
                         "default": DEFAULT_MAX_BYTES,
-                        "description": "Largest chunk in bytes before base64 (default 65536); \
-                                        values outside 1..1048576 are clamped."
+                        "description": "Chunk size in bytes before base64, clamped to 1..1048576."
                     }
                 },
                 "required": [ARTIFACT_ID],

@@ -319,11 +319,9 @@ fn description(vendor: Vendor, method: Method) -> String {
         _ => " This changes data.",
     };
     format!(
-        "{what} {api} with the server's {auth} credentials: {verb} {{path}} and returns the \
-         response body. {paging} Use jq to keep only the fields you need (it runs before the \
-         text is rendered and truncated); results longer than the text limit are cut with a note. \
-         An empty response (204) renders as {{}} in JSON and as an empty text in TOON. Errors \
-         come back as isError results with the vendor's message.{effect}",
+        "{what} {api} with the server's {auth} credentials: {verb} {{path}}, returning the \
+         response body. {paging} Keep the fields you need with `jq`; longer results are cut with a \
+         note. An empty response (204) is {{}} in JSON, empty in TOON.{effect}",
         verb = method.as_str()
     )
 }

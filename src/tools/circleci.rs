@@ -34,11 +34,10 @@ fn spec() -> ToolSpec {
 `/pipeline/{id}/workflow`, `/workflow/{id}/job`, `/project/gh/octo-org/hello-world/job/{number}`, \
 `/project/gh/octo-org/hello-world/{job-number}/artifacts`, `/insights/gh/octo-org/hello-world/workflows`). Project \
 slugs are `vcs/org/repo` (`gh`, `bb`, or `circleci/{org-id}/{project-id}`). Lists are paged with \
-`next_page_token`: pass it back as queryParams `{\"page-token\": ...}`. The result is `{data, cache: {hit, ageMs, \
-fetchedAt}}`: `data` is the response after the optional `jq` filter; `cache` says whether it came from this \
-server's cache, how old it is in milliseconds and when (UTC) it was fetched. Responses are cached briefly per \
-caller, except pipelines, workflows and jobs (their status changes), which are always fetched live; pass \
-`fresh: true` to bypass the cache for anything else."
+`next_page_token`: pass it back as queryParams `{\"page-token\": ...}`. Result: `{data, cache: {hit, ageMs, \
+fetchedAt}}`, `data` being the response after `jq`, `cache` whether and how long ago (ms, and when in UTC) it was \
+cached here. Responses are cached briefly per caller, except pipelines, workflows and jobs (always live); \
+`fresh: true` bypasses the cache."
             .into(),
         input_schema: json!({
             "type": "object",
@@ -71,7 +70,7 @@ fn properties() -> serde_json::Map<String, serde_json::Value> {
     properties.insert(
         "fresh".into(),
         json!({"type": "boolean", "default": false,
-               "description": "true: skip the cache, fetch now and replace the cached copy. Use after a change you made or when `cache.ageMs` is too old for your question."}),
+               "description": "Skip the cache: fetch now and replace the cached copy (after a change, or when `cache.ageMs` is too old)."}),
     );
     properties
 }

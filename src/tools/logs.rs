@@ -85,22 +85,22 @@ pub fn log_properties() -> JsonMap<String, Json> {
     props.insert(
         "tailLines".into(),
         json!({"type": "integer", "minimum": 0, "maximum": MAX_TAIL_LINES, "default": DEFAULT_TAIL_LINES,
-               "description": "Lines kept from the end of each chosen step (default 30)."}),
+               "description": "Lines kept from the end of each chosen step."}),
     );
     props.insert(
         "grep".into(),
         json!({"type": "string", "minLength": 1, "maxLength": crate::logs::pattern::MAX_PATTERN_BYTES,
-               "description": "A regular expression (Rust syntax, linear time; `(?i)` for ASCII case-insensitive) matched against every cleaned line; matching lines come back with `context` lines around them and their line numbers. E.g. `error|FAIL|panicked`."}),
+               "description": "Regular expression (Rust syntax; `(?i)` ignores ASCII case) matched against every line, e.g. `error|FAIL|panicked`; matches come with `context` lines and line numbers."}),
     );
     props.insert(
         "context".into(),
         json!({"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": DEFAULT_CONTEXT,
-               "description": "Lines shown before and after each grep match (default 2)."}),
+               "description": "Lines shown around each grep match."}),
     );
     props.insert(
         "steps".into(),
         json!({"type": "string", "enum": ["failed", "all"], "default": "failed",
-               "description": "`failed` (default): the tail of the failed steps (or, when none failed, of the last step that ran); `all`: of every step."}),
+               "description": "Tail of the failed steps (of the last step run when none failed), or of `all` steps."}),
     );
     args::add_fragments(&mut props, &[JQ, OUTPUT_FORMAT]);
     props

@@ -47,22 +47,22 @@ fn common_properties() -> serde_json::Map<String, Json> {
     props.insert(
         "owner".into(),
         json!({"type": "string", "minLength": 1, "maxLength": 100,
-               "description": "Repository owner: a user or organization login, e.g. `octo-org`."}),
+               "description": "User or organization login, e.g. `octo-org`."}),
     );
     props.insert(
         "repo".into(),
         json!({"type": "string", "minLength": 1, "maxLength": 100,
-               "description": "Repository name without the owner, e.g. `hello-world`."}),
+               "description": "Repository name, e.g. `hello-world`."}),
     );
     props.insert(
         "perPage".into(),
         json!({"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": DEFAULT_PER_PAGE,
-               "description": "Items per page, 1 to 100 (default 30). Prefer small pages plus `jq` over large pages."}),
+               "description": "Items per page."}),
     );
     props.insert(
         "page".into(),
         json!({"type": "integer", "minimum": 1,
-               "description": "Page number, from 1 (default 1). Pass the previous result's `nextPage` to continue."}),
+               "description": "Page to read: 1, or a result's `nextPage`."}),
     );
     args::add_fragments(&mut props, &[JQ, OUTPUT_FORMAT]);
     props
@@ -73,7 +73,7 @@ pub(super) fn list_runs_spec() -> ToolSpec {
     props.insert(
         "workflowId".into(),
         json!({"anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "minLength": 1, "maxLength": 255}],
-               "description": "Only runs of this workflow: its numeric id or its file name under .github/workflows, e.g. `ci.yml`. Omit for every workflow of the repository."}),
+               "description": "Only runs of this workflow: its id or file name, e.g. `ci.yml`."}),
     );
     props.insert(
         "branch".into(),
@@ -82,11 +82,11 @@ pub(super) fn list_runs_spec() -> ToolSpec {
     props.insert(
         "status".into(),
         json!({"type": "string", "enum": RUN_STATUSES,
-               "description": "Only runs with this status (`queued`, `in_progress`, `completed`...) or conclusion (`success`, `failure`, `cancelled`...)."}),
+               "description": "Only runs with this status or conclusion."}),
     );
     props.insert(
         "event".into(),
-        json!({"type": "string", "minLength": 1, "description": "Only runs triggered by this event, e.g. `push`, `pull_request`, `schedule`, `workflow_dispatch`."}),
+        json!({"type": "string", "minLength": 1, "description": "Only runs triggered by this event, e.g. `push`, `pull_request`."}),
     );
     props.insert(
         "actor".into(),
@@ -96,14 +96,11 @@ pub(super) fn list_runs_spec() -> ToolSpec {
         descriptor: ToolDescriptor {
         name: LIST_RUNS.into(),
         title: Some("List GitHub Actions workflow runs".into()),
-        description: "List GitHub Actions workflow runs of a repository, newest first, optionally for one \
-workflow (`workflowId`) and filtered by branch, status or conclusion, event and actor. The result is \
-`{data, nextPage}`: `data` is GitHub's response (`total_count` and `workflow_runs`, each run with id, name, \
-head_branch, head_sha, event, status, conclusion, run_number, run_attempt, created_at, html_url...) after the \
-optional `jq` filter, and `nextPage` is the page to ask for next, or null on the last page. Runs are large \
-(about 3 KB each): use `jq` to keep the fields you need, e.g. `workflow_runs[*].{id: id, name: name, \
-branch: head_branch, status: status, conclusion: conclusion, url: html_url}`. To find why a run failed, take \
-its id and call github_list_workflow_jobs. Always live data, never cached."
+        description: "List a repository's GitHub Actions workflow runs, newest first. Result: `{data, \
+nextPage}`, `data` being GitHub's response (`total_count`, `workflow_runs` with id, name, head_branch, \
+head_sha, event, status, conclusion, created_at, html_url...) after `jq`, `nextPage` null on the last page. \
+Runs are about 3 KB each: keep what you need with `jq`, e.g. `workflow_runs[*].{id: id, name: name, \
+conclusion: conclusion}`. Why a run failed: github_get_job_logs with its id. Live data, never cached."
             .into(),
         input_schema: json!({
             "type": "object",
@@ -122,23 +119,21 @@ pub(super) fn list_jobs_spec() -> ToolSpec {
     let mut props = common_properties();
     props.insert(
         "runId".into(),
-        json!({"type": "integer", "minimum": 1, "description": "The workflow run id (`id` of a run from github_list_workflow_runs)."}),
+        json!({"type": "integer", "minimum": 1, "description": "A run's `id` from github_list_workflow_runs."}),
     );
     props.insert(
         "filter".into(),
         json!({"type": "string", "enum": ["latest", "all"], "default": "latest",
-               "description": "`latest` (default): jobs of the run's latest attempt; `all`: jobs of every attempt."}),
+               "description": "Jobs of the latest attempt, or of `all` attempts."}),
     );
     ToolSpec {
         descriptor: ToolDescriptor {
         name: LIST_JOBS.into(),
         title: Some("List the jobs of a GitHub Actions run".into()),
-        description: "List the jobs of one GitHub Actions workflow run, with each job's status, conclusion, \
-runner, timing and steps (each step with name, status, conclusion and number). The result is `{data, \
-nextPage}`: `data` is GitHub's response (`total_count` and `jobs`) after the optional `jq` filter, and \
-`nextPage` is the page to ask for next, or null on the last page. To see what failed, filter the steps, e.g. \
-`jobs[?conclusion=='failure'].{job: name, url: html_url, failed: steps[?conclusion=='failure'].name}`. \
-Always live data, never cached."
+        description: "List the jobs of one GitHub Actions workflow run: status, conclusion, runner, timing \
+and steps. Result: `{data, nextPage}`, `data` being GitHub's response (`total_count`, `jobs`) after `jq`, \
+`nextPage` null on the last page. Failed steps, e.g.: `jobs[?conclusion=='failure'].{job: name, failed: \
+steps[?conclusion=='failure'].name}`. Live data, never cached."
             .into(),
         input_schema: json!({
             "type": "object",

@@ -41,7 +41,7 @@ fn spec() -> ToolSpec {
     );
     props.insert(
         "jobNumber".into(),
-        json!({"type": "integer", "minimum": 1, "description": "The job number (`job_number` in CircleCI's API, the last number of a job URL)."}),
+        json!({"type": "integer", "minimum": 1, "description": "The job number (`job_number`, the last number of a job URL)."}),
     );
     props.insert(
         "url".into(),
@@ -53,12 +53,11 @@ fn spec() -> ToolSpec {
         descriptor: ToolDescriptor {
         name: NAME.into(),
         title: Some("Why a CircleCI job failed".into()),
-        description: "Why did a CircleCI job fail: give `projectSlug` and `jobNumber`, or a job `url`. The \
-result: the job's name, status and URL, its failed tests (name, file, message), and an excerpt of its steps' \
-output: colour codes removed, lines numbered across the job, with the last `tailLines` lines of each failed step \
-(exit code in the conclusion); `grep` adds matching lines with `context` around them. `logArtifactId` names the \
-complete output of every step, readable with artifact_read (text). Use `jq` to keep fields, e.g. \
-`jobs[0].{tests: failedTests, tail: log.steps[*].tail}`."
+        description: "Why a CircleCI job failed: give `projectSlug` and `jobNumber`, or a job `url`. Result: \
+the job's name, status and URL, its failed tests (name, file, message) and an excerpt of its steps' output: \
+cleaned lines numbered across the job, the last `tailLines` lines of each failed step (exit code in the \
+conclusion), plus `grep` matches. `logArtifactId` names the complete output (read it with artifact_read). \
+E.g. `jq`: `jobs[0].{tests: failedTests, tail: log.steps[*].tail}`."
             .into(),
         input_schema: json!({
             "type": "object",

@@ -38,44 +38,42 @@ fn spec() -> ToolSpec {
     props.insert(
         "owner".into(),
         json!({"type": "string", "minLength": 1, "maxLength": 100,
-               "description": "Repository owner, e.g. `octo-org` (not needed with `url`)."}),
+               "description": "Repository owner (not needed with `url`)."}),
     );
     props.insert(
         "repo".into(),
         json!({"type": "string", "minLength": 1, "maxLength": 100,
-               "description": "Repository name, e.g. `hello-world` (not needed with `url`)."}),
+               "description": "Repository name (not needed with `url`)."}),
     );
     props.insert(
         "jobId".into(),
-        json!({"type": "integer", "minimum": 1, "description": "One job's id (`id` of a job from github_list_workflow_jobs)."}),
+        json!({"type": "integer", "minimum": 1, "description": "A job's `id` from github_list_workflow_jobs."}),
     );
     props.insert(
         "runId".into(),
-        json!({"type": "integer", "minimum": 1, "description": "A run's id: its failed jobs (or all, with failedOnly false)."}),
+        json!({"type": "integer", "minimum": 1, "description": "A run's `id`: its failed jobs (all with `failedOnly: false`)."}),
     );
     props.insert(
         "url".into(),
         json!({"type": "string", "minLength": 1, "maxLength": 500,
-               "description": "A GitHub web URL of a run or a job: https://github.com/{owner}/{repo}/actions/runs/{runId}[/job/{jobId}]."}),
+               "description": "A run or job URL: https://github.com/{owner}/{repo}/actions/runs/{runId}[/job/{jobId}]."}),
     );
     props.insert(
         "failedOnly".into(),
         json!({"type": "boolean", "default": true,
-               "description": "With `runId` (or a run URL): only the jobs that did not succeed (default true)."}),
+               "description": "With a run: only the jobs that did not succeed."}),
     );
     props.extend(log_properties());
     ToolSpec {
         descriptor: ToolDescriptor {
         name: NAME.into(),
         title: Some("Why a GitHub Actions job failed".into()),
-        description: "Why did a GitHub Actions job fail: give `owner`, `repo` and `jobId`, or `runId` \
-(every failed job of the run), or a run or job `url`. Per job: name, conclusion, url, GitHub's annotations \
-(file, line, message: often the whole answer), and an excerpt of the log: timestamps and colour codes \
-removed, lines numbered, split into the job's steps, with the `##[error]` lines and the last `tailLines` lines \
-of each failed step; `grep` adds matching lines with `context` around them. `logArtifactId` names the complete \
-log, readable with artifact_read (text). A completed job's log is cached for you: asking again (another \
-`grep`, more `tailLines`) costs no GitHub call (`cached: true`). Use `jq` to keep fields, e.g. \
-`jobs[*].{name: name, tail: log.steps[*].tail}`."
+        description: "Why a GitHub Actions job failed: give `owner`, `repo` and `jobId` or `runId`, or a \
+run or job `url`. Per job: name, conclusion, url, GitHub's annotations (file, line, message: often the whole \
+answer) and a log excerpt: cleaned, numbered lines split into steps, with the `##[error]` lines and the last \
+`tailLines` lines of each failed step, plus `grep` matches. `logArtifactId` names the complete log (read it \
+with artifact_read). A completed job's log is cached: asking again with another `grep` or `tailLines` costs \
+no GitHub call. E.g. `jq`: `jobs[*].{name: name, tail: log.steps[*].tail}`."
             .into(),
         input_schema: json!({
             "type": "object",
