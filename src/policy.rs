@@ -264,7 +264,7 @@ impl Policy {
             }
         }
         if let Some(paths) = &rule.paths {
-            if !paths.iter().any(|g| g.matches(&target.path)) {
+            if !paths.iter().any(|g| g.matches(target.path())) {
                 return false;
             }
         }

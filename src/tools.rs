@@ -100,7 +100,7 @@ mod tests {
     }
 
     fn prepares(tool: &dyn Tool, arguments: Map<String, Json>) -> bool {
-        tool.prepare(&Json::Object(arguments)).is_ok()
+        tool.deserialize(&Json::Object(arguments)).is_ok()
     }
 
     /// Each tool's input schema and its typed arguments describe the same thing: every property

@@ -14,7 +14,7 @@ use crate::ports::{Level, Ports};
 use crate::structured;
 use crate::tools::registry::{Prepared, Tool, ToolContext, ToolError, ToolSpec};
 use crate::tools::schema;
-use crate::upstream::Vendor;
+use crate::upstream::{UpstreamSettings, Vendor};
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -42,7 +42,7 @@ pub async fn call_tool(
     let mut acting = None;
     // Declared before the prepared call, which borrows it for the run.
     let call_upstream;
-    let outcome = match validate(tool, &arguments) {
+    let outcome = match validate(tool, &arguments, &cx.config.upstream) {
         Err(error) => Err(error),
         Ok(prepared) => {
             // Enterprise policy decides before the tool runs; an allowed call may run with
@@ -90,15 +90,17 @@ pub async fn call_tool(
 }
 
 /// The arguments checked against the tool's input schema (every violation named), then
-/// deserialized once into the tool's typed arguments.
+/// deserialized once into the tool's typed arguments, and the upstream request the call makes
+/// built once from them: what the gate decides on is what the tool sends.
 pub fn validate<'a>(
     tool: &'a dyn Tool,
     arguments: &Map<String, Json>,
+    upstream: &UpstreamSettings,
 ) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
     let arguments = Json::Object(arguments.clone());
     schema::validate(&tool.spec().descriptor.input_schema, &arguments)
         .map_err(|errors| ToolError::InvalidArguments(errors.join("; ")))?;
-    tool.prepare(&arguments)
+    tool.prepare(&arguments, upstream)
 }
 
 /// Runs the prepared call. A panic (on the host; on wasm32 it aborts the isolate) is logged and
@@ -256,14 +258,15 @@ mod tests {
         let registry = crate::tools::all().unwrap();
         let tool = registry.get("artifact_read").unwrap();
         let args = |v: Json| v.as_object().cloned().unwrap();
-        match validate(tool, &args(json!({"offset": -1}))) {
+        let upstream = UpstreamSettings::default();
+        match validate(tool, &args(json!({"offset": -1})), &upstream) {
             Err(ToolError::InvalidArguments(m)) => {
                 assert!(m.contains("artifactId") && m.contains("offset"), "{m}")
             }
             other => panic!("{:?}", other.err()),
         }
-        let prepared = validate(tool, &args(json!({"artifactId": "a"}))).unwrap();
-        assert_eq!(prepared.target(), Ok(None));
+        let prepared = validate(tool, &args(json!({"artifactId": "a"})), &upstream).unwrap();
+        assert_eq!(prepared.target(), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::policy::{Decision, Effect, Policy, PolicySettings, Restriction, SIGNE
 use crate::ports::{Field, Level, Ports};
 use crate::tools::approvals::APPROVAL_DECIDE;
 use crate::tools::registry::{Access, Prepared, Registry, ToolError, ToolSpec};
-use crate::upstream::{UpstreamSettings, Vendor};
+use crate::upstream::{Target, UpstreamSettings, Vendor};
 use serde_json::{json, Map, Value as Json};
 
 /// Result `_meta` key naming the upstream identity that acted.
@@ -80,8 +80,7 @@ pub enum Gate {
 }
 
 /// Decides a call before its tool runs, on the tool's access class and, for the rules, on the
-/// target worked out from the call's typed arguments. An `Err` is the tool's own argument error
-/// (the request it would make cannot be worked out).
+/// target the prepared call carries: the request the tool will send.
 pub async fn gate(
     spec: &ToolSpec,
     call: &dyn Prepared<'_>,
@@ -132,8 +131,7 @@ pub async fn gate(
         }
         Access::Rules => {}
     }
-    let target = call.target()?;
-    let decision = policy.decide(who, name, target);
+    let decision = policy.decide(who, name, call.target().cloned());
     match decision.effect {
         Effect::Deny => Ok(refuse(ports, &decision, None)),
         Effect::Allow => Ok(run(ports, &policy, upstream, principal, &decision, None)),
@@ -366,7 +364,7 @@ async fn approval(
                     .target
                     .as_ref()
                     .map(|t| t.method.as_str().to_owned()),
-                path: decision.target.as_ref().map(|t| t.path.clone()),
+                path: decision.target.as_ref().map(|t| t.path().to_owned()),
                 approvers: decision.approvers.clone(),
                 status: Status::Pending,
                 created_at_ms: 0,
@@ -417,7 +415,7 @@ fn decision_meta(decision: &Decision) -> Map<String, Json> {
     map.insert("tool".into(), json!(decision.tool));
     let target = decision.target.as_ref();
     map.insert("method".into(), json!(target.map(|t| t.method.as_str())));
-    map.insert("path".into(), json!(target.map(|t| t.path.as_str())));
+    map.insert("path".into(), json!(target.map(Target::path)));
     if decision.effect == Effect::ApprovalRequired {
         map.insert("approvers".into(), json!(decision.approvers));
     }
@@ -426,7 +424,7 @@ fn decision_meta(decision: &Decision) -> Map<String, Json> {
 
 fn refusal_text(decision: &Decision, approval: Option<&Record>) -> String {
     let request = match &decision.target {
-        Some(t) => format!("{} {} {}", decision.tool, t.method.as_str(), t.path),
+        Some(t) => format!("{} {} {}", decision.tool, t.method.as_str(), t.path()),
         None => decision.tool.clone(),
     };
     let rule = decision
@@ -494,7 +492,7 @@ fn log_decision(
         ("principal", (&decision.principal).into()),
         ("tool", (&decision.tool).into()),
         ("method", target.map(|t| t.method.as_str()).into()),
-        ("path", target.map(|t| t.path.as_str()).into()),
+        ("path", target.map(Target::path).into()),
         ("effect", decision.effect.as_str().into()),
         ("rule", decision.rule.as_ref().into()),
         ("outcome", outcome.into()),

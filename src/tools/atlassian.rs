@@ -6,8 +6,10 @@ use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
 use crate::structured::{Contract, Envelope};
 use crate::tools::args::{self, WithCommon, JQ, OUTPUT_FORMAT, QUERY_PARAMS};
 use crate::tools::output;
-use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
-use crate::upstream::{self, ApiPath, Method, Target, UpstreamCall, Vendor};
+use crate::tools::registry::{
+    Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+};
+use crate::upstream::{self, ApiPath, Method, Target, UpstreamSettings, Vendor};
 use futures::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -91,28 +93,17 @@ impl<A: PassthroughArgs> Passthrough<A> {
         }
     }
 
-    /// The request path, checked as the client sends it.
-    fn path(args: &A) -> Result<ApiPath, ToolError> {
-        ApiPath::parse(args.path()).map_err(|e| ToolError::InvalidArguments(e.to_string()))
-    }
-
     async fn call(
         &self,
         args: WithCommon<A>,
+        target: Target,
         cx: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
-        let path = Self::path(&args.own)?;
         let body = args
             .own
             .into_body()
             .map(|body| output::json_to_value(&Json::Object(body)));
-        let request = UpstreamCall {
-            vendor: self.vendor,
-            method: self.method,
-            path: &path,
-            query: &args.common.query_params.0,
-            body: body.as_ref(),
-        };
+        let request = target.call(&args.common.query_params.0, body.as_ref());
         let reply = upstream::send(cx.ports, cx.upstream, request).await;
         Ok(match reply {
             Ok(reply) => {
@@ -128,24 +119,29 @@ impl<A: PassthroughArgs> Passthrough<A> {
     }
 }
 
-impl<A: PassthroughArgs> TypedTool for Passthrough<A> {
+impl<A: PassthroughArgs> UpstreamTool for Passthrough<A> {
     type Args = WithCommon<A>;
+    type Plan = ();
 
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn target(&self, args: &Self::Args) -> Result<Option<Target>, ToolError> {
-        let path = Self::path(&args.own)?;
-        Ok(Some(Target::new(self.vendor, self.method, &path)))
+    /// The path, checked and canonical as the client sends it.
+    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Target, ()), ToolError> {
+        let path = ApiPath::parse(args.own.path())
+            .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+        Ok((Target::new(self.vendor, self.method, &path), ()))
     }
 
     fn run<'a>(
         &'a self,
         args: Self::Args,
+        target: Target,
+        (): (),
         cx: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(self.call(args, cx))
+        Box::pin(self.call(args, target, cx))
     }
 }
 
@@ -163,9 +159,9 @@ pub fn vendor_tools(vendor: Vendor) -> Vec<Box<dyn Tool>> {
         .into_iter()
         .map(|method| -> Box<dyn Tool> {
             if method.has_body() {
-                Box::new(Passthrough::<WriteArgs>::new(vendor, method))
+                Box::new(Upstream(Passthrough::<WriteArgs>::new(vendor, method)))
             } else {
-                Box::new(Passthrough::<ReadArgs>::new(vendor, method))
+                Box::new(Upstream(Passthrough::<ReadArgs>::new(vendor, method)))
             }
         })
         .collect()

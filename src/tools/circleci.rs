@@ -9,8 +9,10 @@ use crate::structured::{Contract, Envelope};
 use crate::time::iso8601_utc_ms;
 use crate::tools::args::{self, CommonArgs, WithCommon, JQ, OUTPUT_FORMAT, QUERY_PARAMS};
 use crate::tools::output::{self, Rendered};
-use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
-use crate::upstream::{self, ApiPath, Method, Target, UpstreamCall, Vendor};
+use crate::tools::registry::{
+    Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+};
+use crate::upstream::{self, ApiPath, Method, Target, UpstreamSettings, Vendor};
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
@@ -21,7 +23,7 @@ pub const GET: &str = "circleci_get";
 
 /// The CircleCI tools, for the registry.
 pub fn tools() -> Vec<Box<dyn Tool>> {
-    vec![Box::new(CircleGet(spec()))]
+    vec![Box::new(Upstream(CircleGet(spec())))]
 }
 
 fn spec() -> ToolSpec {
@@ -167,40 +169,47 @@ fn envelope(data: Value, info: CacheInfo) -> Value {
 
 struct CircleGet(ToolSpec);
 
-impl TypedTool for CircleGet {
+impl UpstreamTool for CircleGet {
     type Args = WithCommon<Args>;
+    type Plan = ();
 
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    fn target(&self, args: &Self::Args) -> Result<Option<Target>, ToolError> {
+    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Target, ()), ToolError> {
         let path = api_path(&args.own.path)?;
-        Ok(Some(Target::new(Vendor::CircleCi, Method::Get, &path)))
+        Ok((Target::new(Vendor::CircleCi, Method::Get, &path), ()))
     }
 
     fn run<'a>(
         &'a self,
         args: Self::Args,
+        target: Target,
+        (): (),
         cx: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(get(args, cx))
+        Box::pin(get(args, target, cx))
     }
 }
 
 /// Serves the call from the cache when allowed and present, else fetches (and fills the cache
 /// when allowed). The cache holds the raw body; `jq` runs afterwards, so one entry serves every
 /// projection of the same URL.
-async fn get(args: WithCommon<Args>, call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+async fn get(
+    args: WithCommon<Args>,
+    target: Target,
+    call: ToolContext<'_>,
+) -> Result<CallToolResult, ToolError> {
     let WithCommon { common, own: args } = args;
-    let path = api_path(&args.path)?;
+    let path = &target.path;
     let cache = HttpCache::new(&call.ports, call.settings.cache_ttl_seconds);
     // Without credentials there is nothing to key on; the client then answers "not configured".
     let key = match call.upstream.endpoint(Vendor::CircleCi) {
-        Some(endpoint) if !is_live_path(&path) => {
+        Some(endpoint) if !is_live_path(path) => {
             let identity =
                 UpstreamIdentity::new(Vendor::CircleCi.id(), endpoint.credential.identity.expose());
-            // The same URL the client builds: CircleCI has no path prefix.
+            // The URL the client builds for the target.
             let url = path.url(&endpoint.base_url, &common.query_params.0);
             Some(cache_key(call.principal.name(), &identity, &url))
         }
@@ -223,13 +232,7 @@ async fn get(args: WithCommon<Args>, call: ToolContext<'_>) -> Result<CallToolRe
             return Ok(respond(decoded.value, info, &common, &call).await);
         }
     }
-    let request = UpstreamCall {
-        vendor: Vendor::CircleCi,
-        method: Method::Get,
-        path: &path,
-        query: &common.query_params.0,
-        body: None,
-    };
+    let request = target.call(&common.query_params.0, None);
     let raw = match upstream::send_raw(call.ports, call.upstream, request).await {
         Ok(raw) => raw,
         Err(error) => return Ok(output::upstream_error(&error)),

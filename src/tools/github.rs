@@ -9,8 +9,10 @@ use crate::mcp::CallToolResult;
 use crate::structured::Envelope;
 use crate::tools::args::{whole, whole_opt, WithCommon};
 use crate::tools::output::{self, Rendered};
-use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, TypedTool};
-use crate::upstream::{self, link, ApiPath, Method, Target, UpstreamCall, Vendor};
+use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
+use crate::upstream::{
+    self, link, ApiPath, Method, Target, UpstreamCall, UpstreamSettings, Vendor,
+};
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
@@ -25,8 +27,8 @@ pub const LIST_JOBS: &str = "github_list_workflow_jobs";
 /// The GitHub tools, for the registry.
 pub fn tools() -> Vec<Box<dyn Tool>> {
     vec![
-        Box::new(List::<RunsArgs>::new(list_runs_spec())),
-        Box::new(List::<JobsArgs>::new(list_jobs_spec())),
+        Box::new(Upstream(List::<RunsArgs>::new(list_runs_spec()))),
+        Box::new(Upstream(List::<JobsArgs>::new(list_jobs_spec()))),
     ]
 }
 
@@ -280,25 +282,32 @@ impl<A> List<A> {
     }
 }
 
-impl<A: ListArgs> TypedTool for List<A> {
+impl<A: ListArgs> UpstreamTool for List<A> {
     type Args = WithCommon<A>;
+    /// The query parameters, checked with the path.
+    type Plan = Vec<(String, String)>;
 
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    /// The GET a call would make, for policy: the same argument checks and path as the call.
-    fn target(&self, args: &Self::Args) -> Result<Option<Target>, ToolError> {
-        let path = args.own.request()?.path;
-        Ok(Some(Target::new(Vendor::GitHub, Method::Get, &path)))
+    fn plan(
+        &self,
+        args: &Self::Args,
+        _: &UpstreamSettings,
+    ) -> Result<(Target, Self::Plan), ToolError> {
+        let Request { path, params } = args.own.request()?;
+        Ok((Target::new(Vendor::GitHub, Method::Get, &path), params))
     }
 
     fn run<'a>(
         &'a self,
         args: Self::Args,
+        target: Target,
+        params: Self::Plan,
         cx: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(async move { list(&cx, &args, args.own.request()?).await })
+        Box::pin(async move { list(&cx, &args, target.call(&params, None)).await })
     }
 }
 
@@ -307,17 +316,10 @@ impl<A: ListArgs> TypedTool for List<A> {
 async fn list<A>(
     call: &ToolContext<'_>,
     args: &WithCommon<A>,
-    request: Request,
+    request: UpstreamCall<'_>,
 ) -> Result<CallToolResult, ToolError> {
     let common = &args.common;
-    let upstream_call = UpstreamCall {
-        vendor: Vendor::GitHub,
-        method: Method::Get,
-        path: &request.path,
-        query: &request.params,
-        body: None,
-    };
-    let reply = upstream::send(call.ports, call.upstream, upstream_call).await;
+    let reply = upstream::send(call.ports, call.upstream, request).await;
     Ok(match reply {
         Ok(reply) => {
             let next = link::next_page(&reply.headers);

@@ -183,14 +183,7 @@ mod tests {
         use crate::ports::ArtifactStore;
         let env = crate::ports::fake::FakeEnv::new();
         let principal = crate::auth::Principal::named("p");
-        let call = ToolContext {
-            principal: &principal,
-            protocol_version: crate::mcp::ProtocolVersion::LATEST_INITIALIZE,
-            meta: None,
-            ports: env.ports(),
-            settings: &settings,
-            upstream: &upstream,
-        };
+        let call = ToolContext::for_test(&principal, env.ports(), &settings, &upstream);
         let long = Value::Array((0..500).map(|i| Value::from(format!("item {i}"))).collect());
         let r = Rendered::new(long.clone(), OutputFormat::Json, &settings);
         assert!(r.cut.is_some());

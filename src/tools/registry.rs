@@ -98,6 +98,26 @@ pub struct ToolContext<'a> {
     pub upstream: &'a UpstreamSettings,
 }
 
+#[cfg(test)]
+impl<'a> ToolContext<'a> {
+    /// A context for unit tests: the latest revision, no `_meta`.
+    pub(crate) fn for_test(
+        principal: &'a Principal,
+        ports: Ports<'a>,
+        settings: &'a ToolSettings,
+        upstream: &'a UpstreamSettings,
+    ) -> ToolContext<'a> {
+        ToolContext {
+            principal,
+            protocol_version: ProtocolVersion::LATEST_INITIALIZE,
+            meta: None,
+            ports,
+            settings,
+            upstream,
+        }
+    }
+}
+
 /// Why a tool call failed. The server turns every variant into an `isError` result except
 /// `InvalidArguments` under revisions before 2025-11-25, which answer -32602.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,20 +144,29 @@ impl std::error::Error for ToolError {}
 
 /// A tool as the registry holds it: metadata, and a way to turn a call's arguments into a
 /// [`Prepared`] call. `Send + Sync` so a [`Registry`] can live in a `static`; the futures
-/// themselves are local (Workers futures are `!Send`). Implemented for every [`TypedTool`].
+/// themselves are local (Workers futures are `!Send`). Implemented for every [`TypedTool`] and,
+/// through [`Upstream`], every [`UpstreamTool`].
 pub trait Tool: Send + Sync {
     /// The tool's metadata.
     fn spec(&self) -> &ToolSpec;
     /// Deserializes `arguments` (already checked against the input schema) into the tool's
-    /// typed arguments, once.
-    fn prepare<'a>(&'a self, arguments: &Json) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError>;
+    /// typed arguments, and builds the upstream request the call makes, once each. `upstream`
+    /// is the deployment's vendor settings (base URLs; the credential does not matter here).
+    fn prepare<'a>(
+        &'a self,
+        arguments: &Json,
+        upstream: &UpstreamSettings,
+    ) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError>;
+    /// Deserializes `arguments` into the tool's typed arguments and stops there, without the
+    /// checks that build a request: how a test holds the input schema against the type.
+    fn deserialize(&self, arguments: &Json) -> Result<(), ToolError>;
 }
 
 /// One call with its typed arguments: what enterprise policy decides on, and what runs.
 pub trait Prepared<'a> {
-    /// The upstream request the call would make (vendor, method, normalised path), for policy;
-    /// `None` for a tool that makes none.
-    fn target(&self) -> Result<Option<Target>, ToolError>;
+    /// The upstream request the call makes (vendor, method, canonical path), for policy; `None`
+    /// for a tool that makes none.
+    fn target(&self) -> Option<&Target>;
     /// Runs the call.
     fn run(
         self: Box<Self>,
@@ -145,20 +174,15 @@ pub trait Prepared<'a> {
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>>;
 }
 
-/// A tool written against its typed arguments, as rmcp's `Parameters<T>` and axum's extractors
-/// do it: `Args` is deserialized once from the validated arguments, and both the policy target
-/// and the run read that value.
+/// A tool that makes no upstream request of its own, written against its typed arguments as
+/// rmcp's `Parameters<T>` and axum's extractors do it: `Args` is deserialized once from the
+/// validated arguments.
 pub trait TypedTool: Send + Sync {
     /// The typed arguments; their schema is the spec's `input_schema` (a test checks one
     /// against the other).
     type Args: DeserializeOwned;
     /// The tool's metadata.
     fn spec(&self) -> &ToolSpec;
-    /// The upstream request a call with `args` would make; `None` (the default) for a tool that
-    /// makes none.
-    fn target(&self, _args: &Self::Args) -> Result<Option<Target>, ToolError> {
-        Ok(None)
-    }
     /// Runs one call.
     fn run<'a>(
         &'a self,
@@ -167,6 +191,37 @@ pub trait TypedTool: Send + Sync {
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>>;
 }
 
+/// A tool whose call is an upstream request: [`plan`](UpstreamTool::plan) checks the typed
+/// arguments and builds the request's [`Target`] once; policy decides on that target and
+/// [`run`](UpstreamTool::run) sends it, so what a rule matched is what goes out.
+pub trait UpstreamTool: Send + Sync {
+    /// The typed arguments; their schema is the spec's `input_schema`.
+    type Args: DeserializeOwned;
+    /// What else the run needs that was worked out with the target (`()` when nothing), so
+    /// nothing is parsed twice.
+    type Plan;
+    /// The tool's metadata.
+    fn spec(&self) -> &ToolSpec;
+    /// Checks `args` and builds the upstream request the call makes.
+    fn plan(
+        &self,
+        args: &Self::Args,
+        upstream: &UpstreamSettings,
+    ) -> Result<(Target, Self::Plan), ToolError>;
+    /// Runs one call: sends `target` (and, for a tool that makes several requests, the others
+    /// `plan` worked out with it).
+    fn run<'a>(
+        &'a self,
+        args: Self::Args,
+        target: Target,
+        plan: Self::Plan,
+        cx: ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>>;
+}
+
+/// An [`UpstreamTool`] as the registry holds it.
+pub struct Upstream<T>(pub T);
+
 /// A [`TypedTool`] call whose arguments are deserialized.
 struct Typed<'a, T: TypedTool> {
     tool: &'a T,
@@ -174,8 +229,8 @@ struct Typed<'a, T: TypedTool> {
 }
 
 impl<'a, T: TypedTool> Prepared<'a> for Typed<'a, T> {
-    fn target(&self) -> Result<Option<Target>, ToolError> {
-        self.tool.target(&self.args)
+    fn target(&self) -> Option<&Target> {
+        None
     }
 
     fn run(
@@ -192,9 +247,69 @@ impl<T: TypedTool> Tool for T {
         TypedTool::spec(self)
     }
 
-    fn prepare<'a>(&'a self, arguments: &Json) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
+    fn prepare<'a>(
+        &'a self,
+        arguments: &Json,
+        _upstream: &UpstreamSettings,
+    ) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
         let args = super::args::parse(arguments)?;
         Ok(Box::new(Typed { tool: self, args }))
+    }
+
+    fn deserialize(&self, arguments: &Json) -> Result<(), ToolError> {
+        super::args::parse::<T::Args>(arguments).map(drop)
+    }
+}
+
+/// An [`UpstreamTool`] call with its arguments deserialized and its request built.
+struct Planned<'a, T: UpstreamTool> {
+    tool: &'a T,
+    args: T::Args,
+    target: Target,
+    plan: T::Plan,
+}
+
+impl<'a, T: UpstreamTool> Prepared<'a> for Planned<'a, T> {
+    fn target(&self) -> Option<&Target> {
+        Some(&self.target)
+    }
+
+    fn run(
+        self: Box<Self>,
+        cx: ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
+        let Planned {
+            tool,
+            args,
+            target,
+            plan,
+        } = *self;
+        tool.run(args, target, plan, cx)
+    }
+}
+
+impl<T: UpstreamTool> Tool for Upstream<T> {
+    fn spec(&self) -> &ToolSpec {
+        self.0.spec()
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        arguments: &Json,
+        upstream: &UpstreamSettings,
+    ) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
+        let args = super::args::parse(arguments)?;
+        let (target, plan) = self.0.plan(&args, upstream)?;
+        Ok(Box::new(Planned {
+            tool: &self.0,
+            args,
+            target,
+            plan,
+        }))
+    }
+
+    fn deserialize(&self, arguments: &Json) -> Result<(), ToolError> {
+        super::args::parse::<T::Args>(arguments).map(drop)
     }
 }
 
@@ -369,8 +484,8 @@ mod tests {
         }
     }
 
-    fn spec(name: &str, input_schema: Json) -> Box<dyn Tool> {
-        Box::new(Named(ToolSpec {
+    fn spec_of(name: &str, input_schema: Json) -> ToolSpec {
+        ToolSpec {
             descriptor: ToolDescriptor {
                 name: name.into(),
                 title: None,
@@ -380,7 +495,69 @@ mod tests {
                 annotations: None,
             },
             access: Access::Rules,
-        }))
+        }
+    }
+
+    fn spec(name: &str, input_schema: Json) -> Box<dyn Tool> {
+        Box::new(Named(spec_of(name, input_schema)))
+    }
+
+    /// An upstream tool whose plan counts its calls and whose run answers the path it got.
+    struct Counting(ToolSpec, std::sync::atomic::AtomicUsize);
+
+    impl UpstreamTool for Counting {
+        type Args = Map<String, Json>;
+        type Plan = usize;
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        fn plan(
+            &self,
+            args: &Self::Args,
+            _: &UpstreamSettings,
+        ) -> Result<(Target, usize), ToolError> {
+            use crate::upstream::{ApiPath, Method, Vendor};
+            let n = self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let raw = args.get("path").and_then(Json::as_str).unwrap_or("/");
+            let path =
+                ApiPath::parse(raw).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+            Ok((Target::new(Vendor::Bitbucket, Method::Get, &path), n))
+        }
+        fn run<'a>(
+            &'a self,
+            _: Self::Args,
+            target: Target,
+            plan: usize,
+            _: ToolContext<'a>,
+        ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
+            let text = format!("{} #{plan}", target.path());
+            Box::pin(async move { Ok(CallToolResult::text(text)) })
+        }
+    }
+
+    /// The target is built once, when the call is prepared: what policy reads is what the run
+    /// gets, canonical and prefixed, and a path the plan refuses never reaches the run.
+    #[test]
+    fn upstream_calls_are_planned_once_and_run_what_was_planned() {
+        let env = crate::ports::fake::FakeEnv::new();
+        let principal = crate::auth::Principal::named("p");
+        let settings = ToolSettings::default();
+        let tool = Upstream(Counting(
+            spec_of("u", json!({"type": "object"})),
+            Default::default(),
+        ));
+        let upstream = UpstreamSettings::default();
+        let prepared = Tool::prepare(&tool, &json!({"path": "/repositories/%61/./b/"}), &upstream)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            prepared.target().map(Target::path),
+            Some("/2.0/repositories/a/b/")
+        );
+        let cx = ToolContext::for_test(&principal, env.ports(), &settings, &upstream);
+        let result = futures::executor::block_on(prepared.run(cx)).unwrap();
+        assert_eq!(result, CallToolResult::text("/2.0/repositories/a/b/ #1"));
+        assert_eq!(tool.0 .1.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(Tool::prepare(&tool, &json!({"path": "//evil"}), &upstream).is_err());
     }
 
     #[test]

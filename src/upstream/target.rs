@@ -1,20 +1,22 @@
-//! The policy target: the upstream request a tool call would make (vendor, method, normalised
-//! path), worked out from the same [`ApiPath`] the request is sent to, so policy decides on
-//! exactly what goes out.
+//! The policy target: the upstream request a tool call makes (vendor, method, canonical path),
+//! built once from the call's arguments. Policy decides on it and the tool sends it, so what a
+//! rule matched is what goes out.
 
+use super::client::UpstreamCall;
 use super::path::ApiPath;
 use super::vendor::Vendor;
 use super::Method;
+use crate::value::Value;
 
-/// The upstream request a tool call would make, as policy sees it.
+/// The upstream request a tool call makes, as policy sees it and as the tool sends it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     /// The vendor.
     pub vendor: Vendor,
     /// The HTTP method.
     pub method: Method,
-    /// The normalised path, with the vendor's prefix (Bitbucket `/2.0`), without the query.
-    pub path: String,
+    /// The canonical path with the vendor's prefix (Bitbucket `/2.0`), and its own query.
+    pub path: ApiPath,
 }
 
 impl Target {
@@ -23,7 +25,27 @@ impl Target {
         Target {
             vendor,
             method,
-            path: vendor.request_path(path).path().to_owned(),
+            path: vendor.request_path(path),
+        }
+    }
+
+    /// The path policy matches: canonical, prefixed, without the query.
+    pub fn path(&self) -> &str {
+        self.path.path()
+    }
+
+    /// The request to send for this target, with `query` after the path's own and `body`.
+    pub fn call<'a>(
+        &'a self,
+        query: &'a [(String, String)],
+        body: Option<&'a Value>,
+    ) -> UpstreamCall<'a> {
+        UpstreamCall {
+            vendor: self.vendor,
+            method: self.method,
+            path: &self.path,
+            query,
+            body,
         }
     }
 }
@@ -39,10 +61,11 @@ mod tests {
     #[test]
     fn targets_are_prefixed_like_requests() {
         let t = target(Vendor::Bitbucket, Method::Get, "/repositories/a/../b");
-        assert_eq!(t.path, "/2.0/repositories/b");
+        assert_eq!(t.path(), "/2.0/repositories/b");
         let t = target(Vendor::Bitbucket, Method::Get, "/2.0/x?q=1");
-        assert_eq!(t.path, "/2.0/x");
+        assert_eq!(t.path(), "/2.0/x");
+        assert_eq!(t.path.query(), Some("q=1"));
         let t = target(Vendor::Jira, Method::Get, "/rest/api/3/issue/A-1/../A-2");
-        assert_eq!(t.path, "/rest/api/3/issue/A-2");
+        assert_eq!(t.path(), "/rest/api/3/issue/A-2");
     }
 }

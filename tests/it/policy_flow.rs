@@ -394,6 +394,23 @@ fn broken_policies_refuse_every_call_and_name_the_problem() {
     }
 }
 
+/// The request is built before the gate: a path the tool refuses is invalid arguments under any
+/// policy, a broken one included, and nothing is sent.
+#[test]
+fn a_path_the_tool_refuses_is_invalid_before_any_policy() {
+    for doc in [Some("{\"rules\": ["), Some(FLOW_POLICY), None] {
+        let pairs = settings(doc, &secrets(), &[]);
+        let server = server(&pairs);
+        let env = env(&pairs);
+        let params = json!({"name": "jira_get", "arguments": {"path": "//evil.example/x"}});
+        let reply = rpc(&server, &env, "alice", "tools/call", params);
+        assert_eq!(reply["error"]["code"], json!(-32602), "{doc:?}: {reply}");
+        let message = reply["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("Invalid path"), "{message}");
+        assert!(env.http.sent().is_empty());
+    }
+}
+
 #[test]
 fn a_policy_held_in_kv_is_read_at_every_call() {
     let pairs = settings(None, &secrets(), &[("MCP_POLICY_KV_KEY", "policy/v1")]);

@@ -13,8 +13,12 @@ use crate::structured::Contract;
 use crate::tools::args::whole_opt;
 use crate::tools::args::WithCommon;
 use crate::tools::output;
-use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
-use crate::upstream::{self, stream, ApiPath, Method, Target, UpstreamCall, Vendor};
+use crate::tools::registry::{
+    Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+};
+use crate::upstream::{
+    self, stream, ApiPath, Method, Target, UpstreamCall, UpstreamSettings, Vendor,
+};
 use crate::value::{Map, Value};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
@@ -29,7 +33,7 @@ pub const MAX_TESTS: usize = 20;
 
 /// The tool, for the registry.
 pub fn tool() -> Box<dyn Tool> {
-    Box::new(GetJobLogs(spec()))
+    Box::new(Upstream(GetJobLogs(spec())))
 }
 
 fn spec() -> ToolSpec {
@@ -172,28 +176,29 @@ fn parse_url(url: &str) -> Result<Job, ToolError> {
 
 struct GetJobLogs(ToolSpec);
 
-impl TypedTool for GetJobLogs {
+impl UpstreamTool for GetJobLogs {
     type Args = WithCommon<Args>;
+    /// The job, from which every request of the call is built.
+    type Plan = Job;
 
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    fn target(&self, args: &Self::Args) -> Result<Option<Target>, ToolError> {
+    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Target, Job), ToolError> {
         let job = args.own.job()?;
-        Ok(Some(Target::new(
-            Vendor::CircleCi,
-            Method::Get,
-            &job_path(&job)?,
-        )))
+        let target = Target::new(Vendor::CircleCi, Method::Get, &job_path(&job)?);
+        Ok((target, job))
     }
 
     fn run<'a>(
         &'a self,
         args: Self::Args,
+        _: Target,
+        job: Job,
         cx: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(run(args, cx))
+        Box::pin(run(args, job, cx))
     }
 }
 
@@ -214,9 +219,12 @@ fn string(value: Option<&str>) -> Value {
     value.map_or(Value::Null, |t| Value::String(t.to_owned()))
 }
 
-async fn run(args: WithCommon<Args>, call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+async fn run(
+    args: WithCommon<Args>,
+    job: Job,
+    call: ToolContext<'_>,
+) -> Result<CallToolResult, ToolError> {
     let WithCommon { common, own: args } = args;
-    let job = args.job()?;
     let options = args.log.options()?;
     let v1 = call.upstream.circleci_v1_url();
     let details_path = path(&format!("/project/{}/{}", job.slug, job.number))?;

@@ -14,8 +14,12 @@ use crate::tools::args::whole_opt;
 use crate::tools::args::WithCommon;
 use crate::tools::github::name_segment;
 use crate::tools::output;
-use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
-use crate::upstream::{self, stream, ApiPath, Method, Target, UpstreamCall, Vendor};
+use crate::tools::registry::{
+    Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+};
+use crate::upstream::{
+    self, stream, ApiPath, Method, Target, UpstreamCall, UpstreamSettings, Vendor,
+};
 use crate::value::{Map, Value};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
@@ -30,7 +34,7 @@ const FAILED: &[&str] = &["failure", "timed_out", "cancelled", "startup_failure"
 
 /// The tool, for the registry.
 pub fn tool() -> Box<dyn Tool> {
-    Box::new(GetJobLogs(spec()))
+    Box::new(Upstream(GetJobLogs(spec())))
 }
 
 fn spec() -> ToolSpec {
@@ -136,10 +140,8 @@ impl Subject {
 
 impl Args {
     /// The job or run the arguments name. A `url`'s host is checked against `api_base`, the
-    /// configured API (github.com, or a GitHub Enterprise host); `None` leaves the host to be
-    /// checked when the call runs, for the policy target, which is found before any setting is
-    /// at hand and depends only on the path.
-    fn subject(&self, api_base: Option<&str>) -> Result<Subject, ToolError> {
+    /// configured API (github.com, or a GitHub Enterprise host).
+    fn subject(&self, api_base: &str) -> Result<Subject, ToolError> {
         let invalid = |m: &str| ToolError::InvalidArguments(m.to_owned());
         let given = [
             self.job_id.is_some(),
@@ -181,9 +183,8 @@ impl Args {
 }
 
 /// `https://github.com/{owner}/{repo}/actions/runs/{runId}[/job/{jobId}][/attempts/{n}]`, on
-/// github.com or the web host of the configured API (GitHub Enterprise); any host when
-/// `api_base` is `None`.
-fn parse_url(url: &str, api_base: Option<&str>) -> Result<Subject, ToolError> {
+/// github.com or the web host of the configured API (GitHub Enterprise).
+fn parse_url(url: &str, api_base: &str) -> Result<Subject, ToolError> {
     let bad = || {
         ToolError::InvalidArguments(format!(
             "url must be a GitHub Actions run or job URL, \
@@ -194,15 +195,13 @@ fn parse_url(url: &str, api_base: Option<&str>) -> Result<Subject, ToolError> {
     let rest = rest.split(['?', '#']).next().unwrap_or_default();
     let (host, path) = rest.split_once('/').ok_or_else(bad)?;
     let host = host.to_ascii_lowercase();
-    let host_ok = |api_base: &str| {
-        let api_host = api_base
-            .split_once("://")
-            .map(|(_, r)| r.split('/').next().unwrap_or_default().to_ascii_lowercase())
-            .unwrap_or_default();
-        matches!(host.as_str(), "github.com" | "www.github.com")
-            || (api_host != "api.github.com" && host == api_host)
-    };
-    if host.is_empty() || !api_base.is_none_or(host_ok) {
+    let api_host = api_base
+        .split_once("://")
+        .map(|(_, r)| r.split('/').next().unwrap_or_default().to_ascii_lowercase())
+        .unwrap_or_default();
+    let host_ok = matches!(host.as_str(), "github.com" | "www.github.com")
+        || (api_host != "api.github.com" && host == api_host);
+    if host.is_empty() || !host_ok {
         return Err(ToolError::InvalidArguments(format!(
             "url must be on github.com (or this server's GitHub Enterprise host), not {host:?}"
         )));
@@ -227,35 +226,46 @@ fn parse_url(url: &str, api_base: Option<&str>) -> Result<Subject, ToolError> {
 
 struct GetJobLogs(ToolSpec);
 
-impl TypedTool for GetJobLogs {
+impl UpstreamTool for GetJobLogs {
     type Args = WithCommon<Args>;
+    /// The job or run, from which every request of the call is built.
+    type Plan = Subject;
 
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    /// Policy decides on the logs path of the job or run; a `url`'s host is checked by `run`,
-    /// against the configured API, before anything is sent.
-    fn target(&self, args: &Self::Args) -> Result<Option<Target>, ToolError> {
-        let subject = args.own.subject(None)?;
+    /// Policy decides on the logs path of the job or run; a `url`'s host is checked against the
+    /// configured API.
+    fn plan(
+        &self,
+        args: &Self::Args,
+        upstream: &UpstreamSettings,
+    ) -> Result<(Target, Subject), ToolError> {
+        let subject = args.own.subject(&upstream.github_api_url)?;
         let path = ApiPath::parse(&subject.policy_path())
             .map_err(|e| ToolError::Internal(format!("built path refused: {e}")))?;
-        Ok(Some(Target::new(Vendor::GitHub, Method::Get, &path)))
+        Ok((Target::new(Vendor::GitHub, Method::Get, &path), subject))
     }
 
     fn run<'a>(
         &'a self,
         args: Self::Args,
+        _: Target,
+        subject: Subject,
         cx: ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(run(args, cx))
+        Box::pin(run(args, subject, cx))
     }
 }
 
-async fn run(args: WithCommon<Args>, call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+async fn run(
+    args: WithCommon<Args>,
+    subject: Subject,
+    call: ToolContext<'_>,
+) -> Result<CallToolResult, ToolError> {
     let WithCommon { common, own: args } = args;
     let options = args.log.options()?;
-    let subject = args.subject(Some(&call.upstream.github_api_url))?;
     let cache = LogCache::new(&call, Vendor::GitHub);
     let (jobs, more) = match subject.what {
         What::Job(id) => {
@@ -516,7 +526,7 @@ mod tests {
 
     fn subject(args: Json) -> Result<Subject, ToolError> {
         let args: Args = serde_json::from_value(args).unwrap();
-        args.subject(Some("https://api.github.com"))
+        args.subject("https://api.github.com")
     }
 
     fn job(owner: &str, repo: &str, id: u64) -> Subject {
@@ -628,22 +638,28 @@ mod tests {
             serde_json::from_value(json!({"url": "https://ghe.example/o/r/actions/runs/5"}))
                 .unwrap();
         assert_eq!(
-            args.subject(Some("https://ghe.example/api/v3"))
-                .unwrap()
-                .what,
+            args.subject("https://ghe.example/api/v3").unwrap().what,
             What::Run(5)
         );
-        assert!(args.subject(Some("https://api.github.com")).is_err());
+        assert!(args.subject("https://api.github.com").is_err());
     }
 
-    /// The policy target of an Enterprise URL is its run's logs path: the host is checked when
-    /// the call runs, where the configured API is known, so the target does not refuse it.
+    /// The policy target of an Enterprise URL is its job's logs path, checked against the
+    /// configured API when the call is planned.
     #[test]
     fn enterprise_urls_have_a_policy_target() {
         let args: WithCommon<Args> =
             serde_json::from_value(json!({"url": "https://ghe.example/o/r/actions/runs/5/job/7"}))
                 .unwrap();
-        let target = GetJobLogs(spec()).target(&args).unwrap().unwrap();
-        assert_eq!(target.path, "/repos/o/r/actions/jobs/7/logs");
+        let upstream = UpstreamSettings {
+            github_api_url: "https://ghe.example/api/v3".into(),
+            ..UpstreamSettings::default()
+        };
+        let (target, subject) = GetJobLogs(spec()).plan(&args, &upstream).unwrap();
+        assert_eq!(target.path(), "/repos/o/r/actions/jobs/7/logs");
+        assert_eq!(subject.what, What::Job(7));
+        assert!(GetJobLogs(spec())
+            .plan(&args, &UpstreamSettings::default())
+            .is_err());
     }
 }
