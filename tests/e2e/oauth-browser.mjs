@@ -3,6 +3,8 @@
 // and cookie, as a browser does), and follows the redirects through the identity provider (the
 // fake upstream's, which approves at once) until the worker sends it back to the client.
 
+import { createHash, randomBytes } from "node:crypto";
+
 /** The hidden field `name` of the consent page. */
 function field(html, name) {
   const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
@@ -33,9 +35,44 @@ export async function signInHeadless(authorizeUrl, providerOrigin) {
     if (response.status !== 302 || !location) {
       throw new Error(`sign-in stopped with HTTP ${response.status}: ${(await response.text()).slice(0, 400)}`);
     }
+    await response.arrayBuffer();
     const next = new URL(location, response.url || worker);
     if (next.origin !== worker && next.origin !== providerOrigin) return next.toString();
     response = await fetch(next, { redirect: "manual" });
   }
   throw new Error("sign-in redirected too many times");
+}
+
+/**
+ * A whole sign-in as a public client would do it, without an SDK: registers a client (unless
+ * `clientId` is given, such as a Client ID Metadata Document URL), signs in headless with PKCE
+ * S256 and exchanges the code. Returns the token answer and the client id.
+ */
+export async function signInForTokens(workerUrl, providerOrigin, { clientId: given } = {}) {
+  const redirect = "http://127.0.0.1:9/callback";
+  let clientId = given;
+  if (!clientId) {
+    const registered = await fetch(`${workerUrl}/oauth/register`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ client_name: "headless", redirect_uris: [redirect] }),
+    });
+    if (registered.status !== 201) throw new Error(`registration: HTTP ${registered.status}`);
+    ({ client_id: clientId } = await registered.json());
+  }
+  const verifier = randomBytes(32).toString("base64url");
+  const challenge = createHash("sha256").update(verifier).digest("base64url");
+  const query = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirect,
+    code_challenge: challenge, code_challenge_method: "S256", state: "s", resource: `${workerUrl}/mcp` });
+  const back = new URL(await signInHeadless(`${workerUrl}/oauth/authorize?${query}`, providerOrigin));
+  const code = back.searchParams.get("code");
+  if (!code) throw new Error(`sign-in refused: ${back}`);
+  const answer = await fetch(`${workerUrl}/oauth/token`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "authorization_code", code, client_id: clientId, redirect_uri: redirect,
+      code_verifier: verifier }),
+  });
+  if (answer.status !== 200) throw new Error(`token: HTTP ${answer.status}: ${await answer.text()}`);
+  return { clientId, tokens: await answer.json() };
 }

@@ -1,7 +1,7 @@
 // OAuth in workerd: with MCP_OAUTH_ISSUER set, the discovery documents are served, a request
 // without credentials is pointed at them, a client registers (written to the OAUTH KV binding),
-// and a static token keeps serving. The sign-in itself (the identity provider and the sealing of
-// what a grant carries) is covered on the host only, in tests/it/oauth_flow.rs.
+// and a static token keeps serving. The sign-in itself, with the SDK client, is in
+// oauth-sdk.test.mjs.
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
