@@ -199,6 +199,20 @@ pub struct ToolAnnotations {
     pub open_world_hint: Option<bool>,
 }
 
+impl ToolAnnotations {
+    /// A tool that only reads an outside system: read-only, not destructive, idempotent, open
+    /// world, titled `title`.
+    pub fn reads_upstream(title: &str) -> ToolAnnotations {
+        ToolAnnotations {
+            title: Some(title.to_owned()),
+            read_only_hint: Some(true),
+            destructive_hint: Some(false),
+            idempotent_hint: Some(true),
+            open_world_hint: Some(true),
+        }
+    }
+}
+
 /// A tool as listed by `tools/list`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

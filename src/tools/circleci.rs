@@ -48,13 +48,7 @@ cached here. Responses are cached briefly per caller, except pipelines, workflow
             "additionalProperties": false
         }),
         output_schema: Some(Contract::CircleCiRead.output_schema()),
-        annotations: Some(ToolAnnotations {
-            title: Some("CircleCI API GET".into()),
-            read_only_hint: Some(true),
-            destructive_hint: Some(false),
-            idempotent_hint: Some(true),
-            open_world_hint: Some(true),
-        }),
+        annotations: Some(ToolAnnotations::reads_upstream("CircleCI API GET")),
         },
         access: Access::Rules,
     }

@@ -11,11 +11,12 @@ use crate::artifacts::{ArtifactId, Artifacts};
 use crate::logs::excerpt::{Excerpt, Options, MAX_CONTEXT, MAX_TAIL_LINES};
 use crate::logs::Grep;
 use crate::mcp::CallToolResult;
-use crate::mcp::ToolAnnotations;
+use crate::mcp::{ToolAnnotations, ToolDescriptor};
+use crate::structured::Contract;
 use crate::structured::Envelope;
 use crate::tools::args::{self, CommonArgs, JQ, OUTPUT_FORMAT};
 use crate::tools::output::Rendered;
-use crate::tools::registry::{ToolContext, ToolError};
+use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec};
 use crate::value::{Map, Number, Value};
 use serde::Deserialize;
 use serde_json::{json, Map as JsonMap, Value as Json};
@@ -106,15 +107,29 @@ pub fn log_properties() -> JsonMap<String, Json> {
     props
 }
 
-/// The annotations of both tools: read-only, idempotent, open world.
-pub fn annotations(title: &str) -> ToolAnnotations {
-    ToolAnnotations {
-        title: Some(title.to_owned()),
-        read_only_hint: Some(true),
-        destructive_hint: Some(false),
-        idempotent_hint: Some(true),
-        open_world_hint: Some(true),
+/// The spec of either tool: `props` (with [`log_properties`]) and no others, the job-log output
+/// schema, read-only annotations, the policy's rules.
+pub fn spec(name: &str, title: &str, description: &str, props: JsonMap<String, Json>) -> ToolSpec {
+    ToolSpec {
+        descriptor: ToolDescriptor {
+            name: name.into(),
+            title: Some(title.into()),
+            description: description.into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": props,
+                "additionalProperties": false
+            }),
+            output_schema: Some(Contract::JobLogs.output_schema()),
+            annotations: Some(ToolAnnotations::reads_upstream(title)),
+        },
+        access: Access::Rules,
     }
+}
+
+/// The string at `key` of an upstream object.
+pub fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(Value::as_str)
 }
 
 /// A writer for the complete log of one job.

@@ -31,16 +31,6 @@ pub(super) const RUN_STATUSES: &[&str] = &[
     "pending",
 ];
 
-fn annotations(title: &str) -> ToolAnnotations {
-    ToolAnnotations {
-        title: Some(title.to_owned()),
-        read_only_hint: Some(true),
-        destructive_hint: Some(false),
-        idempotent_hint: Some(true),
-        open_world_hint: Some(true),
-    }
-}
-
 /// Schema properties every GitHub tool shares: repository, paging, projection, format.
 fn common_properties() -> serde_json::Map<String, Json> {
     let mut props = serde_json::Map::new();
@@ -109,7 +99,7 @@ conclusion: conclusion}`. Why a run failed: github_get_job_logs with its id. Liv
             "additionalProperties": false
         }),
         output_schema: Some(Contract::Paged.output_schema()),
-        annotations: Some(annotations("List GitHub Actions workflow runs")),
+        annotations: Some(ToolAnnotations::reads_upstream("List GitHub Actions workflow runs")),
         },
         access: Access::Rules,
     }
@@ -142,7 +132,9 @@ steps[?conclusion=='failure'].name}`. Live data, never cached."
             "additionalProperties": false
         }),
         output_schema: Some(Contract::Paged.output_schema()),
-        annotations: Some(annotations("List the jobs of a GitHub Actions run")),
+        annotations: Some(ToolAnnotations::reads_upstream(
+            "List the jobs of a GitHub Actions run",
+        )),
         },
         access: Access::Rules,
     }

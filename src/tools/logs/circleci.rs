@@ -3,19 +3,16 @@
 //! credential); API v2 lists the job's test results. The excerpt covers every step's output, in
 //! order, and the artifact holds it all.
 
-use super::{log_properties, log_writer, respond, JobReport, LogArgs};
+use super::{log_properties, log_writer, respond, text, JobReport, LogArgs};
 use crate::artifacts::stream::ArtifactWriter;
 use crate::logs::download::{self, LogError};
 use crate::logs::excerpt::Step;
 use crate::logs::Excerpter;
-use crate::mcp::{CallToolResult, ToolDescriptor};
-use crate::structured::Contract;
+use crate::mcp::CallToolResult;
 use crate::tools::args::whole_opt;
 use crate::tools::args::WithCommon;
 use crate::tools::output;
-use crate::tools::registry::{
-    Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
-};
+use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
 use crate::upstream::{
     self, stream, ApiPath, Method, Target, UpstreamCall, UpstreamSettings, Vendor,
 };
@@ -53,26 +50,16 @@ fn spec() -> ToolSpec {
                "description": "A CircleCI job URL: https://app.circleci.com/pipelines/{vcs}/{org}/{repo}/{n}/workflows/{id}/jobs/{jobNumber}, or https://circleci.com/{vcs}/{org}/{repo}/{jobNumber}."}),
     );
     props.extend(log_properties());
-    ToolSpec {
-        descriptor: ToolDescriptor {
-        name: NAME.into(),
-        title: Some("Why a CircleCI job failed".into()),
-        description: "Why a CircleCI job failed: give `projectSlug` and `jobNumber`, or a job `url`. Result: \
+    super::spec(
+        NAME,
+        "Why a CircleCI job failed",
+        "Why a CircleCI job failed: give `projectSlug` and `jobNumber`, or a job `url`. Result: \
 the job's name, status and URL, its failed tests (name, file, message) and an excerpt of its steps' output: \
 cleaned lines numbered across the job, the last `tailLines` lines of each failed step (exit code in the \
 conclusion), plus `grep` matches. `logArtifactId` names the complete output (read it with artifact_read). \
-E.g. `jq`: `jobs[0].{tests: failedTests, tail: log.steps[*].tail}`."
-            .into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": props,
-            "additionalProperties": false
-        }),
-        output_schema: Some(Contract::JobLogs.output_schema()),
-        annotations: Some(super::annotations("Why a CircleCI job failed")),
-        },
-        access: Access::Rules,
-    }
+E.g. `jq`: `jobs[0].{tests: failedTests, tail: log.steps[*].tail}`.",
+        props,
+    )
 }
 
 /// The tool's own arguments (`jq` and `outputFormat` are the shared ones).
@@ -209,10 +196,6 @@ fn job_path(job: &Job) -> Result<ApiPath, ToolError> {
 
 fn path(text: &str) -> Result<ApiPath, ToolError> {
     ApiPath::parse(text).map_err(|e| ToolError::Internal(format!("built path refused: {e}")))
-}
-
-fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 fn string(value: Option<&str>) -> Value {

@@ -3,20 +3,17 @@
 //! the excerpt of its log, which GitHub serves as a redirect to a signed URL on another host.
 
 use super::cache::LogCache;
-use super::{log_properties, log_writer, respond, JobReport, LogArgs, MAX_JOBS};
+use super::{log_properties, log_writer, respond, text, JobReport, LogArgs, MAX_JOBS};
 use crate::logs::download::{self, LogError, Sink};
 use crate::logs::excerpt::{Options, Step};
 use crate::logs::Excerpter;
-use crate::mcp::{CallToolResult, ToolDescriptor};
-use crate::structured::Contract;
+use crate::mcp::CallToolResult;
 use crate::time::parse_iso8601_seconds;
 use crate::tools::args::whole_opt;
 use crate::tools::args::WithCommon;
 use crate::tools::github::name_segment;
 use crate::tools::output;
-use crate::tools::registry::{
-    Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
-};
+use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
 use crate::upstream::{
     self, stream, ApiPath, Method, Target, UpstreamCall, UpstreamSettings, Vendor,
 };
@@ -68,27 +65,17 @@ fn spec() -> ToolSpec {
                "description": "With a run: only the jobs that did not succeed."}),
     );
     props.extend(log_properties());
-    ToolSpec {
-        descriptor: ToolDescriptor {
-        name: NAME.into(),
-        title: Some("Why a GitHub Actions job failed".into()),
-        description: "Why a GitHub Actions job failed: give `owner`, `repo` and `jobId` or `runId`, or a \
+    super::spec(
+        NAME,
+        "Why a GitHub Actions job failed",
+        "Why a GitHub Actions job failed: give `owner`, `repo` and `jobId` or `runId`, or a \
 run or job `url`. Per job: name, conclusion, url, GitHub's annotations (file, line, message: often the whole \
 answer) and a log excerpt: cleaned, numbered lines split into steps, with the `##[error]` lines and the last \
 `tailLines` lines of each failed step, plus `grep` matches. `logArtifactId` names the complete log (read it \
 with artifact_read). A completed job's log is cached: asking again with another `grep` or `tailLines` costs \
-no GitHub call. E.g. `jq`: `jobs[*].{name: name, tail: log.steps[*].tail}`."
-            .into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": props,
-            "additionalProperties": false
-        }),
-        output_schema: Some(Contract::JobLogs.output_schema()),
-        annotations: Some(super::annotations("Why a GitHub Actions job failed")),
-        },
-        access: Access::Rules,
-    }
+no GitHub call. E.g. `jq`: `jobs[*].{name: name, tail: log.steps[*].tail}`.",
+        props,
+    )
 }
 
 /// The tool's own arguments (`jq` and `outputFormat` are the shared ones).
@@ -362,10 +349,6 @@ async fn get(
         .await
         .map(|reply| reply.body)
         .map_err(|e| output::upstream_error(&e))
-}
-
-fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 fn number(value: &Value, key: &str) -> Option<u64> {
