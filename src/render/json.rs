@@ -7,55 +7,7 @@ use crate::value::Value;
 
 /// Appends `JSON.stringify(value, null, 2)` to `out`.
 pub fn write_json(value: &Value, out: &mut impl Sink) {
-    write_value(value, 0, out);
-}
-
-fn write_value(value: &Value, depth: usize, out: &mut impl Sink) {
-    if depth > MAX_RENDER_DEPTH && matches!(value, Value::Array(_) | Value::Object(_)) {
-        out.push_str("null");
-        return;
-    }
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Number(n) => write_number(n, "null", out),
-        Value::String(s) => write_string(s, out),
-        Value::Array(items) => {
-            if items.is_empty() {
-                out.push_str("[]");
-                return;
-            }
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline_indent(depth + 1, out);
-                write_value(item, depth + 1, out);
-            }
-            newline_indent(depth, out);
-            out.push(']');
-        }
-        Value::Object(map) => {
-            if map.is_empty() {
-                out.push_str("{}");
-                return;
-            }
-            out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline_indent(depth + 1, out);
-                write_string(key, out);
-                out.push_str(": ");
-                write_value(item, depth + 1, out);
-            }
-            newline_indent(depth, out);
-            out.push('}');
-        }
-    }
+    write_value(value, 0, true, out);
 }
 
 /// `JSON.stringify(value)`: compact, numbers printed the JavaScript way.
@@ -67,6 +19,16 @@ pub fn stringify(value: &Value) -> String {
 
 /// Appends `JSON.stringify(value)` (compact, numbers printed the JavaScript way) to `out`.
 pub fn write_json_compact(value: &Value, out: &mut impl Sink) {
+    write_value(value, 0, false, out);
+}
+
+/// Both forms: `pretty` puts each member on its own line, indented two spaces a level, and
+/// renders containers nested past [`MAX_RENDER_DEPTH`] as `null`; compact has neither.
+fn write_value(value: &Value, depth: usize, pretty: bool, out: &mut impl Sink) {
+    if pretty && depth > MAX_RENDER_DEPTH && matches!(value, Value::Array(_) | Value::Object(_)) {
+        out.push_str("null");
+        return;
+    }
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -79,7 +41,11 @@ pub fn write_json_compact(value: &Value, out: &mut impl Sink) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_json_compact(item, out);
+                line(pretty, depth + 1, out);
+                write_value(item, depth + 1, pretty, out);
+            }
+            if !items.is_empty() {
+                line(pretty, depth, out);
             }
             out.push(']');
         }
@@ -89,12 +55,23 @@ pub fn write_json_compact(value: &Value, out: &mut impl Sink) {
                 if i > 0 {
                     out.push(',');
                 }
+                line(pretty, depth + 1, out);
                 write_string(key, out);
-                out.push(':');
-                write_json_compact(item, out);
+                out.push_str(if pretty { ": " } else { ":" });
+                write_value(item, depth + 1, pretty, out);
+            }
+            if !map.is_empty() {
+                line(pretty, depth, out);
             }
             out.push('}');
         }
+    }
+}
+
+/// A new line indented to `depth`, in the pretty form only.
+fn line(pretty: bool, depth: usize, out: &mut impl Sink) {
+    if pretty {
+        newline_indent(depth, out);
     }
 }
 

@@ -200,20 +200,26 @@ impl<S: Sink> Encoder<'_, S> {
             Value::Array(items) => {
                 self.start_line(depth);
                 self.out.push_str("- ");
-                if items.iter().all(is_primitive) {
-                    self.inline_array(items);
-                } else {
-                    self.length(items.len());
-                    self.out.push(':');
-                    for item in items {
-                        self.list_item(item, depth + 1);
-                    }
-                }
+                self.array_after_key(items, depth + 1);
             }
             primitive => {
                 self.start_line(depth);
                 self.out.push_str("- ");
                 self.primitive(primitive);
+            }
+        }
+    }
+
+    /// An array that is not tabular, after its key or `- `: inline when every item is a
+    /// primitive, else its length and one list item per line at `items_depth`.
+    fn array_after_key(&mut self, items: &[Value], items_depth: usize) {
+        if items.iter().all(is_primitive) {
+            self.inline_array(items);
+        } else {
+            self.length(items.len());
+            self.out.push(':');
+            for item in items {
+                self.list_item(item, items_depth);
             }
         }
     }
@@ -237,15 +243,7 @@ impl<S: Sink> Encoder<'_, S> {
                     self.rows(items, &fields, depth + 2);
                 } else {
                     write_key(key, self.out);
-                    if items.iter().all(is_primitive) {
-                        self.inline_array(items);
-                    } else {
-                        self.length(items.len());
-                        self.out.push(':');
-                        for item in items {
-                            self.list_item(item, depth + 2);
-                        }
-                    }
+                    self.array_after_key(items, depth + 2);
                 }
             }
             Value::Object(inner) => {
