@@ -5,6 +5,7 @@
 //! an unparsable value is an error, never a silent default.
 
 use crate::auth::TokenTable;
+use crate::memory::DEFAULT_BUDGET_BYTES;
 use crate::oauth::settings::{
     self as oauth, AllowList, GrantKey, OAuthSettings, OidcProvider, Provider,
     DEFAULT_ACCESS_TTL_SECONDS, DEFAULT_REFRESH_TTL_SECONDS, GITHUB_WEB_DEFAULT,
@@ -37,6 +38,8 @@ pub const HTTP_CACHE_TTL_SECONDS: &str = "HTTP_CACHE_TTL_SECONDS";
 pub const UPSTREAM_TIMEOUT_MS: &str = "UPSTREAM_TIMEOUT_MS";
 /// The largest upstream response body read, in bytes.
 pub const UPSTREAM_MAX_BYTES: &str = "UPSTREAM_MAX_BYTES";
+/// The isolate's memory budget for large upstream bodies, in bytes of memory.
+pub const MEMORY_BUDGET_BYTES: &str = "MEMORY_BUDGET_BYTES";
 /// How long a saved artifact stays readable through `artifact_read`.
 pub const STREAMING_ARTIFACT_RETENTION_SECONDS: &str = "STREAMING_ARTIFACT_RETENTION_SECONDS";
 /// `true` makes the six schema tools advertise `outputSchema` and return `structuredContent`.
@@ -119,6 +122,7 @@ pub const SETTINGS: &[&str] = &[
     HTTP_CACHE_TTL_SECONDS,
     UPSTREAM_TIMEOUT_MS,
     UPSTREAM_MAX_BYTES,
+    MEMORY_BUDGET_BYTES,
     STREAMING_ARTIFACT_RETENTION_SECONDS,
     MCP_STRUCTURED_OUTPUT,
     MCP_STRUCTURED_MAX_BYTES,
@@ -194,6 +198,13 @@ pub const MAX_BYTES: Bounds = Bounds {
     min: 64 * 1024,
     max: 100 * 1024 * 1024,
 };
+/// `MEMORY_BUDGET_BYTES`: default 72 MiB, clamped to 1 MiB..=100 MiB (docs/configuration.md
+/// has the arithmetic).
+pub const MEMORY_BUDGET: Bounds = Bounds {
+    default: DEFAULT_BUDGET_BYTES as u64,
+    min: 1024 * 1024,
+    max: 100 * 1024 * 1024,
+};
 
 /// `STREAMING_ARTIFACT_RETENTION_SECONDS`: default one hour, clamped to 5 minutes..=7 days.
 pub const ARTIFACT_RETENTION_SECONDS: Bounds = Bounds {
@@ -245,6 +256,8 @@ pub struct Config {
     pub upstream: UpstreamSettings,
     /// Where the enterprise policy is, and the approval TTL.
     pub policy: PolicySettings,
+    /// The isolate's memory budget for large upstream bodies, in bytes of memory.
+    pub memory_budget_bytes: usize,
     /// OAuth sign-in, when `MCP_OAUTH_ISSUER` is set.
     pub oauth: Option<OAuthSettings>,
     /// Settings that were out of range and clamped: (name, value given, value used).
@@ -264,6 +277,7 @@ impl Default for Config {
                 approval_ttl_seconds: APPROVAL_TTL_SECONDS.default,
                 ..PolicySettings::default()
             },
+            memory_budget_bytes: DEFAULT_BUDGET_BYTES,
             oauth: None,
             clamped: Vec::new(),
         }
@@ -322,6 +336,7 @@ impl Config {
         let ttl = number(HTTP_CACHE_TTL_SECONDS, CACHE_TTL_SECONDS)?;
         let timeout = number(UPSTREAM_TIMEOUT_MS, TIMEOUT_MS)?;
         let max_bytes = number(UPSTREAM_MAX_BYTES, MAX_BYTES)?;
+        let memory_budget = number(MEMORY_BUDGET_BYTES, MEMORY_BUDGET)?;
         let retention = number(
             STREAMING_ARTIFACT_RETENTION_SECONDS,
             ARTIFACT_RETENTION_SECONDS,
@@ -333,6 +348,7 @@ impl Config {
         upstream.timeout_ms = timeout;
         upstream.max_bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
         config.upstream = upstream;
+        config.memory_budget_bytes = usize::try_from(memory_budget).unwrap_or(usize::MAX);
         // The document itself is checked at each call, so a broken one refuses tool calls
         // (fail closed) while tools/list and the rest of the server keep working.
         let kv_key = get(MCP_POLICY_KV_KEY).map(|k| k.trim().to_owned());

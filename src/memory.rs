@@ -13,15 +13,16 @@
 //! Bodies up to [`SMALL_BODY_BYTES`] are counted but never wait: a small call must not queue
 //! behind large ones, and what small ones overdraw only makes large ones wait a little longer.
 //!
-//! Workers run one thread per isolate, so the state is `Rc` and `Cell`; waiting is a future
-//! woken when a reservation is returned, bounded by a timer the caller supplies (the clock port
+//! Workers run one thread per isolate; the shared state is atomic only because the server that
+//! owns it may live in a `static`. Waiting is a future woken when a reservation is returned, bounded by a timer the caller supplies (the clock port
 //! in production, a channel in tests), which keeps this module free of any port.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::fmt;
 use std::future::{poll_fn, Future};
 use std::pin::pin;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Poll, Waker};
 
 /// Bytes of memory a call holds per byte of upstream body, as measured in workerd for a large
@@ -41,19 +42,19 @@ pub const DEFAULT_BUDGET_BYTES: usize = 72 * 1024 * 1024;
 /// The memory of one isolate available to upstream bodies and what is built from them. Clones
 /// share one budget.
 #[derive(Clone)]
-pub struct MemoryBudget(Rc<Shared>);
+pub struct MemoryBudget(Arc<Shared>);
 
 struct Shared {
     limit: usize,
-    used: Cell<usize>,
-    waiters: RefCell<Vec<Waker>>,
+    used: AtomicUsize,
+    waiters: Mutex<Vec<Waker>>,
 }
 
 impl fmt::Debug for MemoryBudget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MemoryBudget")
             .field("limit", &self.0.limit)
-            .field("used", &self.0.used.get())
+            .field("used", &self.in_use())
             .finish()
     }
 }
@@ -61,10 +62,10 @@ impl fmt::Debug for MemoryBudget {
 impl MemoryBudget {
     /// A budget of `limit` bytes of memory, none of it reserved.
     pub fn new(limit: usize) -> MemoryBudget {
-        MemoryBudget(Rc::new(Shared {
+        MemoryBudget(Arc::new(Shared {
             limit,
-            used: Cell::new(0),
-            waiters: RefCell::new(Vec::new()),
+            used: AtomicUsize::new(0),
+            waiters: Mutex::new(Vec::new()),
         }))
     }
 
@@ -75,7 +76,7 @@ impl MemoryBudget {
 
     /// Bytes of memory reserved now, by every call.
     pub fn in_use(&self) -> usize {
-        self.0.used.get()
+        self.0.used.load(Ordering::Relaxed)
     }
 
     /// The reservations of one new call, none yet.
@@ -88,20 +89,28 @@ impl MemoryBudget {
     }
 
     fn take(&self, bytes: usize) {
-        self.0.used.set(self.0.used.get().saturating_add(bytes));
+        self.0.used.fetch_add(bytes, Ordering::Relaxed);
     }
 
     fn release(&self, bytes: usize) {
-        self.0.used.set(self.0.used.get().saturating_sub(bytes));
+        // Never more than was taken: every release is a call's own total.
+        self.0.used.fetch_sub(bytes, Ordering::Relaxed);
         // Every waiter looks again; those that still do not fit register anew.
-        let waiters = std::mem::take(&mut *self.0.waiters.borrow_mut());
+        let waiters = std::mem::take(&mut *self.waiters());
         for waker in waiters {
             waker.wake();
         }
     }
 
+    fn waiters(&self) -> std::sync::MutexGuard<'_, Vec<Waker>> {
+        self.0
+            .waiters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn wait_for_room(&self, waker: &Waker) {
-        let mut waiters = self.0.waiters.borrow_mut();
+        let mut waiters = self.waiters();
         if !waiters.iter().any(|w| w.will_wake(waker)) {
             waiters.push(waker.clone());
         }

@@ -11,6 +11,7 @@ mod log;
 
 pub use log::{Field, Level, MAX_LINE_BYTES, MAX_VALUE_BYTES};
 
+use crate::memory::CallMemory;
 use futures::future::LocalBoxFuture;
 use std::fmt;
 
@@ -110,6 +111,8 @@ pub trait UpstreamHttp {
 pub struct StreamedResponse {
     /// HTTP status code.
     pub status: u16,
+    /// The reason phrase, as in [`UpstreamResponse::status_text`].
+    pub status_text: String,
     /// Response headers.
     pub headers: Headers,
     /// The body; dropping it releases the connection.
@@ -264,10 +267,12 @@ pub trait RequestBody {
     fn read(&self, limit: usize) -> LocalBoxFuture<'_, BodyRead>;
 }
 
-/// Wall-clock time.
+/// Wall-clock time, and timers.
 pub trait Clock {
     /// Milliseconds since the Unix epoch, UTC.
     fn now_ms(&self) -> u64;
+    /// Completes after `ms` milliseconds.
+    fn sleep(&self, ms: u64) -> LocalBoxFuture<'_, ()>;
 }
 
 /// Cryptographically secure randomness.
@@ -351,4 +356,7 @@ pub struct Ports<'a> {
     pub rng: &'a dyn Rng,
     /// The log.
     pub log: &'a dyn Log,
+    /// The memory reservations of the `tools/call` being served, which large upstream bodies
+    /// are read under; `None` outside a call (nothing read there is budgeted).
+    pub memory: Option<&'a CallMemory>,
 }

@@ -17,6 +17,7 @@ use crate::auth::{self, AuthError, Principal};
 use crate::config::{Config, ConfigError};
 use crate::http::{BufferedBody, HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::memory::{MemoryBudget, DEFAULT_BUDGET_BYTES};
 use crate::oauth::{self, settings::OAuthSettings};
 use crate::ports::{Level, Ports, RequestBody};
 use crate::tools::{self, Registry, RegistryError, Selection};
@@ -45,6 +46,8 @@ pub struct Server {
     config: Result<Config, ConfigError>,
     registry: Result<Registry, RegistryError>,
     startup_logged: AtomicBool,
+    /// Shared by every call the isolate serves at once.
+    memory: MemoryBudget,
 }
 
 impl Server {
@@ -59,11 +62,21 @@ impl Server {
         settings: &dyn Fn(&str) -> Option<String>,
         registry: Result<Registry, RegistryError>,
     ) -> Server {
+        let config = Config::from_settings(settings);
+        let budget = config
+            .as_ref()
+            .map_or(DEFAULT_BUDGET_BYTES, |c| c.memory_budget_bytes);
         Server {
-            config: Config::from_settings(settings),
+            config,
             registry,
             startup_logged: AtomicBool::new(false),
+            memory: MemoryBudget::new(budget),
         }
+    }
+
+    /// The isolate's memory budget for large upstream bodies.
+    pub fn memory(&self) -> &MemoryBudget {
+        &self.memory
     }
 
     /// The configuration, or the error that makes every request fail.
@@ -301,6 +314,7 @@ impl Server {
             ports,
             request: &request,
             selection: &selection,
+            memory: &self.memory,
         };
         dispatch::handle_body(&context).await
     }

@@ -1,8 +1,9 @@
 //! Requests to the vendor APIs: vendor settings ([`vendor`]), the one request function
-//! ([`client::send`]), typed failures with the texts models read ([`error`]), path validation
+//! ([`client::send`]), bodies read under the memory budget ([`body`]), typed failures with the texts models read ([`error`]), path validation
 //! and URL building ([`path`]), the policy target of a request ([`target`]), paging links
 //! ([`link`]), streamed responses ([`stream`]) and the hosts job logs may come from ([`hosts`]).
 
+pub mod body;
 pub mod client;
 pub mod error;
 pub mod hosts;

@@ -58,6 +58,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         clock: &JsClock,
         rng: &CryptoRng,
         log: &ConsoleLog,
+        memory: None,
     };
     Ok(write_response(server.serve(request, &body, ports).await))
 }

@@ -2,6 +2,7 @@
 //! (`Date.now()`), randomness (`crypto.getRandomValues`) and the log (`console.log`).
 
 use crate::ports::{Clock, Log, Rng, Settings};
+use futures::future::LocalBoxFuture;
 use worker::Env;
 
 /// Binding name of the KV namespace used as the HTTP cache.
@@ -40,6 +41,10 @@ impl Clock for JsClock {
     fn now_ms(&self) -> u64 {
         // Date.now() is a non-negative integer well inside f64's exact range.
         worker::js_sys::Date::now().max(0.0) as u64
+    }
+
+    fn sleep(&self, ms: u64) -> LocalBoxFuture<'_, ()> {
+        Box::pin(worker::Delay::from(std::time::Duration::from_millis(ms)))
     }
 }
 

@@ -75,6 +75,8 @@ async fn open(request: UpstreamRequest) -> Result<StreamedResponse, TransportErr
     };
     Ok(StreamedResponse {
         status,
+        // As in `send`: workers-rs drops `statusText`.
+        status_text: crate::upstream::reason_phrase(status).to_owned(),
         headers,
         body: Box::new(FetchBody {
             stream,
@@ -192,20 +194,6 @@ fn method(name: &str) -> Result<Method, TransportError> {
         .ok_or_else(|| TransportError::Network(format!("unsupported method {name:?}")))
 }
 
-/// The buffer for a body of `declared` bytes: a little more than the body.
-///
-/// Wasm memory never shrinks, and the parsed value is allocated above the body, so the body's
-/// buffer becomes a hole once it is parsed and dropped. A large result's artifact (the value's
-/// compact JSON in its envelope: about the body's size plus a few bytes) is allocated soon after;
-/// with this slack it fits in that hole even after the few small allocations made meanwhile have
-/// taken their share, instead of growing memory by its whole size (docs/structured-output.md,
-/// Measurements).
-fn body_capacity(declared: usize) -> usize {
-    declared
-        .saturating_add(declared / 32)
-        .saturating_add(64 * 1024)
-}
-
 /// Reads at most `max_body` bytes of the body, failing as soon as it is known to be longer.
 async fn read_body(response: &mut Response, max_body: usize) -> Result<Vec<u8>, TransportError> {
     let declared = response
@@ -223,7 +211,8 @@ async fn read_body(response: &mut Response, max_body: usize) -> Result<Vec<u8>, 
     let mut stream = response
         .stream()
         .map_err(|e| TransportError::Network(e.to_string()))?;
-    let mut body = Vec::with_capacity(declared.map_or(0, |len| body_capacity(len as usize)));
+    let mut body =
+        Vec::with_capacity(declared.map_or(0, |len| crate::upstream::body::capacity(len as usize)));
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| TransportError::Network(e.to_string()))?;
         if body.len() + chunk.len() > max_body {

@@ -8,25 +8,52 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// A clock that only moves when told to. Clones share the same time.
-#[derive(Clone, Debug, Default)]
-pub struct ManualClock(Rc<Cell<u64>>);
+/// A clock that only moves when told to. Clones share the same time; a sleep ends when the
+/// clock is moved past its end.
+#[derive(Clone, Default)]
+pub struct ManualClock {
+    now: Rc<Cell<u64>>,
+    sleepers: Rc<RefCell<Vec<std::task::Waker>>>,
+}
+
+impl fmt::Debug for ManualClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ManualClock").field(&self.now.get()).finish()
+    }
+}
 
 impl ManualClock {
     /// A clock reading `now_ms`.
     pub fn at(now_ms: u64) -> ManualClock {
-        ManualClock(Rc::new(Cell::new(now_ms)))
+        ManualClock {
+            now: Rc::new(Cell::new(now_ms)),
+            sleepers: Rc::default(),
+        }
     }
 
-    /// Moves the clock forward.
+    /// Moves the clock forward, ending the sleeps it passes.
     pub fn advance(&self, ms: u64) {
-        self.0.set(self.0.get() + ms);
+        self.now.set(self.now.get() + ms);
+        for waker in std::mem::take(&mut *self.sleepers.borrow_mut()) {
+            waker.wake();
+        }
     }
 }
 
 impl Clock for ManualClock {
     fn now_ms(&self) -> u64 {
-        self.0.get()
+        self.now.get()
+    }
+
+    fn sleep(&self, ms: u64) -> LocalBoxFuture<'_, ()> {
+        let end = self.now.get().saturating_add(ms);
+        Box::pin(std::future::poll_fn(move |cx| {
+            if self.now.get() >= end {
+                return std::task::Poll::Ready(());
+            }
+            self.sleepers.borrow_mut().push(cx.waker().clone());
+            std::task::Poll::Pending
+        }))
     }
 }
 
@@ -396,6 +423,7 @@ impl UpstreamHttp for ScriptedHttp {
     ) -> LocalBoxFuture<'_, Result<StreamedResponse, TransportError>> {
         let result = (self.respond)(&request).map(|r| StreamedResponse {
             status: r.status,
+            status_text: r.status_text,
             headers: r.headers,
             body: Box::new(ChunkedBody {
                 body: r.body,
@@ -577,6 +605,7 @@ impl FakeEnv {
             clock: &self.clock,
             rng: &self.rng,
             log: &self.log,
+            memory: None,
         }
     }
 }

@@ -39,6 +39,13 @@ pub async fn call_tool(
         .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?
         .map_err(|why| connection::not_offered(&params.name, why, cx.selection))?;
     let arguments = params.arguments.unwrap_or_default();
+    // What this call's upstream bodies reserve of the isolate's memory; held until its reply
+    // is written, since everything built from a body lives that long.
+    let memory = cx.memory.call();
+    let ports = Ports {
+        memory: Some(&memory),
+        ..cx.ports
+    };
     let mut acting = None;
     // Declared before the prepared call, which borrows it for the run.
     let call_upstream;
@@ -69,7 +76,7 @@ pub async fn call_tool(
                         principal: cx.principal,
                         protocol_version: version,
                         meta: meta.as_ref(),
-                        ports: cx.ports,
+                        ports,
                         settings: &cx.config.tools,
                         upstream: call_upstream.as_ref().unwrap_or(&cx.config.upstream),
                     };
@@ -78,7 +85,7 @@ pub async fn call_tool(
             }
         }
     };
-    let result = finish(
+    let mut result = finish(
         outcome,
         tool.spec(),
         cx.config.tools.structured_output,
@@ -86,7 +93,24 @@ pub async fn call_tool(
         version,
         cx.ports,
     )?;
-    call_reply(result, version)
+    if result.is_error && memory.refused() {
+        mark_busy(&mut result);
+    }
+    let reply = call_reply(result, version);
+    drop(memory);
+    reply
+}
+
+/// `_meta.code` of a call refused because the isolate's memory was spent on other large
+/// results: retryable, unlike the tool's other errors.
+pub const CODE_BUSY: &str = "server_busy";
+
+/// Names a failed result as refused for want of memory, for clients that retry by code.
+fn mark_busy(result: &mut CallToolResult) {
+    result
+        .meta
+        .get_or_insert_with(Map::new)
+        .insert("code".into(), Json::from(CODE_BUSY));
 }
 
 /// The arguments checked against the tool's input schema (every violation named), then

@@ -18,6 +18,7 @@ use crate::mcp::{
     self, CacheHints, CacheScope, DiscoverResult, Implementation, InitializeParams,
     InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
 };
+use crate::memory::MemoryBudget;
 use crate::ports::{Level, Ports};
 use crate::tools::registry::Registry;
 use crate::tools::Selection;
@@ -53,6 +54,8 @@ pub struct Context<'a> {
     pub request: &'a HttpRequest,
     /// The tools this connection is offered.
     pub selection: &'a Selection,
+    /// The isolate's memory budget, which each call's upstream bodies are read under.
+    pub memory: &'a MemoryBudget,
 }
 
 /// Parses and answers one body (already authenticated, size- and type-checked).

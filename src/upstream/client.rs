@@ -2,6 +2,7 @@
 //! fixed headers per vendor, timeout and body bound from the vendor settings, redirects refused,
 //! non-2xx statuses turned into [`UpstreamError`], and bodies decoded as the references do.
 
+use super::body::{self, Unread};
 use super::error::{ErrorKind, UpstreamError};
 use super::js;
 use super::path::ApiPath;
@@ -111,7 +112,7 @@ pub async fn send_raw(
     };
     let request = vendor_request(settings, &endpoint, method, &path, query, body);
     let url = request.url.clone();
-    let outcome = ports.http.send(request, settings.max_bytes).await;
+    let outcome = body::fetch(ports, request, settings.max_bytes).await;
     let elapsed = ports.clock.now_ms().saturating_sub(started);
     let log = |status: Option<u16>, bytes: usize, outcome: &str| {
         ports.log.event(
@@ -134,7 +135,13 @@ pub async fn send_raw(
     };
     let response = match outcome {
         Ok(response) => response,
-        Err(error) => {
+        Err(Unread::Busy(busy)) => {
+            log(None, busy.body_bytes, "busy");
+            return Err(fail(ErrorKind::Busy {
+                body_bytes: busy.body_bytes,
+            }));
+        }
+        Err(Unread::Transport(error)) => {
             let (kind, label) = transport_kind(error, settings, &endpoint);
             log(None, 0, &label);
             return Err(fail(kind));

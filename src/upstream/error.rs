@@ -53,6 +53,11 @@ pub enum ErrorKind {
     },
     /// The connection failed (DNS, refused, reset); details go to the log only.
     Network,
+    /// The isolate's memory budget had no room for the body while the call waited; retryable.
+    Busy {
+        /// The body size that did not fit, in bytes.
+        body_bytes: usize,
+    },
     /// A GitHub or CircleCI body declared JSON that does not parse (the Atlassian references
     /// pass such a body on as text, so Atlassian tools never report this).
     MalformedJson,
@@ -119,6 +124,9 @@ impl UpstreamError {
                 self.vendor.name(),
                 self.vendor.required_settings()
             );
+        }
+        if let ErrorKind::Busy { body_bytes } = self.kind {
+            return busy_text(self.vendor, body_bytes);
         }
         if self.vendor.is_atlassian() {
             atlassian::text(self)
@@ -231,7 +239,9 @@ impl UpstreamError {
                      Check the path, or point the base URL setting at the API's final address"
                 )
             }
-            ErrorKind::NotConfigured | ErrorKind::Status { .. } => String::new(),
+            ErrorKind::NotConfigured | ErrorKind::Status { .. } | ErrorKind::Busy { .. } => {
+                String::new()
+            }
         }
     }
 }
@@ -243,6 +253,18 @@ impl fmt::Display for UpstreamError {
 }
 
 impl std::error::Error for UpstreamError {}
+
+/// The text of a call refused for want of memory: the same for every vendor (no reference
+/// server has this failure), saying that it is temporary and how to ask for less.
+fn busy_text(vendor: Vendor, body_bytes: usize) -> String {
+    format!(
+        "Error: the server is busy with other large results and has no memory free for this {} \
+         API response ({body_bytes} bytes) right now. Retry in a few seconds, or narrow the \
+         request: a projection (jq) or fewer fields, a smaller page (perPage), or a narrower \
+         query.",
+        vendor.name()
+    )
+}
 
 /// The vendor's message for GitHub/CircleCI bodies (`message`, plus GitHub's `errors[]`), else
 /// the status line.

@@ -145,6 +145,7 @@ fn every_setting_is_documented() {
         ("HTTP_CACHE_TTL_SECONDS", config::CACHE_TTL_SECONDS),
         ("UPSTREAM_TIMEOUT_MS", config::TIMEOUT_MS),
         ("UPSTREAM_MAX_BYTES", config::MAX_BYTES),
+        ("MEMORY_BUDGET_BYTES", config::MEMORY_BUDGET),
         ("MCP_STRUCTURED_MAX_BYTES", config::STRUCTURED_MAX_BYTES),
     ] {
         let range = format!("{}–{}", group(bounds.min), group(bounds.max));

@@ -13,6 +13,7 @@ mod github_tools;
 mod http_cache;
 mod job_logs;
 mod job_logs_circleci;
+mod memory_budget;
 mod oauth_discovery;
 mod oauth_flow;
 mod oauth_identity;

@@ -103,7 +103,8 @@ fn transport(error: &UpstreamError) -> Transport {
         ErrorKind::Redirect { status, .. } => {
             plain(error.transport_summary(&error.kind), Some(*status))
         }
-        ErrorKind::NotConfigured => plain(String::new(), None),
+        // Answered before any vendor wording (`UpstreamError::text`).
+        ErrorKind::NotConfigured | ErrorKind::Busy { .. } => plain(String::new(), None),
     }
 }
 

@@ -1,0 +1,115 @@
+//! Reading a whole upstream body under the isolate's memory budget: the body's cost is reserved
+//! from its `Content-Length` before a byte of it is read, or grown as it streams when no length
+//! is declared, on the call's reservations ([`crate::memory`]), which outlive the body.
+
+use crate::memory::{BodyReservation, Busy, SMALL_BODY_BYTES, WAIT_MS};
+use crate::ports::{header, Ports, TransportError, UpstreamRequest, UpstreamResponse};
+
+/// Why a body was not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unread {
+    /// No answer, or a body over the limit.
+    Transport(TransportError),
+    /// The isolate's memory budget had no room for the body.
+    Busy(Busy),
+}
+
+/// Sends `request` and reads at most `max_body` bytes of the answer, whatever its status, under
+/// the call's memory reservations (none outside a call).
+pub async fn fetch(
+    ports: Ports<'_>,
+    request: UpstreamRequest,
+    max_body: usize,
+) -> Result<UpstreamResponse, Unread> {
+    let mut opened = ports.http.open(request).await.map_err(Unread::Transport)?;
+    let declared = header(&opened.headers, "content-length")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|len| usize::try_from(len).unwrap_or(usize::MAX));
+    let too_large = || Unread::Transport(TransportError::TooLarge(max_body));
+    if declared.is_some_and(|len| len > max_body) {
+        return Err(too_large());
+    }
+    let mut reservation = ports.memory.map(|call| call.body());
+    if let Some(len) = declared {
+        cover(ports, reservation.as_mut(), len).await?;
+    }
+    let mut body = Vec::with_capacity(declared.map_or(0, capacity));
+    while let Some(chunk) = opened.body.next_chunk().await.map_err(Unread::Transport)? {
+        let len = body.len() + chunk.len();
+        if len > max_body {
+            return Err(too_large());
+        }
+        if let Some(covered) = reservation.as_ref().map(BodyReservation::covered) {
+            if len > covered {
+                cover(ports, reservation.as_mut(), grown(covered, len, max_body)).await?;
+            }
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(UpstreamResponse {
+        status: opened.status,
+        status_text: opened.status_text,
+        headers: opened.headers,
+        body,
+    })
+}
+
+/// Covers the first `bytes` of the body, waiting at most [`WAIT_MS`] for room.
+async fn cover(
+    ports: Ports<'_>,
+    reservation: Option<&mut BodyReservation<'_>>,
+    bytes: usize,
+) -> Result<(), Unread> {
+    match reservation {
+        Some(reservation) => reservation
+            .cover(bytes, || ports.clock.sleep(WAIT_MS))
+            .await
+            .map_err(Unread::Busy),
+        None => Ok(()),
+    }
+}
+
+/// How much of an undeclared body to cover once `len` bytes are in and `covered` are covered:
+/// at least double, so a long body waits a few times rather than at every chunk, and never past
+/// the small size before the body does, so a small body never waits.
+fn grown(covered: usize, len: usize, max_body: usize) -> usize {
+    let step = len.max(covered.saturating_mul(2)).max(64 * 1024);
+    let limit = if len <= SMALL_BODY_BYTES {
+        SMALL_BODY_BYTES
+    } else {
+        max_body
+    };
+    step.min(limit).max(len)
+}
+
+/// The buffer for a body of `declared` bytes: a little more than the body.
+///
+/// Wasm memory never shrinks, and the parsed value is allocated above the body, so the body's
+/// buffer becomes a hole once it is parsed and dropped. A large result's artifact (the value's
+/// compact JSON in its envelope: about the body's size plus a few bytes) is allocated soon after;
+/// with this slack it fits in that hole even after the few small allocations made meanwhile have
+/// taken their share, instead of growing memory by its whole size (docs/structured-output.md,
+/// Measurements).
+pub fn capacity(declared: usize) -> usize {
+    declared
+        .saturating_add(declared / 32)
+        .saturating_add(64 * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1024 * 1024;
+
+    #[test]
+    fn an_undeclared_body_is_covered_in_doubling_steps_that_stop_at_the_small_size() {
+        assert_eq!(grown(0, 100, 16 * MIB), 64 * 1024);
+        assert_eq!(grown(64 * 1024, 70_000, 16 * MIB), 128 * 1024);
+        assert_eq!(grown(768 * 1024, 800 * 1024, 16 * MIB), MIB);
+        assert_eq!(grown(MIB, MIB + 1, 16 * MIB), 2 * MIB);
+        assert_eq!(grown(12 * MIB, 12 * MIB + 1, 16 * MIB), 16 * MIB);
+        // A chunk larger than the step is covered whole.
+        assert_eq!(grown(0, 5 * MIB, 16 * MIB), 5 * MIB);
+    }
+}

@@ -1,0 +1,332 @@
+//! Host tests of the isolate's memory budget through `Server::handle`, with calls in flight
+//! together: an upstream whose large bodies stop at a gate the test opens holds them there, so
+//! the test sees which calls wait, which answer, and what the budget holds meanwhile.
+
+use crate::common::ci::*;
+use crate::common::protocol::{body_json, headers_2026, meta_2026, post, TOKEN};
+use crate::common::server::STATELESS;
+use crate::common::structured::{run, runs_body};
+use devtools_mcp_edge::memory::{BYTES_PER_BODY_BYTE, WAIT_MS};
+use devtools_mcp_edge::ports::fake::FakeEnv;
+use devtools_mcp_edge::ports::{
+    BodyStream, Ports, StreamedResponse, TransportError, UpstreamHttp, UpstreamRequest,
+    UpstreamResponse,
+};
+use devtools_mcp_edge::server::Server;
+use futures::channel::oneshot;
+use futures::executor::block_on;
+use futures::future::{join, join3, FutureExt, LocalBoxFuture, Shared};
+use serde_json::{json, Value as Json};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+const RUNS: &str = "github_list_workflow_runs";
+const GET: &str = "circleci_get";
+/// The budget: a little over one large body's cost, so two never fit together.
+const BUDGET: usize = 8 * 1024 * 1024;
+
+type Gate = Shared<oneshot::Receiver<()>>;
+
+/// A piece of a scripted body.
+#[derive(Clone)]
+enum Piece {
+    Bytes(Vec<u8>),
+    /// Nothing more until the gate opens.
+    Wait(Gate),
+    /// The connection fails here.
+    Fail,
+}
+
+/// The headers and body pieces of an answer.
+type Answer = (Vec<(String, String)>, Vec<Piece>);
+
+/// An upstream answering each request with headers at once and a body made of pieces.
+struct GatedHttp {
+    route: Box<dyn Fn(&UpstreamRequest) -> Answer>,
+}
+
+impl UpstreamHttp for GatedHttp {
+    fn send(
+        &self,
+        _: UpstreamRequest,
+        _: usize,
+    ) -> LocalBoxFuture<'_, Result<UpstreamResponse, TransportError>> {
+        Box::pin(async { Err(TransportError::Network("tools read bodies by open".into())) })
+    }
+
+    fn open(
+        &self,
+        request: UpstreamRequest,
+    ) -> LocalBoxFuture<'_, Result<StreamedResponse, TransportError>> {
+        let (headers, pieces) = (self.route)(&request);
+        Box::pin(async move {
+            Ok(StreamedResponse {
+                status: 200,
+                status_text: "OK".into(),
+                headers,
+                body: Box::new(PiecesBody(pieces.into())),
+            })
+        })
+    }
+}
+
+struct PiecesBody(VecDeque<Piece>);
+
+impl BodyStream for PiecesBody {
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, TransportError>> {
+        Box::pin(async move {
+            loop {
+                match self.0.pop_front() {
+                    None => return Ok(None),
+                    Some(Piece::Bytes(bytes)) => return Ok(Some(bytes)),
+                    Some(Piece::Wait(gate)) => {
+                        let _ = gate.await;
+                    }
+                    Some(Piece::Fail) => return Err(TransportError::Network("reset".into())),
+                }
+            }
+        })
+    }
+}
+
+fn gate() -> (oneshot::Sender<()>, Gate) {
+    let (open, gate) = oneshot::channel();
+    (open, gate.shared())
+}
+
+/// A runs page of a little under 2 MiB: its cost nearly fills [`BUDGET`].
+fn large_page() -> Vec<u8> {
+    let runs: Vec<Json> = (0..190).map(|id| run(id, 10_000)).collect();
+    runs_body(&runs).into_bytes()
+}
+
+fn json_headers(length: Option<usize>) -> Vec<(String, String)> {
+    let mut headers = vec![("Content-Type".to_owned(), "application/json".to_owned())];
+    if let Some(length) = length {
+        headers.push(("Content-Length".to_owned(), length.to_string()));
+    }
+    headers
+}
+
+/// Runs pages (`large`'s pieces) and small CircleCI answers.
+fn upstream(large: impl Fn() -> (Option<usize>, Vec<Piece>) + 'static) -> GatedHttp {
+    GatedHttp {
+        route: Box::new(move |request| {
+            if request.url.contains("/actions/runs") {
+                let (length, pieces) = large();
+                (json_headers(length), pieces)
+            } else {
+                let body = br#"{"login":"ci"}"#.to_vec();
+                (json_headers(Some(body.len())), vec![Piece::Bytes(body)])
+            }
+        }),
+    }
+}
+
+/// Large pages with a declared length whose bodies wait at one gate; the sender opens it.
+fn gated_pages() -> (oneshot::Sender<()>, GatedHttp) {
+    let (open, gate) = gate();
+    let page = large_page();
+    let http = upstream(move || {
+        (
+            Some(page.len()),
+            vec![Piece::Wait(gate.clone()), Piece::Bytes(page.clone())],
+        )
+    });
+    (open, http)
+}
+
+/// The fakes' ports with `http` as the upstream.
+fn over<'a>(env: &'a FakeEnv, http: &'a GatedHttp) -> Ports<'a> {
+    Ports {
+        http,
+        ..env.ports()
+    }
+}
+
+fn server() -> Server {
+    ci_builder(&[("MEMORY_BUDGET_BYTES", &BUDGET.to_string())])
+        .build()
+        .server
+}
+
+/// `tools/call` of `name`, answered when the call is done; the result is pushed to `done`.
+async fn call(
+    server: &Server,
+    ports: Ports<'_>,
+    label: &'static str,
+    done: &RefCell<Vec<(&'static str, Json)>>,
+    name: &str,
+    arguments: Json,
+) {
+    let params = json!({"name": name, "arguments": arguments, "_meta": meta_2026()});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let auth = format!("Bearer {TOKEN}");
+    let mut headers = vec![
+        ("MCP-Protocol-Version", STATELESS),
+        ("Authorization", auth.as_str()),
+    ];
+    headers.extend(headers_2026("tools/call", Some(name)).into_iter().skip(1));
+    let response = server
+        .handle(post(&body.to_string(), &headers), ports)
+        .await;
+    assert_eq!(response.status, 200);
+    done.borrow_mut()
+        .push((label, body_json(&response)["result"].clone()));
+}
+
+fn runs_args() -> Json {
+    json!({"owner": "o", "repo": "r", "perPage": 100})
+}
+
+/// Pending once, so that the other futures of a join run before the next step.
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+fn settle() -> YieldOnce {
+    YieldOnce(false)
+}
+
+fn labels(done: &RefCell<Vec<(&'static str, Json)>>) -> Vec<&'static str> {
+    done.borrow().iter().map(|(label, _)| *label).collect()
+}
+
+fn result<'a>(done: &'a [(&'static str, Json)], label: &str) -> &'a Json {
+    &done.iter().find(|(l, _)| *l == label).unwrap().1
+}
+
+#[test]
+fn small_calls_answer_while_a_large_one_waits_and_the_waiting_one_runs_when_room_frees() {
+    let server = server();
+    let env = FakeEnv::new();
+    let (open, http) = gated_pages();
+    let size = large_page().len();
+    let ports = over(&env, &http);
+    let done = RefCell::new(Vec::new());
+    let budget = server.memory();
+    block_on(async {
+        let first = call(&server, ports, "first", &done, RUNS, runs_args());
+        let second = call(&server, ports, "second", &done, RUNS, runs_args());
+        let driver = async {
+            settle().await;
+            // The first page holds the budget at its gate; the second waits for room.
+            assert_eq!(budget.in_use(), size * BYTES_PER_BODY_BYTE);
+            call(&server, ports, "small", &done, GET, json!({"path": "/me"})).await;
+            assert_eq!(labels(&done), ["small"]);
+            open.send(()).unwrap();
+        };
+        join3(first, second, driver).await;
+    });
+    assert_eq!(labels(&done), ["small", "first", "second"]);
+    for (label, result) in done.borrow().iter() {
+        assert_eq!(result.get("isError"), None, "{label}: {result}");
+    }
+    assert_eq!(budget.in_use(), 0);
+}
+
+#[test]
+fn a_large_call_that_finds_no_room_in_time_gets_the_retryable_busy_error() {
+    let server = server();
+    let env = FakeEnv::new();
+    let (open, http) = gated_pages();
+    let ports = over(&env, &http);
+    let done = RefCell::new(Vec::new());
+    block_on(async {
+        let first = call(&server, ports, "first", &done, RUNS, runs_args());
+        let second = call(&server, ports, "second", &done, RUNS, runs_args());
+        let driver = async {
+            settle().await;
+            env.clock.advance(WAIT_MS - 1);
+            settle().await;
+            assert!(labels(&done).is_empty());
+            env.clock.advance(1);
+            settle().await;
+            assert_eq!(labels(&done), ["second"]);
+            open.send(()).unwrap();
+        };
+        join3(first, second, driver).await;
+    });
+    let done = done.borrow();
+    assert_eq!(result(&done, "first").get("isError"), None);
+    let busy = result(&done, "second");
+    assert_eq!(busy["isError"], true);
+    assert_eq!(busy["_meta"]["code"], "server_busy");
+    let text = busy["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("busy with other large results") && text.contains("Retry"),
+        "{text}"
+    );
+    assert!(text.contains("a projection (jq)"), "{text}");
+    assert_eq!(server.memory().in_use(), 0);
+    let logged = env.log.lines().join("\n");
+    assert!(logged.contains(r#""outcome":"busy""#), "{logged}");
+}
+
+#[test]
+fn a_body_without_a_length_grows_its_reservation_as_it_streams() {
+    let server = server();
+    let env = FakeEnv::new();
+    let (open, gate) = gate();
+    let page = large_page();
+    let head = 1_500_000;
+    let covered = head * BYTES_PER_BODY_BYTE;
+    let http = upstream(move || {
+        (
+            None,
+            vec![
+                Piece::Bytes(page[..head].to_vec()),
+                Piece::Wait(gate.clone()),
+                Piece::Bytes(page[head..].to_vec()),
+            ],
+        )
+    });
+    let ports = over(&env, &http);
+    let done = RefCell::new(Vec::new());
+    let budget = server.memory();
+    block_on(async {
+        let first = call(&server, ports, "first", &done, RUNS, runs_args());
+        let driver = async {
+            settle().await;
+            assert_eq!(budget.in_use(), covered);
+            open.send(()).unwrap();
+        };
+        join(first, driver).await;
+    });
+    assert_eq!(result(&done.borrow(), "first").get("isError"), None);
+    assert_eq!(budget.in_use(), 0);
+}
+
+#[test]
+fn reservations_return_when_a_call_fails_after_reserving() {
+    let server = server();
+    let env = FakeEnv::new();
+    let page = large_page();
+    let http = upstream(move || {
+        (
+            Some(page.len()),
+            vec![Piece::Bytes(page[..1000].to_vec()), Piece::Fail],
+        )
+    });
+    let ports = over(&env, &http);
+    let done = RefCell::new(Vec::new());
+    block_on(call(&server, ports, "failed", &done, RUNS, runs_args()));
+    let done = done.borrow();
+    let failed = result(&done, "failed");
+    assert_eq!(failed["isError"], true);
+    assert_eq!(failed["_meta"].get("code"), None, "{failed}");
+    assert_eq!(server.memory().in_use(), 0);
+}
