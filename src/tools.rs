@@ -184,6 +184,35 @@ mod tests {
         }
     }
 
+    /// The list made of entries serialized once is the list serialized whole, for every kind of
+    /// selection, with and without output schemas.
+    #[test]
+    fn entries_serialized_once_make_the_same_list() {
+        let registry = all().unwrap();
+        let selections = [
+            Selection::ALL,
+            Selection {
+                toolsets: Some(vec![Toolset::Github, Toolset::Jira]),
+                read_only: false,
+            },
+            Selection {
+                toolsets: None,
+                read_only: true,
+            },
+        ];
+        for selection in &selections {
+            for schemas in [false, true] {
+                for policy in [false, true] {
+                    let whole =
+                        serde_json::to_string(&registry.descriptors(schemas, selection, policy))
+                            .unwrap();
+                    let pieces = registry.descriptors_json(schemas, selection, policy);
+                    assert_eq!(pieces.as_deref(), Some(whole.as_str()), "{selection:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn tool_names_are_unique_and_valid() {
         let registry = all().expect("the production registry must build");

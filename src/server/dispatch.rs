@@ -256,6 +256,8 @@ async fn run_method(
     request: Request,
 ) -> Result<Box<RawValue>, ErrorObject> {
     let Request { method, params, .. } = request;
+    // The `tools` array as JSON text, when it comes from the entries serialized once per isolate.
+    let mut tools_text = None;
     let mut result = match (version.is_stateless(), method.as_str()) {
         (false, "initialize") => initialize(params)?,
         (false, "ping") => json!({}),
@@ -280,18 +282,25 @@ async fn run_method(
             // its clients are not promised an outputSchema either.
             let schemas =
                 cx.config.tools.structured_output && version >= ProtocolVersion::V2025_06_18;
-            let mut tools =
-                cx.registry
-                    .descriptors(schemas, cx.selection, cx.config.policy.is_configured());
-            gate::describe(
-                &mut tools,
-                cx.registry,
-                cx.principal,
-                &cx.config.policy,
-                cx.ports,
-            )
-            .await;
-            to_json(&ListToolsResult { tools })?
+            let policy = cx.config.policy.is_configured();
+            if policy {
+                let mut tools = cx.registry.descriptors(schemas, cx.selection, policy);
+                gate::describe(
+                    &mut tools,
+                    cx.registry,
+                    cx.principal,
+                    &cx.config.policy,
+                    cx.ports,
+                )
+                .await;
+                to_json(&ListToolsResult { tools })?
+            } else {
+                // Without a policy no description changes per principal, so the list is made
+                // of the entries serialized once per isolate.
+                let tools = cx.registry.descriptors_json(schemas, cx.selection, false);
+                tools_text = Some(tools.ok_or_else(ErrorObject::internal)?);
+                json!({})
+            }
         }
         // Serialized by itself: its structuredContent may be megabytes (see `call_reply`).
         (_, "tools/call") => return call::call_tool(cx, version, params).await,
@@ -316,7 +325,26 @@ async fn run_method(
             }
         }
     }
-    to_raw(&result, 128)
+    match tools_text {
+        None => to_raw(&result, 128),
+        Some(tools) => with_tools(&tools, &result),
+    }
+}
+
+/// `{"tools": <tools>, ...the fields of rest}` as one JSON text, the array copied as it is.
+fn with_tools(tools: &str, rest: &Json) -> Result<Box<RawValue>, ErrorObject> {
+    let rest = serde_json::to_string(rest).map_err(|_| ErrorObject::internal())?;
+    let mut text = String::with_capacity(tools.len() + rest.len() + 12);
+    text.push_str("{\"tools\":");
+    text.push_str(tools);
+    match rest.strip_prefix('{') {
+        Some("}") | None => text.push('}'),
+        Some(fields) => {
+            text.push(',');
+            text.push_str(fields);
+        }
+    }
+    RawValue::from_string(text).map_err(|_| ErrorObject::internal())
 }
 
 fn initialize(params: Option<Map<String, Json>>) -> Result<Json, ErrorObject> {

@@ -12,6 +12,7 @@ use futures::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value as Json};
 use std::fmt;
+use std::sync::OnceLock;
 
 /// How enterprise policy treats a tool's calls. The server's gate decides on this class, never
 /// on the tool's name.
@@ -329,6 +330,9 @@ impl std::error::Error for RegistryError {}
 #[derive(Default)]
 pub struct Registry {
     tools: Vec<(Option<Toolset>, Box<dyn Tool>)>,
+    /// Each tool's `tools/list` entry as JSON text, without and with its output schema, made on
+    /// first use: the entries change only with a deployment, so an isolate serializes them once.
+    listed: OnceLock<[Vec<Box<str>>; 2]>,
 }
 
 impl fmt::Debug for Registry {
@@ -389,6 +393,7 @@ impl Registry {
             )));
         }
         self.tools.push((toolset, tool));
+        self.listed = OnceLock::new();
         Ok(())
     }
 
@@ -449,6 +454,42 @@ impl Registry {
                 descriptor
             })
             .collect()
+    }
+
+    /// The JSON text of the `tools` array [`Registry::descriptors`] would give, from entries
+    /// serialized once per registry; `None` if an entry could not be serialized.
+    pub fn descriptors_json(
+        &self,
+        output_schemas: bool,
+        selection: &Selection,
+        policy: bool,
+    ) -> Option<String> {
+        let listed = self.listed.get_or_init(|| {
+            [false, true].map(|schemas| {
+                self.descriptors(schemas, &Selection::ALL, false)
+                    .iter()
+                    .map(|d| serde_json::to_string(d).unwrap_or_default().into())
+                    .collect()
+            })
+        });
+        let entries = &listed[usize::from(output_schemas)];
+        let mut text =
+            String::with_capacity(entries.iter().map(|e| e.len() + 1).sum::<usize>() + 2);
+        text.push('[');
+        for ((toolset, tool), entry) in self.tools.iter().zip(entries) {
+            if selection.offers(*toolset, tool.spec(), policy).is_err() {
+                continue;
+            }
+            if entry.is_empty() {
+                return None;
+            }
+            if text.len() > 1 {
+                text.push(',');
+            }
+            text.push_str(entry);
+        }
+        text.push(']');
+        Some(text)
     }
 
     /// The number of tools.
