@@ -17,6 +17,7 @@ pub mod hex;
 pub mod http;
 pub mod js;
 pub mod jsonrpc;
+pub mod ledger;
 pub mod logs;
 pub mod mcp;
 pub mod memory;

@@ -11,6 +11,7 @@ mod log;
 
 pub use log::{Field, Level, MAX_LINE_BYTES, MAX_VALUE_BYTES};
 
+use crate::ledger::{Op, Reply};
 use crate::memory::CallMemory;
 use futures::future::LocalBoxFuture;
 use std::fmt;
@@ -89,6 +90,20 @@ impl fmt::Display for StoreError {
 }
 
 impl std::error::Error for StoreError {}
+
+impl StoreError {
+    /// The error of a store whose binding the deployment lacks.
+    pub fn missing_binding(binding: &str) -> StoreError {
+        StoreError(format!(
+            "binding {binding} is not configured in wrangler.toml"
+        ))
+    }
+
+    /// True for [`StoreError::missing_binding`]: a configuration problem, not a passing one.
+    pub fn is_missing_binding(&self) -> bool {
+        self.0.starts_with("binding ") && self.0.ends_with(" is not configured in wrangler.toml")
+    }
+}
 
 /// Sends requests to upstream APIs.
 pub trait UpstreamHttp {
@@ -267,6 +282,15 @@ pub trait RequestBody {
     fn read(&self, limit: usize) -> LocalBoxFuture<'_, BodyRead>;
 }
 
+/// The approval ledger (a Durable Object in production): applies one [`ledger::Op`] at a time
+/// to the one book of approvals, so that each op is atomic across every isolate and location.
+///
+/// [`ledger::Op`]: crate::ledger::Op
+pub trait ApprovalStore {
+    /// Applies `op` and returns its reply; an `Err` when the store could not be reached.
+    fn apply(&self, op: Op) -> LocalBoxFuture<'_, Result<Reply, StoreError>>;
+}
+
 /// Wall-clock time, and timers.
 pub trait Clock {
     /// Milliseconds since the Unix epoch, UTC.
@@ -338,9 +362,10 @@ pub struct Ports<'a> {
     pub http: &'a dyn UpstreamHttp,
     /// The HTTP cache (KV `HTTP_CACHE`).
     pub cache: &'a dyn CacheStore,
-    /// Policy state (KV `POLICY`): a KV-held policy document and approvals. Writes complete
-    /// before the call returns.
+    /// Policy state (KV `POLICY`): a KV-held policy document.
     pub state: &'a dyn CacheStore,
+    /// Approvals (the Durable Object `APPROVALS`).
+    pub approvals: &'a dyn ApprovalStore,
     /// Sign-in state (KV `OAUTH`): clients, pending authorizations, codes, grants and token
     /// hashes. Writes complete before the call returns.
     pub oauth: &'a dyn CacheStore,

@@ -2,6 +2,7 @@
 //! ports for this request, runs the core [`Server`] and converts its answer back. It never returns
 //! `Err`, so the runtime's generic error page never reaches a client.
 
+use super::approvals::DoApprovals;
 use super::crypto::SubtleCipher;
 use super::env::{
     setting, ConsoleLog, CryptoRng, EnvSettings, JsClock, ARTIFACTS_BINDING, CACHE_BINDING,
@@ -38,10 +39,12 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     });
     let (request, body) = split_request(req);
     let cache = KvCache::new(env.kv(CACHE_BINDING).map_err(missing(CACHE_BINDING)), ctx);
-    // Optional: only a policy held in KV, or approvals, need it; without it they fail closed.
+    // Optional: only a policy held in KV needs it; without it that policy fails closed.
     let state = KvCache::awaited(env.kv(POLICY_BINDING).map_err(missing(POLICY_BINDING)));
     // Optional: only OAuth sign-in needs it; without it sign-in fails and static tokens serve.
     let oauth = KvCache::awaited(env.kv(OAUTH_BINDING).map_err(missing(OAUTH_BINDING)));
+    // Optional: only approval_required rules need it; without it they fail closed.
+    let approvals = DoApprovals::new(&env);
     let settings = EnvSettings(&env);
     let artifacts = R2Artifacts::new(
         env.bucket(ARTIFACTS_BINDING)
@@ -52,6 +55,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         cache: &cache,
         state: &state,
         oauth: &oauth,
+        approvals: &approvals,
         cipher: &SubtleCipher,
         settings: &settings,
         artifacts: &artifacts,

@@ -7,7 +7,7 @@ use worker::Env;
 
 /// Binding name of the KV namespace used as the HTTP cache.
 pub const CACHE_BINDING: &str = "HTTP_CACHE";
-/// Binding name of the KV namespace holding policy state (a KV-held policy, approvals).
+/// Binding name of the KV namespace holding a KV-held policy document.
 pub const POLICY_BINDING: &str = "POLICY";
 /// Binding name of the KV namespace holding sign-in state (OAuth clients, grants, token hashes).
 pub const OAUTH_BINDING: &str = "OAUTH";

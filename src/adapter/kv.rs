@@ -1,6 +1,6 @@
 //! The cache store on Workers KV. For the HTTP cache, writes run after the response through
 //! `ctx.wait_until`, so a cache fill never adds KV's write latency to the request that produced
-//! it; for policy state (approvals) they complete before the call returns.
+//! it; for policy and sign-in state they complete before the call returns.
 
 use super::env::ConsoleLog;
 use crate::ports::{check_kv_put, CacheEntry, CacheStore, Level, Log, StoreError};
@@ -26,8 +26,8 @@ impl KvCache {
         }
     }
 
-    /// A store whose writes finish before `put` returns: approvals must be readable by the next
-    /// request, and a consumed approval must be marked before the call it allows runs.
+    /// A store whose writes finish before `put` returns: sign-in state must be readable by the
+    /// next request.
     pub fn awaited(store: Result<KvStore, String>) -> KvCache {
         KvCache { store, ctx: None }
     }

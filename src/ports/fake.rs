@@ -545,6 +545,57 @@ impl Cipher for HashCipher {
     }
 }
 
+/// The approval ledger in memory: one [`Book`](crate::ledger::Book), each op sent through JSON
+/// as it is to the Durable Object; can be set to fail like an unreachable or unbound store.
+#[derive(Debug, Default)]
+pub struct MemoryApprovals {
+    book: RefCell<crate::ledger::Book>,
+    fail: RefCell<Option<StoreError>>,
+    ops: Cell<usize>,
+}
+
+impl MemoryApprovals {
+    /// From now on every op fails with `error` (`None`: works again).
+    pub fn fail_with(&self, error: Option<StoreError>) {
+        *self.fail.borrow_mut() = error;
+    }
+
+    /// How many records it holds.
+    pub fn len(&self) -> usize {
+        self.book.borrow().len()
+    }
+
+    /// True when it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.book.borrow().is_empty()
+    }
+
+    /// How many ops were applied.
+    pub fn ops(&self) -> usize {
+        self.ops.get()
+    }
+}
+
+impl ApprovalStore for MemoryApprovals {
+    fn apply(&self, op: Op) -> LocalBoxFuture<'_, Result<Reply, StoreError>> {
+        let result = match self.fail.borrow().clone() {
+            Some(error) => Err(error),
+            None => {
+                self.ops.set(self.ops.get() + 1);
+                let wire = serde_json::to_string(&op).map_err(|e| StoreError(e.to_string()));
+                wire.and_then(|text| {
+                    let op = serde_json::from_str(&text).map_err(|e| StoreError(e.to_string()))?;
+                    let (reply, _) = self.book.borrow_mut().apply(op);
+                    let text =
+                        serde_json::to_string(&reply).map_err(|e| StoreError(e.to_string()))?;
+                    serde_json::from_str(&text).map_err(|e| StoreError(e.to_string()))
+                })
+            }
+        };
+        Box::pin(async move { result })
+    }
+}
+
 /// A full set of fakes, owned, for building [`Ports`] in tests.
 pub struct FakeEnv {
     /// Upstream.
@@ -555,6 +606,8 @@ pub struct FakeEnv {
     pub state: MemoryCache,
     /// Sign-in state (the `OAUTH` namespace).
     pub oauth: MemoryCache,
+    /// The approval ledger (the `APPROVALS` object).
+    pub approvals: MemoryApprovals,
     /// Encryption at rest.
     pub cipher: HashCipher,
     /// Settings read at request time.
@@ -583,6 +636,7 @@ impl FakeEnv {
             cache: MemoryCache::new(clock.clone()),
             state: MemoryCache::new(clock.clone()),
             oauth: MemoryCache::new(clock.clone()),
+            approvals: MemoryApprovals::default(),
             cipher: HashCipher::default(),
             settings: MemorySettings::default(),
             artifacts: MemoryArtifacts::default(),
@@ -599,6 +653,7 @@ impl FakeEnv {
             cache: &self.cache,
             state: &self.state,
             oauth: &self.oauth,
+            approvals: &self.approvals,
             cipher: &self.cipher,
             settings: &self.settings,
             artifacts: &self.artifacts,

@@ -4,8 +4,9 @@
 //! their `_meta`, the restriction notes `tools/list` adds, and one log line per decision. The
 //! decisions themselves are the policy module's.
 
-use crate::approvals::{self, arguments_hash, Approvals, Record, Status};
+use crate::approvals::{self, arguments_hash, ApprovalError, Approvals, Record, Status};
 use crate::auth::Principal;
+use crate::ledger::CallOutcome;
 use crate::mcp::{CallToolResult, ToolDescriptor};
 use crate::policy::{Decision, Effect, Policy, PolicySettings, Restriction, SIGNED_IN_IDENTITY};
 use crate::ports::{Field, Level, Ports};
@@ -308,80 +309,98 @@ async fn approval(
     decision: &Decision,
     arguments: &Map<String, Json>,
 ) -> Result<Gate, ToolError> {
-    let approvals = Approvals::new(ports);
-    let hash = arguments_hash(arguments);
-    let store_down = |detail: String| {
-        ports.log.event(
-            Level::Error,
-            "approval_store_failed",
-            &[("detail", (&detail).into())],
-        );
+    // A refusal with `decision`'s effect and rule, its reason followed by `why`.
+    let refused = |why: &str| {
         let mut refused = decision.clone();
-        refused.reason = format!(
-            "{} The approval store is unavailable, so no approval can be requested or used now; \
-             try again later.",
-            decision.reason
-        );
+        refused.reason = format!("{} {why}", decision.reason);
         refuse(ports, &refused, None)
     };
-    let existing = match approvals
-        .bound(&decision.principal, &decision.tool, &hash)
+    let request = Record {
+        id: String::new(),
+        requester: decision.principal.clone(),
+        tool: decision.tool.clone(),
+        arguments_hash: arguments_hash(arguments),
+        arguments: arguments.clone(),
+        rule: decision.rule.clone().unwrap_or_default(),
+        reason: decision.reason.clone(),
+        method: decision
+            .target
+            .as_ref()
+            .map(|t| t.method.as_str().to_owned()),
+        path: decision.target.as_ref().map(|t| t.path().to_owned()),
+        identity: decision.identity.clone(),
+        approvers: decision.approvers.clone(),
+        status: Status::Pending,
+        created_at_ms: 0,
+        expires_at_ms: 0,
+        decided_by: None,
+        decision_reason: None,
+    };
+    let outcome = match Approvals::new(ports)
+        .call(request, settings.approval_ttl_seconds)
         .await
     {
-        Ok(found) => found,
-        Err(e) => return Ok(store_down(format!("{e:?}"))),
-    };
-    let record = match existing {
-        // A second identical call racing the first in this isolate finds the id claimed and,
-        // like a replay, makes a new request.
-        Some(record) if record.status == Status::Approved && approvals::claim(&record.id) => {
-            return match approvals.consume(record).await {
-                Ok(record) => {
-                    approvals::log_event(ports, "consumed", &record, &decision.principal);
-                    Ok(run(
-                        ports,
-                        policy,
-                        upstream,
-                        principal,
-                        decision,
-                        Some(&record),
-                    ))
+        Ok(outcome) => outcome,
+        Err(error) => {
+            ports.log.event(
+                Level::Error,
+                "approval_store_failed",
+                &[("detail", format!("{error:?}").as_str().into())],
+            );
+            let why = match &error {
+                ApprovalError::Store(e) if e.is_missing_binding() => {
+                    "The approval store (the APPROVALS Durable Object) is not configured for this \
+                     deployment, so no approval can be requested or used; every call this rule \
+                     governs is refused until it is."
                 }
-                Err(e) => Ok(store_down(format!("{e:?}"))),
+                _ => {
+                    "The approval store is unavailable, so no approval can be requested or used \
+                     now; try again later."
+                }
             };
+            return Ok(refused(why));
         }
-        Some(record) if matches!(record.status, Status::Pending | Status::Denied) => record,
-        _ => {
-            let fresh = Record {
-                id: String::new(),
-                requester: decision.principal.clone(),
-                tool: decision.tool.clone(),
-                arguments_hash: hash,
-                arguments: arguments.clone(),
-                rule: decision.rule.clone().unwrap_or_default(),
-                reason: decision.reason.clone(),
-                method: decision
-                    .target
-                    .as_ref()
-                    .map(|t| t.method.as_str().to_owned()),
-                path: decision.target.as_ref().map(|t| t.path().to_owned()),
-                approvers: decision.approvers.clone(),
-                status: Status::Pending,
-                created_at_ms: 0,
-                expires_at_ms: 0,
-                decided_by: None,
-                decision_reason: None,
-            };
-            match approvals.create(fresh, settings.approval_ttl_seconds).await {
-                Ok(record) => {
-                    approvals::log_event(ports, "requested", &record, &decision.principal);
-                    record
-                }
-                Err(e) => return Ok(store_down(format!("{e:?}"))),
+    };
+    let voided = match &outcome {
+        CallOutcome::Wait { voided, .. } | CallOutcome::Refused { voided, .. } => voided.as_ref(),
+        CallOutcome::Run { .. } => None,
+    };
+    if let Some(old) = voided {
+        approvals::log_event(ports, "voided", old, &decision.principal);
+    }
+    match outcome {
+        CallOutcome::Run { record } => {
+            approvals::log_event(ports, "consumed", &record, &decision.principal);
+            Ok(run(
+                ports,
+                policy,
+                upstream,
+                principal,
+                decision,
+                Some(&record),
+            ))
+        }
+        CallOutcome::Wait {
+            record,
+            created,
+            voided,
+        } => {
+            if created {
+                approvals::log_event(ports, "requested", &record, &decision.principal);
             }
+            let mut decision = decision.clone();
+            if let Some(old) = voided {
+                decision.reason = format!(
+                    "{} Approval {} was granted under rule {:?} and is void: the enterprise \
+                     policy changed since (another rule, identity or set of approvers decides \
+                     this call now), so this call needs a new approval.",
+                    decision.reason, old.id, old.rule
+                );
+            }
+            Ok(refuse(ports, &decision, Some(&record)))
         }
-    };
-    Ok(refuse(ports, decision, Some(&record)))
+        CallOutcome::Refused { refusal, .. } => Ok(refused(&refusal.to_string())),
+    }
 }
 
 /// The refusal result of `decision` (with its approval request, if any), logged.
@@ -547,6 +566,7 @@ mod tests {
             reason: "Because.".into(),
             method: None,
             path: None,
+            identity: None,
             approvers: vec!["bo".into(), "cy".into()],
             status: Status::Pending,
             created_at_ms: 0,

@@ -35,8 +35,9 @@ pub fn tools() -> Vec<Box<dyn Tool>> {
                 title: Some("List pending approvals".into()),
                 description: "Lists the pending approval requests you may decide under this \
                 server's enterprise policy: calls another principal made that a policy rule \
-                marks approval_required, naming you (or a group of yours) as approver, as JSON \
-                {\"approvals\": [...]}. Each entry gives the id (the approvalId to decide), the \
+                marks approval_required, naming you (or a group of yours) as approver, oldest \
+                first, as JSON {\"approvals\": [...]} (at most 50; \"omitted\" counts the rest). \
+                Each entry gives the id (the approvalId to decide), the \
                 requester, the tool and its exact arguments, \
                 the upstream method and path, the rule and its reason, and when it expires. \
                 Decide one with approval_decide. Only approvers may use this tool."
@@ -106,7 +107,7 @@ fn store_failure(call: &ToolContext<'_>, error: ApprovalError) -> ToolError {
         call.ports.log.event(
             Level::Error,
             "approval_store_failed",
-            &[("detail", detail.into())],
+            &[("detail", (&detail.0).into())],
         );
     }
     ToolError::Failed(error.to_string())
@@ -116,14 +117,18 @@ async fn list(call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
     if !call.settings.policy_configured {
         return Err(ToolError::Failed(NO_POLICY.into()));
     }
-    let pending = Approvals::new(call.ports)
+    let (pending, omitted) = Approvals::new(call.ports)
         .pending_for(call.principal.name())
         .await
         .map_err(|e| store_failure(&call, e))?;
     // Always the same JSON shape, empty list included, so a program can parse every answer.
     let entries: Vec<Json> = pending.iter().map(entry).collect();
-    let text = serde_json::to_string_pretty(&json!({ "approvals": entries }))
-        .map_err(|e| ToolError::Internal(e.to_string()))?;
+    let mut answer = json!({ "approvals": entries });
+    if omitted > 0 {
+        answer["omitted"] = json!(omitted);
+    }
+    let text =
+        serde_json::to_string_pretty(&answer).map_err(|e| ToolError::Internal(e.to_string()))?;
     Ok(CallToolResult::text(text))
 }
 

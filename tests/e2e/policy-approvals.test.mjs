@@ -1,53 +1,26 @@
 // The approval flow of enterprise policy in workerd, with two (and more) principals through the
 // official MCP SDK client: approval_required refusals with their pending approval, approvers
 // listing and deciding, the approved call running exactly once with the rule's identity, replays,
-// different arguments, self-approval, non-approvers, denial and expiry. The approval TTL is set to
-// its minimum (60 s); expiry is reached by backdating the stored record through Miniflare's KV API
-// instead of waiting a minute (see backdate()).
+// different arguments, self-approval, non-approvers, denial, expiry, the per-requester cap, and
+// many identical calls racing from two isolates for one approval. The approval TTL is set to its
+// minimum (60 s); expiry is reached by moving the ledger's clock on instead of waiting a minute
+// (see expireUntil()).
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
-  startPolicyStack, assertRefusal, assertActedAs, assertApproval, mergePath, IDENTITY_AUTH, MERGE_REASON, POLICY_BINDING,
+  startPolicyStack, assertRefusal, assertActedAs, assertApproval, mergePath, IDENTITY_AUTH, MERGE_REASON, POLICY_PRINCIPALS,
 } from "./policy-common.mjs";
-import { standIn } from "./worker.mjs";
+import { ledgerOp } from "./worker.mjs";
 
 const TTL = 60;
 let stack;
 let merges = 0;
 
-// The POLICY namespace behind a gate. A read of approval record <id> waits, once the test armed
-// that approval by storing race/<id> = N, until N such reads are waiting, and then they all go
-// on: N identical calls all read the approval as approved before any of them can mark it
-// consumed, which is the race the in-isolate claim has to win every time, not by chance. Each
-// arrival is noted as race/<id>/arrived/<n>. Waiters poll (a timer keeps their request alive;
-// a promise settled by another request is not allowed to), and give up after about 10 s so a
-// changed flow fails the arrival check rather than hanging.
-const RACE_GATE = `
-const arrivals = new Map();
-export default function ({ INNER }) {
-  async function gate(key) {
-    if (!key.startsWith("approval/")) return;
-    const id = key.slice("approval/".length);
-    const racers = Number(await INNER.get("race/" + id));
-    if (!racers) return;
-    const n = (arrivals.get(id) ?? 0) + 1;
-    arrivals.set(id, n);
-    await INNER.put("race/" + id + "/arrived/" + n, "1");
-    for (let i = 0; i < 5000 && arrivals.get(id) < racers; i++) await new Promise((r) => setTimeout(r, 2));
-  }
-  return {
-    async get(key, options) { await gate(key); return INNER.get(key, options); },
-    async getWithMetadata(key, options) { await gate(key); return INNER.getWithMetadata(key, options); },
-    put: (...args) => INNER.put(...args),
-    delete: (...args) => INNER.delete(...args),
-    list: (...args) => INNER.list(...args),
-  };
-}
-`;
-
 before(async () => {
-  stack = await startPolicyStack({ vars: { MCP_APPROVAL_TTL_SECONDS: String(TTL) }, worker: { wrapped: { [POLICY_BINDING]: RACE_GATE } } });
+  stack = await startPolicyStack({ vars: { MCP_APPROVAL_TTL_SECONDS: String(TTL) }, worker: { twin: true } });
   // Bitbucket's merge endpoint, which the built-in fake lacks; counts what actually merged.
   stack.upstream.route("POST", /^\/2\.0\/repositories\/acme\/web\/pullrequests\/(\d+)\/merge$/, (req, res, m, { json }) => {
     merges++;
@@ -84,28 +57,17 @@ async function listFor(principal) {
   return items;
 }
 
-/** The POLICY namespace itself, behind the race gate (a promise). */
-const policyStore = () => stack.worker.mf.getKVNamespace("INNER", standIn(POLICY_BINDING));
-
 /** approval_decide as `principal`. */
 const decide = (principal, approvalId, approve, reason) =>
   stack.call("approval_decide", { approvalId, approve, ...(reason ? { reason } : {}) }, principal);
 
 /**
- * Moves approval `id` `seconds` into the past, as if it had been requested that long ago: its
- * createdAtMs and expiresAtMs shift back in the stored record (POLICY KV, key `approval/<id>`,
- * src/approvals.rs). The KV entry itself keeps a TTL (KV's minimum is 60 s), exactly like a
- * record KV has not yet evicted; the worker checks expiresAt on every read.
+ * Lets `seconds` pass for the approval ledger: one op carrying that later time makes it drop every
+ * record expired by then (src/ledger.rs purges on every op), exactly as it does once that time
+ * has really come. The worker's own ops then find those approvals gone.
  */
-async function backdate(id, seconds) {
-  const kv = await policyStore();
-  const key = `approval/${id}`;
-  const record = await kv.get(key, "json");
-  assert.ok(record, `the record ${key} is stored`);
-  assert.equal(typeof record.expiresAtMs, "number", `the record has expiresAtMs: ${Object.keys(record)}`);
-  record.createdAtMs -= seconds * 1000;
-  record.expiresAtMs -= seconds * 1000;
-  await kv.put(key, JSON.stringify(record), { expirationTtl: 60 });
+async function expireUntil(seconds) {
+  await ledgerOp(stack.worker.mf, { op: "pending", nowMs: Date.now() + seconds * 1000, approver: "nobody" });
 }
 
 test("the round trip: request, list, approve, one identical call runs with the rule's identity, a replay is refused", async () => {
@@ -224,14 +186,14 @@ test("expired approvals are refused: an approved one is not used, a pending one 
   // Approved, then the TTL passes before bob repeats the call.
   const { approval } = await requestMerge(14, "bob");
   assert.equal((await decide("carol", approval.id, true)).isError, false);
-  await backdate(approval.id, TTL + 1);
+  await expireUntil(TTL + 1);
   const late = await requestMerge(14, "bob");
   assert.notEqual(late.approval.id, approval.id, "the expired approval is not used; a new request starts");
   assert.equal(late.approval.status, "pending");
   assert.equal(mergeRequests(14).length, 0);
 
   // Pending, then the TTL passes: approvers no longer see it and cannot decide it.
-  await backdate(late.approval.id, TTL + 1);
+  await expireUntil(TTL + 1);
   assert.ok(!(await listFor("carol")).some((a) => a.id === late.approval.id), "an expired request is not listed");
   const decideLate = await decide("carol", late.approval.id, true);
   assert.equal(decideLate.isError, true, decideLate.text);
@@ -239,25 +201,57 @@ test("expired approvals are refused: an approved one is not used, a pending one 
   assert.equal(mergeRequests(14).length, 0);
 });
 
-test("identical calls racing after one approval: exactly one runs (the approval is claimed in the isolate)", async () => {
-  // KV has no compare-and-set: without the in-isolate claim, calls that all read the approval as
-  // unused would all run. The gate makes every racer read it before any can consume it.
-  const RACERS = 3;
-  for (let round = 0; round < 3; round++) {
-    const n = 900 + round;
-    const { approval } = await requestMerge(n, "bob");
-    const approved = await decide("carol", approval.id, true);
-    assert.equal(approved.isError, false, approved.text);
-    const kv = await policyStore();
-    await kv.put(`race/${approval.id}`, String(RACERS));
-    const racers = await Promise.all(Array.from({ length: RACERS }, () => stack.call("bb_post", merge(n), "bob")));
-    const arrived = (await kv.list({ prefix: `race/${approval.id}/arrived/` })).keys.length;
-    assert.equal(arrived, RACERS, `round ${round}: every racer read the approved record before any went on`);
-    const ran = racers.filter((r) => !r.isError);
-    assert.equal(ran.length, 1, `round ${round}: ${ran.length} of ${RACERS} racing calls ran`);
-    assert.equal(mergeRequests(n).length, 1, `round ${round}: Bitbucket saw one merge`);
-    for (const r of racers.filter((r) => r.isError)) {
-      assert.equal(r.result._meta?.code, "approval_required", "the others are refused like a replay");
+/** An MCP client for `principal` on the worker's twin (another isolate, the same ledger). */
+async function twinClient(principal) {
+  const client = new Client({ name: `e2e-twin-${principal}`, version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(stack.worker.mcpUrl), {
+    fetch: (url, init) => stack.worker.twinFetch(String(url), init),
+    requestInit: { headers: { Authorization: `Bearer ${POLICY_PRINCIPALS[principal]}` } },
+  }));
+  return client;
+}
+
+test("many identical calls racing from two isolates for one approval: it is consumed exactly once", async () => {
+  const RACERS = 16;
+  const twin = await twinClient("bob");
+  try {
+    for (let round = 0; round < 3; round++) {
+      const n = 900 + round;
+      const { approval } = await requestMerge(n, "bob");
+      // The twin sees the same request: one ledger for every isolate.
+      const seen = await twin.callTool({ name: "bb_post", arguments: merge(n) });
+      assert.equal(seen._meta?.decision?.approval?.id, approval.id, "the other isolate answers with the same request");
+      const approved = await decide("carol", approval.id, true);
+      assert.equal(approved.isError, false, approved.text);
+      const mergesBefore = merges;
+      const racers = await Promise.all(Array.from({ length: RACERS }, (_, i) => (i % 2 === 0
+        ? stack.call("bb_post", merge(n), "bob").then((r) => r.result)
+        : twin.callTool({ name: "bb_post", arguments: merge(n) }))));
+      const ran = racers.filter((r) => !r.isError);
+      assert.equal(ran.length, 1, `round ${round}: ${ran.length} of ${RACERS} racing calls ran`);
+      assert.equal(merges, mergesBefore + 1, `round ${round}: Bitbucket merged once`);
+      assert.equal(mergeRequests(n).length, 1, `round ${round}: Bitbucket saw one merge`);
+      const refused = racers.filter((r) => r.isError);
+      for (const r of refused) assert.equal(r._meta?.code, "approval_required", "the others are refused like a replay");
+      // The losers share one new request, as identical calls do.
+      assert.equal(new Set(refused.map((r) => r._meta.decision.approval.id)).size, 1, `round ${round}: one new request`);
+      assert.notEqual(refused[0]._meta.decision.approval.id, approval.id);
     }
+  } finally {
+    await twin.close();
   }
+});
+
+test("pending requests are capped per requester, with a refusal that says so", async () => {
+  const CAP = 20;
+  // The earlier tests left requests by alice; let them expire first.
+  await expireUntil(TTL + 1);
+  for (let i = 0; i < CAP; i++) await requestMerge(2000 + i, "alice");
+  const over = await stack.call("bb_post", merge(2999), "alice");
+  const decision = assertRefusal(over.result, "policy_denied", { effect: "approval_required", rule: "merges-need-approval" });
+  assert.equal(decision.approval, undefined, "no request was recorded");
+  assert.match(over.text, new RegExp(`already have ${CAP} pending approval requests`));
+  // bob is not held back by alice's requests.
+  await requestMerge(2999, "bob");
+  assert.equal(mergeRequests(2999).length, 0);
 });

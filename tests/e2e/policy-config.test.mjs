@@ -158,12 +158,15 @@ test("the _meta keys and values are the same with MCP_STRUCTURED_OUTPUT on and o
   }
 });
 
-test("without the POLICY binding, approval requests are refused and allowed calls still run", async () => {
-  const stack = await stackWith({ kvNamespaces: [] });
+test("without the APPROVALS binding, approval requests are refused, saying so, and allowed calls still run", async () => {
+  const stack = await stackWith({ worker: { ledger: false } });
   const r = await stack.call("bb_post", { path: mergePath(30, ""), body: {} }, "bob");
   const decision = assertRefusal(r.result, "policy_denied", { rule: "merges-need-approval", effect: "approval_required", path: mergePath(30) });
-  assert.match(decision.reason, /approval store is unavailable/);
+  assert.match(decision.reason, /approval store \(the APPROVALS Durable Object\) is not configured/);
   assert.equal(upstream.count("POST", mergePath(30)), 0);
+  const list = await stack.call("approval_list", {}, "carol");
+  assert.equal(list.isError, true, list.text);
+  assert.match(list.text, /APPROVALS Durable Object\) is not configured/);
   const ok = await stack.call("jira_get", { path: "/rest/api/3/issue/PROJ-1" }, "alice");
   assert.equal(ok.isError, false, ok.text);
   assertActedAs(ok.result, "jira", "jira-platform");

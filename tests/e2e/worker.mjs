@@ -20,7 +20,8 @@ function compatibilityDate() {
 /**
  * Starts the worker with `vars` as its settings (strings, like wrangler vars and secrets).
  * `onLog(line)`, when given, receives each line the worker logs (instead of the console).
- * `stores: false` leaves out the KV and R2 bindings, as a misconfigured deployment would.
+ * `stores: false` leaves out the KV and R2 bindings and the approval ledger (the APPROVALS
+ * Durable Object), as a misconfigured deployment would; `ledger: false` leaves out only the latter.
  * `kvNamespaces` names further KV bindings (e.g. the policy and approval stores); reach one with
  * `mf.getKVNamespace(name)` to seed or inspect it.
  * `wrapped` maps a store binding (`ARTIFACTS`, `HTTP_CACHE` or one of `kvNamespaces`) to an ES
@@ -34,9 +35,12 @@ function compatibilityDate() {
  * `outbound` (an array), when given, receives `{ method, url }` for every request the worker
  * sends anywhere, before it is forwarded unchanged (redirects included, never followed here):
  * what left the worker, whether or not a server answered it.
- * Returns { url, mcpUrl, mf, setVars, close }. Throws when the build is missing.
+ * `twin: true` runs a second copy of the worker in an isolate of its own, with the same settings,
+ * stores and approval ledger (the one object of the first copy's class), as another isolate or
+ * location of a deployment would; `twinFetch(url, init)` sends a request to it.
+ * Returns { url, mcpUrl, mf, setVars, twinFetch, close }. Throws when the build is missing.
  */
-export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped = {}, outbound } = {}) {
+export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped = {}, outbound, twin = false, ledger = true } = {}) {
   if (!existsSync(path.join(BUILD, "index.js"))) {
     throw new Error("build/index.js is missing: run `make build` first");
   }
@@ -47,7 +51,9 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
     modulesRoot: BUILD,
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true }],
     compatibilityDate: compatibilityDate(),
-    ...(stores ? { kvNamespaces: ["HTTP_CACHE", ...kvNamespaces], r2Buckets: ["ARTIFACTS"] } : { kvNamespaces }),
+    ...(stores
+      ? { kvNamespaces: ["HTTP_CACHE", ...kvNamespaces], r2Buckets: ["ARTIFACTS"], durableObjects: ledger ? { [APPROVALS_BINDING]: APPROVALS_CLASS } : {} }
+      : { kvNamespaces }),
     wrappedBindings: Object.fromEntries(Object.keys(wrapped).map((binding) => [binding, standIn(binding)])),
     ...(outbound ? { outboundService: (request) => record(outbound, request) } : {}),
     bindings: vars,
@@ -70,7 +76,14 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
     script,
     ...(binding === "ARTIFACTS" ? { r2Buckets: ["INNER"] } : { kvNamespaces: ["INNER"] }),
   }));
-  const options = () => (standIns.length > 0 ? { ...shared, workers: [main, ...standIns] } : { ...shared, ...main });
+  // The twin is built when the options are, so that it follows setVars.
+  const twins = () => (twin
+    ? [{ ...main, name: TWIN, durableObjects: { [APPROVALS_BINDING]: { className: APPROVALS_CLASS, scriptName: main.name } } }]
+    : []);
+  const options = () => {
+    const others = [...twins(), ...standIns];
+    return others.length > 0 ? { ...shared, workers: [main, ...others] } : { ...shared, ...main };
+  };
   const mf = new Miniflare(options());
   const url = (await mf.ready).toString().replace(/\/$/, "");
   const setVars = async (more) => {
@@ -80,7 +93,29 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
     const now = (await mf.ready).toString().replace(/\/$/, "");
     if (now !== url) throw new Error(`the worker moved from ${url} to ${now} when its settings changed`);
   };
-  return { url, mcpUrl: `${url}/mcp`, mf, setVars, close: () => mf.dispose() };
+  const twinFetch = async (target, init) => (await mf.getWorker(TWIN)).fetch(target, init);
+  return { url, mcpUrl: `${url}/mcp`, mf, setVars, twinFetch, close: () => mf.dispose() };
+}
+
+/** The approval ledger's binding and class, as in wrangler.toml. */
+export const APPROVALS_BINDING = "APPROVALS";
+const APPROVALS_CLASS = "ApprovalsObject";
+/** The name of the second copy of the worker (`twin`). */
+const TWIN = "devtools-mcp-edge-twin";
+
+/**
+ * Sends one ledger op (src/ledger.rs, `Op`, as JSON) straight to the approval ledger object of
+ * `mf`, as the worker does, and returns the parsed reply. Tests use it to move the ledger's clock
+ * on: an op carrying a later `nowMs` drops every record expired by then, as the ledger does for
+ * the worker's own ops once that time has come.
+ */
+export async function ledgerOp(mf, op) {
+  const ns = await mf.getDurableObjectNamespace(APPROVALS_BINDING);
+  const stub = ns.get(ns.idFromName("ledger"));
+  const r = await stub.fetch("https://approvals.internal/op", { method: "POST", body: JSON.stringify(op) });
+  const text = await r.text();
+  if (r.status !== 200) throw new Error(`ledger op ${op.op}: ${r.status} ${text}`);
+  return JSON.parse(text);
 }
 
 /** The name of the worker that holds the stand-in for store `binding`. */

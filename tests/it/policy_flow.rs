@@ -4,10 +4,11 @@
 //! off, restricted descriptions, artifact_read's own-artifacts rule, and running without policy.
 
 use crate::common::policy::*;
+use devtools_mcp_edge::approvals::MAX_PENDING_PER_REQUESTER;
 use devtools_mcp_edge::artifacts::Artifacts;
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::config::Config;
-use devtools_mcp_edge::ports::{CacheEntry, CacheStore, MAX_LINE_BYTES};
+use devtools_mcp_edge::ports::{CacheEntry, CacheStore, StoreError, MAX_LINE_BYTES};
 use serde_json::{json, Value as Json};
 
 const FLOW_POLICY: &str = r#"{
@@ -291,7 +292,8 @@ fn approvals_fail_closed_when_their_store_is_down() {
     let pairs = settings(Some(FLOW_POLICY), &secrets(), &[]);
     let server = server(&pairs);
     let env = env(&pairs);
-    env.state.failing.set(true);
+    env.approvals
+        .fail_with(Some(StoreError("Durable Object reset".into())));
     let result = call(&server, &env, "alice", "bb_post", merge_args(3));
     assert_eq!(result["_meta"]["code"], json!("policy_denied"), "{result}");
     assert_eq!(result["_meta"]["decision"]["rule"], json!("merges"));
@@ -302,6 +304,153 @@ fn approvals_fail_closed_when_their_store_is_down() {
     );
     assert!(env.http.sent().is_empty());
     assert_eq!(events(&env, "approval_store_failed").len(), 1);
+}
+
+#[test]
+fn approvals_fail_closed_without_their_binding() {
+    let pairs = settings(Some(FLOW_POLICY), &secrets(), &[]);
+    let server = server(&pairs);
+    let env = env(&pairs);
+    env.approvals
+        .fail_with(Some(StoreError::missing_binding("APPROVALS")));
+    let result = call(&server, &env, "alice", "bb_post", merge_args(3));
+    assert_eq!(result["_meta"]["code"], json!("policy_denied"), "{result}");
+    assert_eq!(
+        result["_meta"]["decision"]["effect"],
+        json!("approval_required")
+    );
+    assert!(
+        text(&result).contains("(the APPROVALS Durable Object) is not configured"),
+        "{}",
+        text(&result)
+    );
+    for (tool, args) in [
+        ("approval_list", json!({})),
+        (
+            "approval_decide",
+            json!({"approvalId": "apr_0123456789abcdef0123456789abcdef", "approve": true}),
+        ),
+    ] {
+        let answer = call(&server, &env, "carol", tool, args);
+        assert_eq!(answer["isError"], json!(true), "{answer}");
+        assert!(text(&answer).contains("is not configured"), "{answer}");
+    }
+    // Calls no approval rule governs are not affected.
+    let read = call(
+        &server,
+        &env,
+        "alice",
+        "jira_get",
+        json!({"path": "/rest/api/3/myself"}),
+    );
+    assert_eq!(read.get("isError"), None, "{read}");
+}
+
+#[test]
+fn pending_requests_are_capped_per_requester_with_a_clear_refusal() {
+    let pairs = settings(Some(FLOW_POLICY), &secrets(), &[]);
+    let server = server(&pairs);
+    let env = env(&pairs);
+    for pr in 0..MAX_PENDING_PER_REQUESTER as u32 {
+        let result = call(&server, &env, "alice", "bb_post", merge_args(pr));
+        assert_eq!(approval_of(&result).1, "pending", "{result}");
+    }
+    // The same call again is not a new request: it answers with its own.
+    let same = call(&server, &env, "alice", "bb_post", merge_args(0));
+    assert_eq!(approval_of(&same).1, "pending", "{same}");
+    let over = call(&server, &env, "alice", "bb_post", merge_args(999));
+    assert_eq!(over["_meta"]["code"], json!("policy_denied"), "{over}");
+    assert_eq!(over["_meta"]["decision"]["rule"], json!("merges"));
+    assert!(
+        text(&over).contains(&format!(
+            "You already have {MAX_PENDING_PER_REQUESTER} pending approval requests"
+        )),
+        "{}",
+        text(&over)
+    );
+    // Another requester is not held back, and a decision frees a place.
+    let bob = call(&server, &env, "bob", "bb_post", merge_args(999));
+    assert_eq!(approval_of(&bob).1, "pending", "{bob}");
+    decide(&server, &env, "carol", &approval_of(&same).0, false);
+    let freed = call(&server, &env, "alice", "bb_post", merge_args(999));
+    assert_eq!(approval_of(&freed).1, "pending", "{freed}");
+    assert!(env.http.sent().is_empty());
+}
+
+#[test]
+fn decided_requests_never_crowd_pending_ones_out_of_approval_list() {
+    let pairs = settings(Some(FLOW_POLICY), &secrets(), &[]);
+    let server = server(&pairs);
+    let env = env(&pairs);
+    // More decided requests than any listing would read, all older than the pending one.
+    for pr in 0..210 {
+        let requested = call(&server, &env, "bob", "bb_post", merge_args(pr));
+        let (id, _) = approval_of(&requested);
+        decide(&server, &env, "carol", &id, pr % 2 == 0);
+    }
+    let waiting = call(&server, &env, "alice", "bb_post", merge_args(5000));
+    let (waiting_id, _) = approval_of(&waiting);
+    let listed = call(&server, &env, "dave", "approval_list", json!({}));
+    let listed: Json = serde_json::from_str(text(&listed)).expect("JSON");
+    let ids: Vec<&str> = listed["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["id"].as_str())
+        .collect();
+    assert_eq!(ids, vec![waiting_id.as_str()], "{listed}");
+    assert_eq!(listed.get("omitted"), None);
+}
+
+#[test]
+fn an_approval_granted_under_another_rule_is_void_after_a_policy_edit() {
+    let pairs = settings(Some(FLOW_POLICY), &secrets(), &[]);
+    let env = env(&pairs);
+    let edits = [
+        FLOW_POLICY.replace("\"id\": \"merges\"", "\"id\": \"merges-v2\""),
+        FLOW_POLICY.replace("[\"carol\", \"dave\"]", "[\"dave\"]"),
+        FLOW_POLICY.replace("\"identities\": { \"bitbucket\": \"bb-release\" },", ""),
+    ];
+    for (n, edited) in edits.iter().enumerate() {
+        assert_ne!(edited, FLOW_POLICY);
+        let pr = 100 + n as u32;
+        let before = server(&pairs);
+        let requested = call(&before, &env, "alice", "bb_post", merge_args(pr));
+        let (id, _) = approval_of(&requested);
+        assert_eq!(
+            decide(&before, &env, "carol", &id, true).get("isError"),
+            None
+        );
+        // The policy is edited between the approval and its use.
+        let after = server(&settings(Some(edited), &secrets(), &[]));
+        let refused = call(&after, &env, "alice", "bb_post", merge_args(pr));
+        assert_eq!(
+            refused["_meta"]["code"],
+            json!("approval_required"),
+            "{refused}"
+        );
+        let (new_id, status) = approval_of(&refused);
+        assert_eq!(status, "pending");
+        assert_ne!(new_id, id);
+        assert!(
+            text(&refused).contains(&format!(
+                "Approval {id} was granted under rule \"merges\" and is void"
+            )),
+            "{}",
+            text(&refused)
+        );
+        assert!(env.http.sent().is_empty(), "edit {n}: nothing ran");
+        assert!(events(&env, "approval")
+            .iter()
+            .any(|e| e["action"] == "voided" && e["approvalId"] == json!(id)));
+    }
+    // Unedited, the approval is used as granted.
+    let same = server(&pairs);
+    let (id, _) = approval_of(&call(&same, &env, "alice", "bb_post", merge_args(7)));
+    decide(&same, &env, "carol", &id, true);
+    let ran = call(&server(&pairs), &env, "alice", "bb_post", merge_args(7));
+    assert_eq!(ran["_meta"].get("code"), None, "{ran}");
+    assert_eq!(env.http.sent().len(), 1);
 }
 
 #[test]
