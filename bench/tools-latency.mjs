@@ -9,6 +9,13 @@
 // jira_get search page of 50 issues. The upstream serves each body from memory, precomputed, so
 // its own cost is the same for both sides.
 //
+// Where the 300 KB page's time goes, by difference between cases of the same run: a jq that keeps
+// one number (`length(workflow_runs)`: fetch, parse and projection, almost nothing to render);
+// `outputFormat: json` instead of TOON; a worker whose text limit is above the page's rendered size
+// (no truncation, so no artifact write, but the whole text rendered and sent); and a worker whose
+// ARTIFACTS bucket takes 30 ms per write, as a real R2 write across the network may, where
+// Miniflare's writes go to local disk.
+//
 //   node bench/tools-latency.mjs [iterations per case, default 300]
 
 import { Miniflare } from "miniflare";
@@ -34,6 +41,31 @@ const TRIVIAL = `export default {
 };`;
 
 const RUNS_PATH = "/repos/octo-org/hello-world/actions/runs";
+const RUNS_100 = { owner: "octo-org", repo: "hello-world", perPage: 100 };
+/** Milliseconds each artifact write waits in the `r2-30ms` worker. */
+const R2_WRITE_MS = 30;
+// An ARTIFACTS stand-in that delays every write by `ms`, then writes to the local bucket. It runs
+// in a worker of its own, so even with no delay a write crosses a binding: the no-delay stand-in
+// is the baseline the delay is measured against.
+const slowBucket = (ms) => `
+class R2Bucket {
+  constructor(inner) { this.inner = inner; }
+  async put(...args) {
+    if (${ms} > 0) await new Promise((resolve) => setTimeout(resolve, ${ms}));
+    return this.inner.put(...args);
+  }
+  get(...args) { return this.inner.get(...args); }
+  head(...args) { return this.inner.head(...args); }
+  list(...args) { return this.inner.list(...args); }
+}
+export default function (env) { return new R2Bucket(env.INNER); }
+`;
+/** The workers besides the default one: their extra settings and options. */
+const WORKERS = {
+  untruncated: { vars: { MCP_TEXT_MAX_CHARS: "1000000" } },
+  "r2-stand-in": { wrapped: { ARTIFACTS: slowBucket(0) } },
+  "r2-30ms": { wrapped: { ARTIFACTS: slowBucket(R2_WRITE_MS) } },
+};
 const CASES = [
   {
     name: "github runs, 100 (~300 KB)",
@@ -45,6 +77,46 @@ const CASES = [
     name: "github runs, 100, jq",
     tool: "github_list_workflow_runs",
     args: { owner: "octo-org", repo: "hello-world", perPage: 100, jq: "workflow_runs[*].{id: id, status: status, conclusion: conclusion}" },
+    upstream: `${RUNS_PATH}?per_page=100`,
+  },
+  {
+    name: "runs, jq keeps a number",
+    tool: "github_list_workflow_runs",
+    args: { ...RUNS_100, jq: "length(workflow_runs)" },
+    upstream: `${RUNS_PATH}?per_page=100`,
+  },
+  {
+    name: "runs, outputFormat json",
+    tool: "github_list_workflow_runs",
+    args: { ...RUNS_100, outputFormat: "json" },
+    upstream: `${RUNS_PATH}?per_page=100`,
+  },
+  {
+    name: "runs, not truncated",
+    worker: "untruncated",
+    tool: "github_list_workflow_runs",
+    args: RUNS_100,
+    upstream: `${RUNS_PATH}?per_page=100`,
+  },
+  {
+    name: "runs, R2 stand-in, no delay",
+    worker: "r2-stand-in",
+    tool: "github_list_workflow_runs",
+    args: RUNS_100,
+    upstream: `${RUNS_PATH}?per_page=100`,
+  },
+  {
+    name: `runs, R2 write ${R2_WRITE_MS} ms`,
+    worker: "r2-30ms",
+    tool: "github_list_workflow_runs",
+    args: RUNS_100,
+    upstream: `${RUNS_PATH}?per_page=100`,
+  },
+  {
+    name: `runs, jq, R2 write ${R2_WRITE_MS} ms`,
+    worker: "r2-30ms",
+    tool: "github_list_workflow_runs",
+    args: { ...RUNS_100, jq: "workflow_runs[*].{id: id, status: status, conclusion: conclusion}" },
     upstream: `${RUNS_PATH}?per_page=100`,
   },
   {
@@ -94,11 +166,13 @@ async function freeze(upstream) {
 
 const upstream = await startFakeUpstream();
 await freeze(upstream);
-const server = await startWorker({
-  vars: { MCP_AUTH_TOKENS: JSON.stringify({ bench: TOKEN }), ...vendorUrls(upstream), ...CREDENTIALS },
-  // One log line per upstream call would flood the table and cost console time on the hot path.
-  onLog: () => {},
-});
+const settings = { MCP_AUTH_TOKENS: JSON.stringify({ bench: TOKEN }), ...vendorUrls(upstream), ...CREDENTIALS };
+// One log line per upstream call would flood the table and cost console time on the hot path.
+const server = await startWorker({ vars: settings, onLog: () => {} });
+const others = {};
+for (const [name, { vars = {}, ...options }] of Object.entries(WORKERS)) {
+  others[name] = await startWorker({ vars: { ...settings, ...vars }, onLog: () => {}, ...options });
+}
 const trivial = new Miniflare({ modules: true, script: TRIVIAL, host: "127.0.0.1", port: 0 });
 const trivialUrl = (await trivial.ready).toString();
 
@@ -112,6 +186,7 @@ try {
       if (!reply.result || reply.result.isError) throw new Error(`${c.tool} failed: ${text.slice(0, 300)}`);
       c.textChars = reply.result.content[0].text.length;
     };
+    const worker = c.worker ? others[c.worker] : server;
     const ours = [];
     const base = [];
     const diffs = [];
@@ -120,11 +195,11 @@ try {
       let a;
       let b;
       if (i % 2) {
-        a = await timed(server.mcpUrl, call, mcpHeaders, check);
+        a = await timed(worker.mcpUrl, call, mcpHeaders, check);
         b = await timed(trivialUrl, fetchBody, { "Content-Type": "application/json" });
       } else {
         b = await timed(trivialUrl, fetchBody, { "Content-Type": "application/json" });
-        a = await timed(server.mcpUrl, call, mcpHeaders, check);
+        a = await timed(worker.mcpUrl, call, mcpHeaders, check);
       }
       if (i >= WARMUP) {
         ours.push(a);
@@ -141,6 +216,7 @@ try {
   }
 } finally {
   await server.close();
+  for (const w of Object.values(others)) await w.close();
   await trivial.dispose();
   await upstream.close();
 }
@@ -158,4 +234,11 @@ console.log("");
 console.log("added = tool call minus the fetch made beside it, per pair; med and p99 of those differences (pairs cancel");
 console.log("load that drifts during the run, which other processes on a shared machine cause).");
 const worst = Math.max(...rows.filter((r) => r.case.startsWith("github runs")).map((r) => r.added));
+const added = (name) => rows.find((r) => r.case === name)?.added ?? NaN;
+const page = added("github runs, 100 (~300 KB)");
+const parsed = added("runs, jq keeps a number");
+console.log(`300 KB page, by difference: fetch, parse, projection and the rest ${parsed.toFixed(2)} ms; render, truncation, artifact`);
+console.log(`write and reply ${(page - parsed).toFixed(2)} ms (JSON instead of TOON: ${(added("runs, outputFormat json") - page).toFixed(2)} ms; no truncation`);
+console.log(`nor artifact, the whole text sent: ${(added("runs, not truncated") - page).toFixed(2)} ms); an R2 write of ${R2_WRITE_MS} ms adds`);
+console.log(`${(added(`runs, R2 write ${R2_WRITE_MS} ms`) - added("runs, R2 stand-in, no delay")).toFixed(2)} ms over a stand-in bucket without delay: the write is on the response path`);
 console.log(`300 KB page, jq or not: ${worst.toFixed(2)} ms added at the median, ${worst < TARGET_MS ? "within" : "OVER"} the ${TARGET_MS} ms target`);
