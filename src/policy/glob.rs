@@ -104,6 +104,18 @@ impl PathGlob {
                 segments.push(Segment::Pattern(canonical.into_bytes()));
             }
         }
+        // The form requests are matched in (`Target::path`): no trailing `/`, Jira's API
+        // version as 3.
+        if segments.len() > 1 && segments.last() == Some(&Segment::Pattern(Vec::new())) {
+            segments.pop();
+        }
+        if let [Segment::Pattern(rest), Segment::Pattern(api), Segment::Pattern(version), ..] =
+            segments.as_mut_slice()
+        {
+            if rest == b"rest" && api == b"api" && (version == b"2" || version == b"latest") {
+                *version = b"3".to_vec();
+            }
+        }
         Ok(PathGlob {
             text: text.to_owned(),
             segments,

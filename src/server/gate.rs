@@ -433,6 +433,7 @@ fn decision_meta(decision: &Decision) -> Map<String, Json> {
     map.insert("principal".into(), json!(decision.principal));
     map.insert("tool".into(), json!(decision.tool));
     let target = decision.target.as_ref();
+    map.insert("product".into(), json!(target.map(|t| t.vendor.id())));
     map.insert("method".into(), json!(target.map(|t| t.method.as_str())));
     map.insert("path".into(), json!(target.map(Target::path)));
     if decision.effect == Effect::ApprovalRequired {
@@ -510,6 +511,7 @@ fn log_decision(
     let mut fields: Vec<(&str, Field<'_>)> = vec![
         ("principal", (&decision.principal).into()),
         ("tool", (&decision.tool).into()),
+        ("product", target.map(|t| t.vendor.id()).into()),
         ("method", target.map(|t| t.method.as_str()).into()),
         ("path", target.map(Target::path).into()),
         ("effect", decision.effect.as_str().into()),

@@ -9,7 +9,7 @@ use crate::tools::output;
 use crate::tools::registry::{
     Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
-use crate::upstream::{self, ApiPath, Method, Target, UpstreamSettings, Vendor};
+use crate::upstream::{self, ApiPath, Method, PathError, Target, UpstreamSettings, Vendor};
 use futures::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -127,11 +127,12 @@ impl<A: PassthroughArgs> UpstreamTool for Passthrough<A> {
         &self.spec
     }
 
-    /// The path, checked and canonical as the client sends it.
+    /// The path, checked and canonical as the client sends it, in the product's path space.
     fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Target, ()), ToolError> {
-        let path = ApiPath::parse(args.own.path())
-            .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
-        Ok((Target::new(self.vendor, self.method, &path), ()))
+        let invalid = |e: PathError| ToolError::InvalidArguments(e.to_string());
+        let path = ApiPath::parse(args.own.path()).map_err(invalid)?;
+        let target = Target::checked(self.vendor, self.method, &path).map_err(invalid)?;
+        Ok((target, ()))
     }
 
     fn run<'a>(

@@ -173,7 +173,9 @@ impl UpstreamTool for CircleGet {
 
     fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Target, ()), ToolError> {
         let path = api_path(&args.own.path)?;
-        Ok((Target::new(Vendor::CircleCi, Method::Get, &path), ()))
+        let target = Target::checked(Vendor::CircleCi, Method::Get, &path)
+            .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+        Ok((target, ()))
     }
 
     fn run<'a>(

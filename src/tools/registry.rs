@@ -571,7 +571,7 @@ mod tests {
             plan: usize,
             _: ToolContext<'a>,
         ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-            let text = format!("{} #{plan}", target.path());
+            let text = format!("{} #{plan}", target.path.path());
             Box::pin(async move { Ok(CallToolResult::text(text)) })
         }
     }
@@ -591,7 +591,7 @@ mod tests {
         let prepared = Tool::prepare(&tool, &json!({"path": "/repositories/%61/./b/"}), &upstream)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            prepared.target().map(Target::path),
+            prepared.target().map(|t| t.path.path()),
             Some("/2.0/repositories/a/b/")
         );
         let cx = ToolContext::for_test(&principal, env.ports(), &settings, &upstream);

@@ -26,6 +26,15 @@ pub enum PathError {
     EscapesBase,
     /// A percent escape is malformed.
     BadEscape,
+    /// A segment carries a `;` path parameter, which Tomcat strips before routing.
+    PathParameter,
+    /// A segment holds an encoded `\` (`%5C`), or an encoded `/` (`%2F`) where the product's
+    /// server may decode it before routing.
+    EncodedSeparator,
+    /// A character outside ASCII, which a Java server may fold onto an ASCII letter.
+    NonAscii,
+    /// The path is outside the product's API: the text says where its paths are.
+    OutsideProduct(&'static str),
 }
 
 impl fmt::Display for PathError {
@@ -51,6 +60,21 @@ impl fmt::Display for PathError {
                 f.write_str("'..' segments may not climb above the API base")
             }
             PathError::BadEscape => f.write_str("malformed percent escape"),
+            PathError::PathParameter => f.write_str(
+                "';' path parameters are not allowed (Jira and Confluence servers drop them \
+                 before routing, so the path would name another resource); write a literal ';' \
+                 as %3B",
+            ),
+            PathError::EncodedSeparator => f.write_str(
+                "encoded backslashes (%5C) are not allowed in a path, nor encoded slashes (%2F) \
+                 in this product's paths: some servers decode them before routing; give the \
+                 segments separately",
+            ),
+            PathError::NonAscii => f.write_str(
+                "characters outside ASCII are not allowed in this product's paths (its server \
+                 may fold them onto ASCII letters); pass such values in queryParams",
+            ),
+            PathError::OutsideProduct(rule) => f.write_str(rule),
         }
     }
 }
@@ -97,6 +121,12 @@ impl ApiPath {
             Some((p, q)) => (p, (!q.is_empty()).then(|| encode_set(q, QUERY_KEEP))),
             None => (raw, None),
         };
+        if path_part.contains(';') {
+            return Err(PathError::PathParameter);
+        }
+        if path_part.to_ascii_uppercase().contains("%5C") {
+            return Err(PathError::EncodedSeparator);
+        }
         let mut segments: Vec<&str> = Vec::new();
         for segment in path_part.split('/') {
             match decoded_dots(segment) {
@@ -168,6 +198,20 @@ impl ApiPath {
         &self.path
     }
 
+    /// The path's segments, without the leading `/` (a trailing `/` gives an empty last one).
+    pub fn segments(&self) -> impl Iterator<Item = &str> {
+        self.path.strip_prefix('/').unwrap_or(&self.path).split('/')
+    }
+
+    /// True when the path holds a byte outside ASCII (the canonical form escapes them, so as
+    /// `%80` to `%FF`).
+    pub fn has_non_ascii(&self) -> bool {
+        self.path
+            .as_bytes()
+            .windows(2)
+            .any(|w| w[0] == b'%' && matches!(w[1], b'8'..=b'9' | b'A'..=b'F'))
+    }
+
     /// The query string that came with the path, if any (without `?`).
     pub fn query(&self) -> Option<&str> {
         self.query.as_deref()
@@ -193,19 +237,15 @@ impl ApiPath {
     }
 }
 
-/// True when a segment holds an encoded `/` or `\` (`%2F`, `%5C`) and, decoded, contains a `.` or
-/// `..` part: servers that decode encoded slashes before resolving (Tomcat and Jetty options,
-/// some proxies) would climb out of the path that policy globs were matched against.
+/// True when a segment holds an encoded `/` (`%2F`) and, decoded, contains a `.` or `..` part:
+/// servers that decode encoded slashes before resolving (Tomcat and Jetty options, some proxies)
+/// would climb out of the path that policy globs were matched against.
 fn hides_dot_segment(segment: &str) -> bool {
     let upper = segment.to_ascii_uppercase();
-    if !upper.contains("%2F") && !upper.contains("%5C") {
-        return false;
-    }
-    upper
-        .replace("%2F", "/")
-        .replace("%5C", "/")
-        .split('/')
-        .any(|part| !matches!(decoded_dots(part), Dots::None))
+    upper.contains("%2F")
+        && upper
+            .split("%2F")
+            .any(|part| !matches!(decoded_dots(part), Dots::None))
 }
 
 enum Dots {
@@ -308,16 +348,19 @@ mod tests {
             ("/", "/"),
             ("/a/%2e%2E/b", "/b"),
             ("/search?jql=project = X", "/search?jql=project%20=%20X"),
-            (
-                "/repos/o/r/branches/feat%2Fx",
-                "/repos/o/r/branches/feat%2Fx",
-            ),
+            // A literal semicolon is written as an escape, which no server splits on.
+            ("/a/b%3bc", "/a/b%3Bc"),
+            ("/a/x?q=1;2", "/a/x?q=1;2"),
             ("/files/a b/ü", "/files/a%20b/%C3%BC"),
             ("/a/...", "/a/..."),
             // One spelling: unreserved escapes decoded, the rest with upper-case hex.
             ("/rest/api/3/%61dmin", "/rest/api/3/admin"),
             ("/a/%7E%2d%5f%2E", "/a/~-_."),
             ("/a/b%2fc%c3%bc", "/a/b%2Fc%C3%BC"),
+            (
+                "/repos/o/r/branches/feat%2Fx",
+                "/repos/o/r/branches/feat%2Fx",
+            ),
             ("/a/100%25", "/a/100%25"),
             ("/a/x?q=%61", "/a/x?q=%61"),
         ] {
@@ -343,8 +386,13 @@ mod tests {
             ("/%2e%2e/admin", PathError::EscapesBase),
             ("/%2E%2E%2Fadmin", PathError::EscapesBase),
             ("/a/..%2f..%2fadmin", PathError::EscapesBase),
-            ("/a/..%5C..%5Cadmin", PathError::EscapesBase),
+            ("/a/..%5C..%5Cadmin", PathError::EncodedSeparator),
             ("/a/x%2F.%2Fy", PathError::EscapesBase),
+            // Spellings a server routes elsewhere than the path reads.
+            ("/a/b%5cc", PathError::EncodedSeparator),
+            ("/rest/api/3/issue;x=1/SECRET-1", PathError::PathParameter),
+            ("/rest/api/3/issue/..;/project", PathError::PathParameter),
+            ("/rest/api/3/issue/SECRET-1;", PathError::PathParameter),
             ("/a/%zz", PathError::BadEscape),
             ("/a/long-segment%4", PathError::BadEscape),
             ("/a?q=%", PathError::BadEscape),

@@ -1,9 +1,10 @@
 //! The policy target: the upstream request a tool call makes (vendor, method, canonical path),
 //! built once from the call's arguments. Policy decides on it and the tool sends it, so what a
-//! rule matched is what goes out.
+//! rule matched is what goes out. [`Target::checked`] also keeps each product to its own path
+//! space and puts the aliases a rule could miss in one form.
 
 use super::client::UpstreamCall;
-use super::path::ApiPath;
+use super::path::{ApiPath, PathError};
 use super::vendor::Vendor;
 use super::Method;
 use crate::value::Value;
@@ -17,21 +18,72 @@ pub struct Target {
     pub method: Method,
     /// The canonical path with the vendor's prefix (Bitbucket `/2.0`), and its own query.
     pub path: ApiPath,
+    /// The form policy matches: the path without its query or a trailing `/`, and with Jira's
+    /// API version as `3` (`/rest/api/2/...` and `/rest/api/latest/...` are the same resources).
+    matched: String,
 }
 
 impl Target {
     /// The target of a request to `vendor` with `method` at `path`, prefixed as the client does.
+    /// For paths a tool built from checked parts; a path the caller gave goes through
+    /// [`Target::checked`].
     pub fn new(vendor: Vendor, method: Method, path: &ApiPath) -> Target {
+        let path = vendor.request_path(path);
         Target {
             vendor,
             method,
-            path: vendor.request_path(path),
+            matched: matched_form(vendor, path.path()),
+            path,
         }
     }
 
-    /// The path policy matches: canonical, prefixed, without the query.
+    /// [`Target::new`] for a path the caller gave: refused when it lies outside the product's
+    /// API (Confluence under `/wiki/`, Jira never there, Bitbucket under `/2.0`, CircleCI
+    /// relative to the v2 root) or holds characters outside ASCII where the server may fold them;
+    /// CircleCI's `github`/`bitbucket` project slugs are sent as `gh`/`bb`.
+    pub fn checked(vendor: Vendor, method: Method, path: &ApiPath) -> Result<Target, PathError> {
+        let path = vendor.request_path(path);
+        let first = path.segments().next().unwrap_or_default();
+        let outside = match vendor {
+            Vendor::Confluence if first != "wiki" => Some(
+                "Confluence paths start with /wiki/ (e.g. /wiki/api/v2/pages); \
+                 for Jira use the jira_* tools",
+            ),
+            Vendor::Jira if first.eq_ignore_ascii_case("wiki") => {
+                Some("/wiki/ is Confluence's API, never Jira's; use the conf_* tools")
+            }
+            Vendor::Bitbucket if first != "2.0" => {
+                Some("Bitbucket paths are under /2.0 (e.g. /2.0/repositories/{workspace})")
+            }
+            Vendor::CircleCi if first.eq_ignore_ascii_case("api") => Some(
+                "CircleCI paths are relative to the API v2 root (e.g. /me or \
+                 /project/gh/{org}/{repo}/pipeline); other API roots are not served",
+            ),
+            _ => None,
+        };
+        if let Some(rule) = outside {
+            return Err(PathError::OutsideProduct(rule));
+        }
+        // Bitbucket names branches with `/` as %2F and routes it inside the segment; Tomcat
+        // (Jira and Confluence Data Center) refuses it or, configured so, decodes it first.
+        let encoded_slash = path.path().contains("%2F");
+        if encoded_slash && !matches!(vendor, Vendor::Bitbucket | Vendor::GitHub) {
+            return Err(PathError::EncodedSeparator);
+        }
+        if vendor != Vendor::Bitbucket && path.has_non_ascii() {
+            return Err(PathError::NonAscii);
+        }
+        let path = match vendor {
+            Vendor::CircleCi => circleci_slugs(path)?,
+            _ => path,
+        };
+        Ok(Target::new(vendor, method, &path))
+    }
+
+    /// The path policy matches: canonical, prefixed, without the query or a trailing `/`, with
+    /// the aliases of one resource in one form.
     pub fn path(&self) -> &str {
-        self.path.path()
+        &self.matched
     }
 
     /// The request to send for this target, with `query` after the path's own and `body`.
@@ -50,6 +102,58 @@ impl Target {
     }
 }
 
+/// Segments after which CircleCI reads a project slug (`{vcs}/{org}/{repo}`).
+const SLUG_AFTER: [&str; 4] = ["project", "insights", "pages", "time-series"];
+
+/// `path` with a `github` or `bitbucket` vcs segment of a project slug written `gh` or `bb`, the
+/// form CircleCI answers for both.
+fn circleci_slugs(path: ApiPath) -> Result<ApiPath, PathError> {
+    let segments: Vec<&str> = path.segments().collect();
+    let mut changed = false;
+    let mut out = String::new();
+    for (i, segment) in segments.iter().enumerate() {
+        let after_slug_word = i > 0
+            && SLUG_AFTER
+                .iter()
+                .any(|w| segments[i - 1].eq_ignore_ascii_case(w));
+        let canonical = match *segment {
+            s if after_slug_word && s.eq_ignore_ascii_case("github") => "gh",
+            s if after_slug_word && s.eq_ignore_ascii_case("bitbucket") => "bb",
+            s => s,
+        };
+        changed |= canonical != *segment;
+        out.push('/');
+        out.push_str(canonical);
+    }
+    if !changed {
+        return Ok(path);
+    }
+    if let Some(q) = path.query() {
+        out.push('?');
+        out.push_str(q);
+    }
+    ApiPath::parse(&out)
+}
+
+/// The form of `path` policy matches (see [`Target::path`]).
+fn matched_form(vendor: Vendor, path: &str) -> String {
+    let mut matched = match path.strip_suffix('/') {
+        Some(stripped) if !stripped.is_empty() => stripped.to_owned(),
+        _ => path.to_owned(),
+    };
+    if vendor == Vendor::Jira {
+        let version = matched
+            .strip_prefix("/rest/api/")
+            .map(|rest| rest.split('/').next().unwrap_or_default());
+        if let Some(v) = version {
+            if v == "2" || v.eq_ignore_ascii_case("latest") {
+                matched = format!("/rest/api/3{}", &matched["/rest/api/".len() + v.len()..]);
+            }
+        }
+    }
+    matched
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,11 +162,216 @@ mod tests {
         Target::new(vendor, method, &ApiPath::parse(path).unwrap())
     }
 
+    fn checked(vendor: Vendor, raw: &str) -> Result<Target, PathError> {
+        Target::checked(vendor, Method::Get, &ApiPath::parse(raw)?)
+    }
+
+    fn refused(vendor: Vendor, raw: &str) -> String {
+        match checked(vendor, raw) {
+            Ok(t) => panic!("{raw} was accepted as {}", t.path.path()),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn each_product_keeps_to_its_path_space() {
+        let says = |vendor, raw, text: &str| {
+            let message = refused(vendor, raw);
+            assert!(message.contains(text), "{raw}: {message}");
+        };
+        says(
+            Vendor::Confluence,
+            "/rest/api/3/search/jql",
+            "start with /wiki/",
+        );
+        says(
+            Vendor::Confluence,
+            "/WIKI/api/v2/pages",
+            "start with /wiki/",
+        );
+        says(Vendor::Confluence, "/", "start with /wiki/");
+        says(Vendor::Jira, "/wiki/api/v2/pages", "Confluence's API");
+        says(Vendor::Jira, "/Wiki/rest/api/content", "Confluence's API");
+        says(Vendor::Jira, "/rest/../wiki/x", "Confluence's API");
+        says(
+            Vendor::CircleCi,
+            "/api/v1.1/me",
+            "relative to the API v2 root",
+        );
+        for (vendor, raw, sent) in [
+            (
+                Vendor::Confluence,
+                "/wiki/api/v2/pages",
+                "/wiki/api/v2/pages",
+            ),
+            (
+                Vendor::Jira,
+                "/rest/api/3/issue/A-1",
+                "/rest/api/3/issue/A-1",
+            ),
+            (Vendor::Jira, "/wikis/x", "/wikis/x"),
+            (Vendor::Bitbucket, "/repositories/w", "/2.0/repositories/w"),
+            (Vendor::Bitbucket, "/2.0/user", "/2.0/user"),
+            (Vendor::CircleCi, "/me", "/me"),
+        ] {
+            let t = checked(vendor, raw).unwrap_or_else(|e| panic!("{raw}: {e}"));
+            assert_eq!(t.path.path(), sent, "{raw}");
+        }
+    }
+
+    #[test]
+    fn spellings_a_server_routes_elsewhere_are_refused() {
+        for (vendor, raw, text) in [
+            (
+                Vendor::Jira,
+                "/rest/api/3/issue;x=1/SECRET-1",
+                "';' path parameters",
+            ),
+            (
+                Vendor::Jira,
+                "/rest/api/3/issue/..;/project",
+                "';' path parameters",
+            ),
+            (
+                Vendor::Confluence,
+                "/wiki;a/rest/api/content",
+                "';' path parameters",
+            ),
+            (
+                Vendor::Jira,
+                "/rest/api/3/issue/SECRET-1%2F..",
+                "'..' segments",
+            ),
+            (
+                Vendor::Jira,
+                "/rest/api/3/issue%2FSECRET-1",
+                "encoded slashes (%2F)",
+            ),
+            (
+                Vendor::Confluence,
+                "/wiki/rest%2Fapi/content",
+                "encoded slashes (%2F)",
+            ),
+            (
+                Vendor::CircleCi,
+                "/project/gh%2Fo/r",
+                "encoded slashes (%2F)",
+            ),
+            (
+                Vendor::Bitbucket,
+                "/repositories/w/r%5Cx",
+                "encoded backslashes",
+            ),
+            (
+                Vendor::Jira,
+                "/rest/api/3/issue/\u{17F}ECRET-1",
+                "outside ASCII",
+            ),
+            (
+                Vendor::Jira,
+                "/rest/api/3/issue/%C5%BFECRET-1",
+                "outside ASCII",
+            ),
+            (
+                Vendor::Confluence,
+                "/wiki/rest/api/space/\u{212A}EY",
+                "outside ASCII",
+            ),
+            (Vendor::CircleCi, "/project/gh/\u{f6}rg/r", "outside ASCII"),
+        ] {
+            let message = refused(vendor, raw);
+            assert!(message.contains(text), "{raw}: {message}");
+        }
+        // Bitbucket routes an encoded slash inside its segment (branch names), and does not fold
+        // file names.
+        let t = checked(
+            Vendor::Bitbucket,
+            "/repositories/w/r/refs/branches/feat%2fx",
+        )
+        .unwrap();
+        assert_eq!(t.path(), "/2.0/repositories/w/r/refs/branches/feat%2Fx");
+        let t = checked(Vendor::Bitbucket, "/repositories/w/r/src/main/ü.txt").unwrap();
+        assert_eq!(t.path(), "/2.0/repositories/w/r/src/main/%C3%BC.txt");
+    }
+
+    #[test]
+    fn unambiguous_spellings_and_aliases_have_one_matched_form() {
+        for (vendor, raw, matched, sent) in [
+            // A trailing slash names the same resource on every server called.
+            (
+                Vendor::Jira,
+                "/rest/api/3/issue/SECRET-1/",
+                "/rest/api/3/issue/SECRET-1",
+                "/rest/api/3/issue/SECRET-1/",
+            ),
+            // Jira's API versions are one resource for policy; the version asked for is sent.
+            (
+                Vendor::Jira,
+                "/rest/api/2/issue/SECRET-1",
+                "/rest/api/3/issue/SECRET-1",
+                "/rest/api/2/issue/SECRET-1",
+            ),
+            (
+                Vendor::Jira,
+                "/rest/api/latest/issue/SECRET-1",
+                "/rest/api/3/issue/SECRET-1",
+                "/rest/api/latest/issue/SECRET-1",
+            ),
+            (
+                Vendor::Jira,
+                "/rest/api/LATEST/",
+                "/rest/api/3",
+                "/rest/api/LATEST/",
+            ),
+            (
+                Vendor::Jira,
+                "/rest/api/20/x",
+                "/rest/api/20/x",
+                "/rest/api/20/x",
+            ),
+            (
+                Vendor::Confluence,
+                "/wiki/rest/api/2/x",
+                "/wiki/rest/api/2/x",
+                "/wiki/rest/api/2/x",
+            ),
+            // CircleCI's vcs slugs: `github` is `gh`, `bitbucket` is `bb`, sent so.
+            (
+                Vendor::CircleCi,
+                "/project/github/o/r/pipeline",
+                "/project/gh/o/r/pipeline",
+                "/project/gh/o/r/pipeline",
+            ),
+            (
+                Vendor::CircleCi,
+                "/project/BitBucket/o/r?x=1",
+                "/project/bb/o/r",
+                "/project/bb/o/r",
+            ),
+            (
+                Vendor::CircleCi,
+                "/insights/github/o/r/workflows",
+                "/insights/gh/o/r/workflows",
+                "/insights/gh/o/r/workflows",
+            ),
+            (
+                Vendor::CircleCi,
+                "/insights/pages/github/o/r/summary",
+                "/insights/pages/gh/o/r/summary",
+                "/insights/pages/gh/o/r/summary",
+            ),
+            (Vendor::CircleCi, "/me/github", "/me/github", "/me/github"),
+        ] {
+            let t = checked(vendor, raw).unwrap_or_else(|e| panic!("{raw}: {e}"));
+            assert_eq!((t.path(), t.path.path()), (matched, sent), "{raw}");
+        }
+    }
+
     #[test]
     fn targets_are_prefixed_like_requests() {
         let t = target(Vendor::Bitbucket, Method::Get, "/repositories/a/../b");
         assert_eq!(t.path(), "/2.0/repositories/b");
-        let t = target(Vendor::Bitbucket, Method::Get, "/2.0/x?q=1");
+        let t = target(Vendor::Bitbucket, Method::Get, "/2.0/x/?q=1");
         assert_eq!(t.path(), "/2.0/x");
         assert_eq!(t.path.query(), Some("q=1"));
         let t = target(Vendor::Jira, Method::Get, "/rest/api/3/issue/A-1/../A-2");

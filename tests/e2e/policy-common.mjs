@@ -145,7 +145,7 @@ export async function startPolicyStack({ policy = POLICY, vars = {}, ...options 
 }
 
 /** The decision keys every refusal carries (docs/policy.md, "Refusals"). */
-const DECISION_KEYS = ["effect", "rule", "reason", "principal", "tool", "method", "path"];
+const DECISION_KEYS = ["effect", "rule", "reason", "principal", "tool", "product", "method", "path"];
 
 /**
  * Asserts that `result` is a policy refusal with `code` and returns its decision: an error result

@@ -651,7 +651,7 @@ fn meta_is_the_same_with_structured_output_on_and_off() {
     assert_eq!(
         decision,
         &json!({"effect": "deny", "rule": null, "reason": "No rule of the enterprise policy allows this call (default deny).",
-                "principal": "mallory", "tool": "jira_get", "method": "GET", "path": "/rest/api/3/myself"})
+                "principal": "mallory", "tool": "jira_get", "product": "jira", "method": "GET", "path": "/rest/api/3/myself"})
     );
 }
 

@@ -577,7 +577,8 @@ fn no_secret_reaches_a_result_or_a_log_line() {
     for make in &outcomes {
         for tool in ["jira_get", "conf_get", "bb_get", "jira_post"] {
             let env = FakeEnv::with_http(make());
-            let reply = call_tool(&server, &env, tool, json!({"path": "/x", "body": {}}));
+            let path = if tool == "conf_get" { "/wiki/x" } else { "/x" };
+            let reply = call_tool(&server, &env, tool, json!({"path": path, "body": {}}));
             assert_no_secret(&reply.to_string());
             for line in env.log.lines() {
                 assert_no_secret(&line);
