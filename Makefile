@@ -16,7 +16,7 @@ E2E_TESTS := $(wildcard tests/e2e/*.test.mjs)
 BENCHES := $(wildcard bench/*.mjs)
 PORT ?= 8787
 
-.PHONY: help tools build dev test test-host test-oracle test-e2e test-fuzz test-layers layers fuzz deploy size bench load soak example conformance fmt lint
+.PHONY: help tools build build-probe dev test test-host test-oracle test-e2e test-fuzz test-layers layers fuzz deploy size bench load soak example conformance fmt lint
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## /  make \1\t/' | expand -t 22
@@ -29,6 +29,9 @@ tools: ## install missing tools (wasm32 target, worker-build, wasm-bindgen-cli, 
 
 build: tools ## build build/index.js + build/index_bg.wasm (skips when nothing changed)
 	@scripts/build.sh
+
+build-probe: tools ## the e2e-only build with the panic_probe tool, in build-probe/ (never deployed)
+	@BUILD_FEATURES=panic-probe BUILD_OUT=build-probe scripts/build.sh
 
 dev: build ## run the worker on http://127.0.0.1:8787 (PORT=... to change) with local KV and R2 (wrangler dev)
 	@[ -f .dev.vars ] || { cp .dev.vars.example .dev.vars; echo "created .dev.vars from .dev.vars.example"; }
@@ -62,7 +65,7 @@ else
 	@echo "no oracle tests; skipped"
 endif
 
-test-e2e: build ## the built worker in workerd, driven by the MCP SDK client and raw HTTP
+test-e2e: build build-probe ## the built worker in workerd, driven by the MCP SDK client and raw HTTP
 	$(NODE_TEST) $(E2E_TESTS)
 
 deploy: tools ## wrangler deploy with a release build (LTO, wasm-opt)

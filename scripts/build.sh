@@ -7,11 +7,15 @@
 #
 # Environment: BUILD_PROFILE=release (default: LTO, wasm-opt from npm binaryen) or dev (debug
 # wasm, no wasm-opt; faster to compile, much larger). CARGO_TARGET_DIR is honoured.
+# BUILD_FEATURES (cargo features, comma-separated) and BUILD_OUT (default build) make a test build
+# beside the release one: `make build-probe` is BUILD_FEATURES=panic-probe BUILD_OUT=build-probe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 export PATH="$root/.tools/cargo/bin:$PATH"
 profile=${BUILD_PROFILE:-release}
+features=${BUILD_FEATURES:-}
+out=${BUILD_OUT:-build}
 
 case "$profile" in
     release) flags=(--release) ;;
@@ -19,13 +23,14 @@ case "$profile" in
     *) echo "[build] BUILD_PROFILE must be release or dev, not $profile" >&2; exit 2 ;;
 esac
 
-mkdir -p build
-exec 9>build/.lock
+mkdir -p "$out"
+exec 9>"$out/.lock"
 flock 9
 
 stamp() {
     {
         echo "profile=$profile"
+        echo "features=$features"
         # Every file under src, not only .rs: include_str!/include_bytes! data is an input too.
         find src -type f -print0 | sort -z | xargs -0 sha256sum
         sha256sum Cargo.toml Cargo.lock
@@ -35,7 +40,7 @@ stamp() {
 }
 
 want=$(stamp)
-if [ -f build/.stamp ] && [ "$(cat build/.stamp)" = "$want" ] && [ -f build/index.js ] && [ -f build/index_bg.wasm ]; then
+if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$want" ] && [ -f "$out/index.js" ] && [ -f "$out/index_bg.wasm" ]; then
     echo "[build] up to date ($profile)" >&2
     exit 0
 fi
@@ -45,6 +50,7 @@ WASM_BINDGEN_BIN=$(command -v wasm-bindgen) || { echo "[build] wasm-bindgen miss
 export WASM_BINDGEN_BIN
 export ESBUILD_BIN="$root/node_modules/.bin/esbuild"
 export WASM_OPT_BIN="$root/node_modules/.bin/wasm-opt"
-rm -f build/.stamp
-worker-build "${flags[@]}"
-echo "$want" > build/.stamp
+rm -f "$out/.stamp"
+# Cargo options go after `--`; worker-build hands them to cargo build.
+worker-build "${flags[@]}" --out-dir "$out" ${features:+-- --features "$features"}
+echo "$want" > "$out/.stamp"

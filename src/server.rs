@@ -102,8 +102,10 @@ impl Server {
         ports: Ports<'_>,
     ) -> HttpResponse {
         self.log_startup_once(ports);
-        // On the host a panic unwinds to here and becomes a -32603; on wasm32 (panic=abort) the
-        // isolate dies instead, which is why request paths must not panic in the first place.
+        // On the host a panic unwinds to here and becomes a -32603. On wasm32 (panic=abort) it
+        // traps the Wasm instance instead: this request (and any other the instance is serving)
+        // fails at the runtime, and the next request gets a fresh instance, which is why request
+        // paths must not panic in the first place.
         match AssertUnwindSafe(self.route(request, body, ports))
             .catch_unwind()
             .await

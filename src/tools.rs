@@ -11,6 +11,8 @@ pub mod circleci;
 pub mod github;
 pub mod logs;
 pub mod output;
+#[cfg(feature = "panic-probe")]
+pub mod panic_probe;
 pub mod registry;
 pub mod schema;
 pub mod toolsets;
@@ -60,6 +62,8 @@ pub fn all() -> Result<Registry, RegistryError> {
     for tool in approvals::tools() {
         registry.register_in(Some(Toolset::Approvals), tool)?;
     }
+    #[cfg(feature = "panic-probe")]
+    registry.register(panic_probe::tool())?;
     Ok(registry)
 }
 

@@ -7,7 +7,6 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const BUILD = path.join(ROOT, "build");
 
 /** The compatibility date from wrangler.toml, so tests run the runtime behaviour we deploy. */
 function compatibilityDate() {
@@ -38,17 +37,20 @@ function compatibilityDate() {
  * `twin: true` runs a second copy of the worker in an isolate of its own, with the same settings,
  * stores and approval ledger (the one object of the first copy's class), as another isolate or
  * location of a deployment would; `twinFetch(url, init)` sends a request to it.
+ * `build` names the build directory to run (default `build`, the release build; `build-probe` is
+ * the test build of `make build-probe`).
  * Returns { url, mcpUrl, mf, setVars, twinFetch, close }. Throws when the build is missing.
  */
-export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped = {}, outbound, twin = false, ledger = true } = {}) {
-  if (!existsSync(path.join(BUILD, "index.js"))) {
-    throw new Error("build/index.js is missing: run `make build` first");
+export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped = {}, outbound, twin = false, ledger = true, build = "build" } = {}) {
+  const dir = path.join(ROOT, build);
+  if (!existsSync(path.join(dir, "index.js"))) {
+    throw new Error(`${build}/index.js is missing: run \`make ${build}\` first`);
   }
   const main = {
     name: "devtools-mcp-edge",
     modules: true,
-    scriptPath: path.join(BUILD, "index.js"),
-    modulesRoot: BUILD,
+    scriptPath: path.join(dir, "index.js"),
+    modulesRoot: dir,
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true }],
     compatibilityDate: compatibilityDate(),
     ...(stores

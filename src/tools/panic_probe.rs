@@ -1,0 +1,52 @@
+//! `panic_probe`, built only with the `panic-probe` feature (the e2e build `make build-probe`,
+//! never the release build): a tool whose call panics, so a test can show that a panic inside a
+//! tool call fails that request only and the next request is served.
+
+use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
+use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
+use futures::future::LocalBoxFuture;
+use serde::Deserialize;
+use serde_json::json;
+
+/// The tool's name.
+pub const NAME: &str = "panic_probe";
+
+/// `panic_probe`.
+pub struct PanicProbe(ToolSpec);
+
+/// `panic_probe` takes no arguments.
+#[derive(Debug, Deserialize)]
+pub struct Args {}
+
+/// The tool with its spec.
+pub fn tool() -> Box<dyn crate::tools::Tool> {
+    Box::new(PanicProbe(ToolSpec {
+        descriptor: ToolDescriptor {
+            name: NAME.into(),
+            title: Some("Panic (test build only)".into()),
+            description: "Panics. Present only in the panic-probe test build.".into(),
+            input_schema: json!({"type": "object", "properties": {}}),
+            output_schema: None,
+            annotations: Some(ToolAnnotations {
+                read_only_hint: Some(true),
+                open_world_hint: Some(false),
+                ..ToolAnnotations::default()
+            }),
+        },
+        access: Access::Own,
+    }))
+}
+
+impl TypedTool for PanicProbe {
+    type Args = Args;
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn run<'a>(
+        &'a self,
+        _args: Args,
+        _cx: ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
+        Box::pin(async { panic!("panic_probe: a panic inside a tool call, on purpose") })
+    }
+}
