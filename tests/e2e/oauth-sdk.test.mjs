@@ -87,9 +87,9 @@ class HeadlessProvider {
   }
 }
 
-/** Connects with `provider`, signing in first when the worker asks for it; returns the client. */
-async function connect(provider) {
-  const first = new StreamableHTTPClientTransport(new URL(worker.mcpUrl), { authProvider: provider });
+/** Connects to `url` with `provider`, signing in first when the worker asks for it; returns the client. */
+async function connect(provider, url = worker.mcpUrl) {
+  const first = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
   await assert.rejects(new Client({ name: "e2e", version: "1.0.0" }).connect(first), UnauthorizedError);
   const back = provider.returned.at(-1);
   assert.ok(back, "the provider was never sent to sign in");
@@ -98,7 +98,7 @@ async function connect(provider) {
   assert.equal(back.searchParams.get("error"), null, back.toString());
   await first.finishAuth(back.searchParams.get("code"));
   const client = new Client({ name: "e2e", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(worker.mcpUrl), { authProvider: provider }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }));
   return client;
 }
 
@@ -177,4 +177,17 @@ test("a client id metadata document signs in too, and a header client never sees
   assert.deepEqual(result._meta?.[UPSTREAM_META], { vendor: "github", identity: "default" });
   assert.deepEqual(runCredentials(), [`Bearer ${DEPLOYMENT_GITHUB_TOKEN}`]);
   await header.close();
+});
+
+test("a client connected to a toolset path signs in for /mcp and gets that toolset", async () => {
+  upstream.reset();
+  const provider = new HeadlessProvider();
+  // The resource is /mcp, a path prefix of the URL the client was given, which the SDK accepts.
+  const client = await connect(provider, `${worker.url}/mcp/x/github`);
+  assert.equal(provider.authorizationUrl.searchParams.get("resource"), worker.mcpUrl);
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name).filter((n) => !n.startsWith("approval_")),
+    ["github_list_workflow_runs", "github_list_workflow_jobs", "github_get_job_logs", "artifact_read"]);
+  await assert.rejects(client.callTool({ name: "jira_get", arguments: { path: "/rest/api/3/myself" } }), /not offered on this connection/);
+  await client.close();
 });
