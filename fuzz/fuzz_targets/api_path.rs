@@ -6,10 +6,15 @@
 //! - no control character, backslash, `@` or `#` survives;
 //! - parsing the normalised path (with its query) again gives the same path: normalisation is a
 //!   fixed point, so policy globs see one form;
-//! - adding a prefix is idempotent.
+//! - adding a prefix is idempotent;
+//! - what the policy matches is what the upstream routes: for each product, the path the target
+//!   sends, read as that product's server reads it (Tomcat for Jira and Confluence: `;params`
+//!   dropped, escapes decoded, dot segments resolved, empty and trailing segments ignored; the
+//!   others: escapes decoded within each segment), names the same segments as the matched form
+//!   the rules see (aliases read as one), and lies in the product's path space.
 #![no_main]
 
-use devtools_mcp_edge::upstream::ApiPath;
+use devtools_mcp_edge::upstream::{ApiPath, Method, Target, Vendor};
 use libfuzzer_sys::fuzz_target;
 use url::Url;
 
@@ -96,4 +101,109 @@ fuzz_target!(|data: &[u8]| {
             url.path()
         );
     }
+
+    for vendor in Vendor::ALL {
+        let Ok(target) = Target::checked(vendor, Method::Get, &parsed) else {
+            continue;
+        };
+        let routed = route(vendor, target.path.path());
+        let matched = route(vendor, target.path());
+        assert_eq!(
+            routed,
+            matched,
+            "{raw:?} for {vendor}: sent {:?} routes elsewhere than the matched {:?}",
+            target.path.path(),
+            target.path()
+        );
+        let first = routed.first().map(Vec::as_slice).unwrap_or_default();
+        match vendor {
+            Vendor::Confluence => assert_eq!(first, b"wiki", "{raw:?}: Confluence outside /wiki"),
+            Vendor::Jira => assert!(
+                !first.eq_ignore_ascii_case(b"wiki"),
+                "{raw:?}: Jira in /wiki"
+            ),
+            Vendor::Bitbucket => assert_eq!(first, b"2.0", "{raw:?}: Bitbucket outside /2.0"),
+            Vendor::CircleCi => assert!(
+                !first.eq_ignore_ascii_case(b"api"),
+                "{raw:?}: CircleCI root"
+            ),
+            Vendor::GitHub => {}
+        }
+        if matches!(vendor, Vendor::Jira | Vendor::Confluence | Vendor::CircleCi) {
+            assert!(
+                routed.iter().flatten().all(u8::is_ascii),
+                "{raw:?} for {vendor}: a non-ASCII byte reaches a server that may fold it"
+            );
+        }
+    }
 });
+
+/// The segments `vendor`'s server routes `path` to, with the aliases policy reads as one
+/// resource put in one form (Jira's API version as 3, CircleCI's vcs as gh/bb).
+fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
+    let tomcat = matches!(vendor, Vendor::Jira | Vendor::Confluence);
+    let mut segments: Vec<Vec<u8>> = Vec::new();
+    for raw in path.split('/') {
+        // Tomcat drops path parameters before it decodes and resolves.
+        let raw = if tomcat {
+            raw.split(';').next().unwrap_or_default()
+        } else {
+            raw
+        };
+        let segment = decode(raw);
+        match segment.as_slice() {
+            b"" | b"." => {}
+            b".." => {
+                segments.pop();
+            }
+            _ => segments.push(segment),
+        }
+    }
+    if vendor == Vendor::Jira
+        && segments.len() > 2
+        && segments[0] == b"rest"
+        && segments[1] == b"api"
+        && (segments[2] == b"2" || segments[2].eq_ignore_ascii_case(b"latest"))
+    {
+        segments[2] = b"3".to_vec();
+    }
+    if vendor == Vendor::CircleCi {
+        for i in 1..segments.len() {
+            let after = [&b"project"[..], b"insights", b"pages", b"time-series"]
+                .iter()
+                .any(|w| segments[i - 1].eq_ignore_ascii_case(w));
+            if after && segments[i].eq_ignore_ascii_case(b"github") {
+                segments[i] = b"gh".to_vec();
+            } else if after && segments[i].eq_ignore_ascii_case(b"bitbucket") {
+                segments[i] = b"bb".to_vec();
+            }
+        }
+    }
+    // Case is compared as the matcher does (ASCII only).
+    segments.iter_mut().for_each(|s| s.make_ascii_lowercase());
+    segments
+}
+
+/// `segment` with every `%XX` decoded.
+fn decode(segment: &str) -> Vec<u8> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}

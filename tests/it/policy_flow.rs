@@ -551,11 +551,29 @@ fn a_path_the_tool_refuses_is_invalid_before_any_policy() {
         let pairs = settings(doc, &secrets(), &[]);
         let server = server(&pairs);
         let env = env(&pairs);
-        let params = json!({"name": "jira_get", "arguments": {"path": "//evil.example/x"}});
-        let reply = rpc(&server, &env, "alice", "tools/call", params);
-        assert_eq!(reply["error"]["code"], json!(-32602), "{doc:?}: {reply}");
-        let message = reply["error"]["message"].as_str().unwrap_or_default();
-        assert!(message.contains("Invalid path"), "{message}");
+        for (tool, path, says) in [
+            ("jira_get", "//evil.example/x", "must not start with '//'"),
+            (
+                "conf_get",
+                "/rest/api/3/search/jql",
+                "Confluence paths start with /wiki/",
+            ),
+            ("jira_get", "/wiki/api/v2/pages", "Confluence's API"),
+            (
+                "jira_get",
+                "/rest/api/3/issue;x=1/SECRET-1",
+                "';' path parameters",
+            ),
+        ] {
+            let params = json!({"name": tool, "arguments": {"path": path}});
+            let reply = rpc(&server, &env, "alice", "tools/call", params);
+            assert_eq!(reply["error"]["code"], json!(-32602), "{doc:?}: {reply}");
+            let message = reply["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("Invalid path") && message.contains(says),
+                "{message}"
+            );
+        }
         assert!(env.http.sent().is_empty());
     }
 }
