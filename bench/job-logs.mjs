@@ -19,7 +19,7 @@
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { startLoadStack, post, toolCall, processMemory, mib } from "./load/common.mjs";
+import { startLoadStack, post, toolCall, processMemory, mib, sampleHeapPeak } from "./load/common.mjs";
 import { JOBS, LOGS_REPO, githubLogText, SOAK_BYTES } from "../tests/e2e/fake/logs.mjs";
 
 const TOOL = "github_get_job_logs";
@@ -50,19 +50,11 @@ try {
   // A warm-up call, then the 50 MB log with the heap sampled meanwhile.
   text(await post(stack.mcpUrl, toolCall(TOOL, { ...LOGS_REPO, jobId: 501 })));
   const base = { ...processMemory(stack.pid), wasm: await stack.wasmBytes(), heap: (await stack.jsHeap()).used };
-  let heapPeak = base.heap;
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) {
-      heapPeak = Math.max(heapPeak, (await stack.jsHeap()).used);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
+  const heap = sampleHeapPeak(stack, base.heap);
   const t0 = performance.now();
   const answer = text(await post(stack.mcpUrl, toolCall(TOOL, { ...LOGS_REPO, jobId: 504, outputFormat: "json" })));
   const ms = performance.now() - t0;
-  sampling = false;
-  await sampler;
+  const heapPeak = await heap.stop();
   const after = { ...processMemory(stack.pid), wasm: await stack.wasmBytes() };
   const job = JSON.parse(answer).jobs[0];
   const bytes = job.log?.bytes ?? 0;

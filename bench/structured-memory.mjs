@@ -2,8 +2,8 @@
 // structured value of 16 MiB (MCP_STRUCTURED_MAX_BYTES at its maximum, so the value goes inline in
 // structuredContent) and a 30 MB upstream body (over the bound: data null, the value saved to R2 as
 // an artifact), each also with the flag off (no structuredContent; the truncated text's artifact is
-// saved all the same), an 8 MiB value to show how the peak scales, and the largest body the default
-// UPSTREAM_MAX_BYTES (32 MiB) admits. Workers allow an isolate 128 MB (JavaScript heap and
+// saved all the same), an 8 MiB value to show how the peak scales, and the largest body a 32 MiB
+// UPSTREAM_MAX_BYTES admits (set here: the default is 16 MiB). Workers allow an isolate 128 MB (JavaScript heap and
 // WebAssembly memory together).
 //
 // Each case gets a fresh workerd process (Miniflare), so every peak is that case's own. Three
@@ -42,7 +42,7 @@ import { CREDENTIALS, vendorUrls } from "../tests/e2e/tools-common.mjs";
 
 const TOKEN = "bench-token-0123456789abcdef";
 const MAX_BOUND = 16 * 1024 * 1024;
-const DEFAULT_UPSTREAM_MAX_BYTES = 32 * 1024 * 1024;
+const UPSTREAM_MAX_BYTES = 32 * 1024 * 1024;
 const LIMIT = 128 * 1024 * 1024;
 const MiB = 1024 * 1024;
 
@@ -167,6 +167,7 @@ async function measure(upstream, { name, path: repo, bodyBytes, flag }) {
   const worker = await startBenchWorker({
     MCP_AUTH_TOKENS: JSON.stringify({ bench: TOKEN }), ...vendorUrls(upstream), ...CREDENTIALS,
     MCP_STRUCTURED_OUTPUT: String(flag), MCP_STRUCTURED_MAX_BYTES: String(MAX_BOUND),
+    UPSTREAM_MAX_BYTES: String(UPSTREAM_MAX_BYTES),
   });
   try {
     const [pid] = workerdPids().filter((p) => !before.has(p));
@@ -220,8 +221,8 @@ const bodies = {
   big8: runsBody(upstream.url, 8 * MiB),
   big16: runsBody(upstream.url, MAX_BOUND),
   big30: runsBody(upstream.url, 30_000_000),
-  // The largest body the default UPSTREAM_MAX_BYTES (32 MiB) lets through.
-  big32: runsBody(upstream.url, DEFAULT_UPSTREAM_MAX_BYTES),
+  // The largest body a 32 MiB UPSTREAM_MAX_BYTES lets through.
+  big32: runsBody(upstream.url, UPSTREAM_MAX_BYTES),
 };
 for (const [repo, body] of Object.entries(bodies)) {
   const bytes = Buffer.from(body);

@@ -191,8 +191,9 @@ pub const TIMEOUT_MS: Bounds = Bounds {
     min: 1_000,
     max: 60_000,
 };
-/// `UPSTREAM_MAX_BYTES`: default 32 MiB, clamped to 64 KiB..=100 MiB (a Worker has 128 MB of
-/// memory, and the parsed value costs several times the body).
+/// `UPSTREAM_MAX_BYTES`: default 16 MiB, clamped to 64 KiB..=100 MiB (a Worker has 128 MB of
+/// memory, and a body costs about four times its size while its call runs; docs/configuration.md
+/// has the arithmetic).
 pub const MAX_BYTES: Bounds = Bounds {
     default: DEFAULT_MAX_BYTES as u64,
     min: 64 * 1024,

@@ -13,17 +13,20 @@
 //! Bodies up to [`SMALL_BODY_BYTES`] are counted but never wait: a small call must not queue
 //! behind large ones, and what small ones overdraw only makes large ones wait a little longer.
 //!
-//! Workers run one thread per isolate; the shared state is atomic only because the server that
-//! owns it may live in a `static`. Waiting is a future woken when a reservation is returned, bounded by a timer the caller supplies (the clock port
-//! in production, a channel in tests), which keeps this module free of any port.
+//! A waiting call looks again every [`POLL_MS`] on a timer of its own, which the caller supplies
+//! (the clock port), keeping this module free of any port. It is never woken by the call that
+//! returns memory: that call is another request, and workerd cancels, as hung, a request whose
+//! pending promise another request's code resolves (a waiting request woken that way fails
+//! with a 500 in workerd).
+//!
+//! Workers run one thread per isolate; the count is atomic only because the server that owns
+//! it may live in a `static`.
 
 use std::cell::Cell;
 use std::fmt;
-use std::future::{poll_fn, Future};
-use std::pin::pin;
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Poll, Waker};
+use std::sync::Arc;
 
 /// Bytes of memory a call holds per byte of upstream body, as measured in workerd for a large
 /// page rendered with structured output on (raw body, parsed value, rendered text and artifact
@@ -36,6 +39,9 @@ pub const SMALL_BODY_BYTES: usize = 1024 * 1024;
 /// The longest a large body waits for room before its call is refused, in milliseconds.
 pub const WAIT_MS: u64 = 300;
 
+/// How often a waiting body looks for room again, in milliseconds.
+pub const POLL_MS: u64 = 10;
+
 /// The budget when `MEMORY_BUDGET_BYTES` is not set: 72 MiB of the isolate's 128 MB.
 pub const DEFAULT_BUDGET_BYTES: usize = 72 * 1024 * 1024;
 
@@ -47,7 +53,6 @@ pub struct MemoryBudget(Arc<Shared>);
 struct Shared {
     limit: usize,
     used: AtomicUsize,
-    waiters: Mutex<Vec<Waker>>,
 }
 
 impl fmt::Debug for MemoryBudget {
@@ -65,7 +70,6 @@ impl MemoryBudget {
         MemoryBudget(Arc::new(Shared {
             limit,
             used: AtomicUsize::new(0),
-            waiters: Mutex::new(Vec::new()),
         }))
     }
 
@@ -95,25 +99,6 @@ impl MemoryBudget {
     fn release(&self, bytes: usize) {
         // Never more than was taken: every release is a call's own total.
         self.0.used.fetch_sub(bytes, Ordering::Relaxed);
-        // Every waiter looks again; those that still do not fit register anew.
-        let waiters = std::mem::take(&mut *self.waiters());
-        for waker in waiters {
-            waker.wake();
-        }
-    }
-
-    fn waiters(&self) -> std::sync::MutexGuard<'_, Vec<Waker>> {
-        self.0
-            .waiters
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn wait_for_room(&self, waker: &Waker) {
-        let mut waiters = self.waiters();
-        if !waiters.iter().any(|w| w.will_wake(waker)) {
-            waiters.push(waker.clone());
-        }
     }
 }
 
@@ -188,37 +173,28 @@ impl BodyReservation<'_> {
     }
 
     /// Covers the first `body_bytes` bytes of the body. Up to [`SMALL_BODY_BYTES`] this never
-    /// waits; past it, when the budget has no room, it waits until another call returns memory
-    /// or `timer` (made only when waiting starts) completes, and then fails with [`Busy`].
+    /// waits; past it, when the budget has no room, it looks again every [`POLL_MS`] (sleeping
+    /// with `sleep`) until [`WAIT_MS`] have passed on `now_ms`, and then fails with [`Busy`].
+    /// Wall time, not a count of looks: while another call holds the isolate's one thread
+    /// (parsing a large page takes a second or more), timers fire late.
     pub async fn cover<F: Future<Output = ()>>(
         &mut self,
         body_bytes: usize,
-        timer: impl FnOnce() -> F,
+        now_ms: impl Fn() -> u64,
+        mut sleep: impl FnMut(u64) -> F,
     ) -> Result<(), Busy> {
         if body_bytes <= self.bytes {
             return Ok(());
         }
         let cost = (body_bytes - self.bytes).saturating_mul(BYTES_PER_BODY_BYTE);
-        if body_bytes <= SMALL_BODY_BYTES || self.call.fits(cost) {
-            self.call.take(cost);
-            self.bytes = body_bytes;
-            return Ok(());
-        }
-        let mut timer = pin!(timer());
-        let admitted = poll_fn(|cx| {
-            if self.call.fits(cost) {
-                return Poll::Ready(true);
+        let small = body_bytes <= SMALL_BODY_BYTES;
+        let started = now_ms();
+        while !small && !self.call.fits(cost) {
+            if now_ms().saturating_sub(started) >= WAIT_MS {
+                self.call.refused.set(true);
+                return Err(Busy { body_bytes });
             }
-            if timer.as_mut().poll(cx).is_ready() {
-                return Poll::Ready(false);
-            }
-            self.call.budget.wait_for_room(cx.waker());
-            Poll::Pending
-        })
-        .await;
-        if !admitted {
-            self.call.refused.set(true);
-            return Err(Busy { body_bytes });
+            sleep(POLL_MS).await;
         }
         self.call.take(cost);
         self.bytes = body_bytes;
@@ -246,23 +222,28 @@ impl fmt::Display for Busy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures::channel::oneshot;
+    use crate::ports::fake::{yield_once, ManualClock};
+    use crate::ports::Clock;
     use futures::executor::block_on;
-    use futures::future::{join, join3, FutureExt, LocalBoxFuture};
+    use futures::future::{join, join3};
 
     const MIB: usize = 1024 * 1024;
 
-    /// A timer that fires when the returned sender is used or dropped.
-    fn timer() -> (
-        oneshot::Sender<()>,
-        impl FnOnce() -> LocalBoxFuture<'static, ()>,
-    ) {
-        let (fire, rx) = oneshot::channel::<()>();
-        (fire, move || rx.map(|_| ()).boxed_local())
+    fn zero() -> u64 {
+        0
     }
 
-    fn never() -> impl Future<Output = ()> {
+    fn never(_: u64) -> futures::future::Pending<()> {
         futures::future::pending()
+    }
+
+    /// Moves `clock` on by `polls` waiting rounds, letting the waiting body look each time.
+    async fn tick(clock: &ManualClock, polls: u64) {
+        for _ in 0..polls {
+            yield_once().await;
+            clock.advance(POLL_MS);
+        }
+        yield_once().await;
     }
 
     #[test]
@@ -270,72 +251,84 @@ mod tests {
         let budget = MemoryBudget::new(80 * MIB);
         let call = budget.call();
         let mut body = call.body();
-        assert_eq!(block_on(body.cover(16 * MIB, never)), Ok(()));
+        assert_eq!(block_on(body.cover(16 * MIB, zero, never)), Ok(()));
         assert_eq!(body.covered(), 16 * MIB);
         assert_eq!(call.held(), 16 * MIB * BYTES_PER_BODY_BYTE);
         assert_eq!(budget.in_use(), 64 * MIB);
         // Covering what is covered already takes nothing more.
-        assert_eq!(block_on(body.cover(8 * MIB, never)), Ok(()));
+        assert_eq!(block_on(body.cover(8 * MIB, zero, never)), Ok(()));
         assert_eq!(budget.in_use(), 64 * MIB);
     }
 
     #[test]
-    fn a_waiting_body_is_admitted_when_another_call_ends() {
+    fn a_waiting_body_is_admitted_at_its_next_look_after_another_call_ends() {
+        let clock = ManualClock::at(0);
         let budget = MemoryBudget::new(80 * MIB);
         let first = budget.call();
-        block_on(first.body().cover(16 * MIB, never)).unwrap();
+        block_on(first.body().cover(16 * MIB, zero, never)).unwrap();
         let second = budget.call();
-        let (_fire, timer) = timer();
         let mut body = second.body();
-        let (admitted, ()) = block_on(join(body.cover(16 * MIB, timer), async {
-            // The second body is waiting by now (join polls it first).
-            assert_eq!(budget.in_use(), 64 * MIB);
-            drop(first);
-        }));
+        let (admitted, ()) = block_on(join(
+            body.cover(16 * MIB, || clock.now_ms(), |ms| clock.sleep(ms)),
+            async {
+                tick(&clock, 3).await;
+                // Still waiting: nothing was returned.
+                assert_eq!(second.held(), 0);
+                drop(first);
+                tick(&clock, 1).await;
+            },
+        ));
         assert_eq!(admitted, Ok(()));
         assert_eq!(budget.in_use(), 64 * MIB);
         assert!(!second.refused());
     }
 
     #[test]
-    fn a_body_that_waits_past_its_timer_is_refused_as_busy() {
+    fn a_body_that_finds_no_room_for_the_whole_wait_is_refused_as_busy() {
+        let clock = ManualClock::at(0);
         let budget = MemoryBudget::new(80 * MIB);
         let first = budget.call();
-        block_on(first.body().cover(16 * MIB, never)).unwrap();
+        block_on(first.body().cover(16 * MIB, zero, never)).unwrap();
         let second = budget.call();
-        let (fire, timer) = timer();
         let mut body = second.body();
-        let (outcome, ()) = block_on(join(body.cover(16 * MIB, timer), async {
-            fire.send(()).unwrap();
-        }));
+        let polls = WAIT_MS / POLL_MS;
+        let (outcome, ()) = block_on(join(
+            body.cover(16 * MIB, || clock.now_ms(), |ms| clock.sleep(ms)),
+            async {
+                tick(&clock, polls - 1).await;
+                assert!(!second.refused());
+                tick(&clock, 1).await;
+                assert!(second.refused());
+            },
+        ));
         assert_eq!(
             outcome,
             Err(Busy {
                 body_bytes: 16 * MIB
             })
         );
-        assert!(second.refused());
         assert_eq!(second.held(), 0);
         assert_eq!(budget.in_use(), 64 * MIB);
     }
 
     #[test]
     fn small_bodies_pass_while_a_large_one_waits() {
+        let clock = ManualClock::at(0);
         let budget = MemoryBudget::new(80 * MIB);
         let first = budget.call();
-        block_on(first.body().cover(16 * MIB, never)).unwrap();
+        block_on(first.body().cover(16 * MIB, zero, never)).unwrap();
         let large = budget.call();
         let small = budget.call();
-        let (fire, timer) = timer();
         let mut large_body = large.body();
         let mut small_body = small.body();
         let (large_outcome, small_outcome, ()) = block_on(join3(
-            large_body.cover(16 * MIB, timer),
-            // Overdrawn beyond the budget, without waiting (its timer never fires).
-            small_body.cover(MIB, never),
+            large_body.cover(16 * MIB, || clock.now_ms(), |ms| clock.sleep(ms)),
+            // Overdrawn beyond the budget, without waiting.
+            small_body.cover(MIB, zero, never),
             async {
+                yield_once().await;
                 assert_eq!(budget.in_use(), 64 * MIB + 4 * MIB);
-                fire.send(()).unwrap();
+                tick(&clock, WAIT_MS / POLL_MS).await;
             },
         ));
         assert_eq!(small_outcome, Ok(()));
@@ -345,19 +338,22 @@ mod tests {
 
     #[test]
     fn a_streamed_body_grows_its_reservation_and_waits_only_past_the_small_size() {
+        let clock = ManualClock::at(0);
         let budget = MemoryBudget::new(8 * MIB);
         let other = budget.call();
-        block_on(other.body().cover(MIB, never)).unwrap();
+        block_on(other.body().cover(MIB, zero, never)).unwrap();
         let call = budget.call();
         let mut body = call.body();
         for covered in [64 * 1024, 512 * 1024, MIB] {
             // The budget is full (the other call holds 4 MiB, this one as much), yet no wait.
-            assert_eq!(block_on(body.cover(covered, never)), Ok(()));
+            assert_eq!(block_on(body.cover(covered, zero, never)), Ok(()));
         }
         assert_eq!(budget.in_use(), 8 * MIB);
-        let (fire, timer) = timer();
-        drop(fire);
-        assert!(block_on(body.cover(MIB + 1, timer)).is_err());
+        let (grown, ()) = block_on(join(
+            body.cover(MIB + 1, || clock.now_ms(), |ms| clock.sleep(ms)),
+            tick(&clock, WAIT_MS / POLL_MS),
+        ));
+        assert!(grown.is_err());
         assert_eq!(body.covered(), MIB);
     }
 
@@ -365,7 +361,7 @@ mod tests {
     fn a_body_over_the_whole_budget_runs_alone() {
         let budget = MemoryBudget::new(16 * MIB);
         let call = budget.call();
-        assert_eq!(block_on(call.body().cover(8 * MIB, never)), Ok(()));
+        assert_eq!(block_on(call.body().cover(8 * MIB, zero, never)), Ok(()));
         assert_eq!(budget.in_use(), 32 * MIB);
     }
 
@@ -373,8 +369,8 @@ mod tests {
     fn every_reservation_of_a_call_returns_when_it_is_dropped() {
         let budget = MemoryBudget::new(80 * MIB);
         let call = budget.call();
-        block_on(call.body().cover(2 * MIB, never)).unwrap();
-        block_on(call.body().cover(3 * MIB, never)).unwrap();
+        block_on(call.body().cover(2 * MIB, zero, never)).unwrap();
+        block_on(call.body().cover(3 * MIB, zero, never)).unwrap();
         assert_eq!(budget.in_use(), 20 * MIB);
         drop(call);
         assert_eq!(budget.in_use(), 0);

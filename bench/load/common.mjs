@@ -209,6 +209,28 @@ async function heapProbe(inspectorPort) {
   };
 }
 
+/**
+ * Samples the JS heap of a stack started with `inspect` every few milliseconds from `from` bytes
+ * on; `stop()` ends the sampling and resolves to the peak seen.
+ */
+export function sampleHeapPeak(stack, from) {
+  let peak = from;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      peak = Math.max(peak, (await stack.jsHeap()).used);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  return {
+    async stop() {
+      sampling = false;
+      await sampler;
+      return peak;
+    },
+  };
+}
+
 /** POSTs one MCP body and returns the parsed JSON-RPC reply; throws on a non-200. */
 export async function post(mcpUrl, body) {
   const r = await fetch(mcpUrl, { method: "POST", headers: MCP_HEADERS, body });

@@ -57,6 +57,29 @@ impl Clock for ManualClock {
     }
 }
 
+/// Pending once, waking itself, so that the other futures of a join run before the next step.
+pub struct YieldOnce(bool);
+
+/// A [`YieldOnce`] not yet polled.
+pub fn yield_once() -> YieldOnce {
+    YieldOnce(false)
+}
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
 /// Deterministic "randomness": a counter-driven xorshift, so ids differ but tests repeat.
 #[derive(Debug)]
 pub struct SeededRng(Cell<u64>);

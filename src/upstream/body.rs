@@ -2,7 +2,7 @@
 //! from its `Content-Length` before a byte of it is read, or grown as it streams when no length
 //! is declared, on the call's reservations ([`crate::memory`]), which outlive the body.
 
-use crate::memory::{BodyReservation, Busy, SMALL_BODY_BYTES, WAIT_MS};
+use crate::memory::{BodyReservation, Busy, SMALL_BODY_BYTES};
 use crate::ports::{header, Ports, TransportError, UpstreamRequest, UpstreamResponse};
 
 /// Why a body was not read.
@@ -15,17 +15,31 @@ pub enum Unread {
 }
 
 /// Sends `request` and reads at most `max_body` bytes of the answer, whatever its status, under
-/// the call's memory reservations (none outside a call).
+/// the call's memory reservations (none outside a call). An answer declaring more than
+/// `unread_over` bytes comes back with its headers and no body, for the caller to refuse from
+/// its `Content-Length` (a vendor whose reference refuses such answers with a text of its own).
 pub async fn fetch(
     ports: Ports<'_>,
     request: UpstreamRequest,
     max_body: usize,
+    unread_over: Option<usize>,
 ) -> Result<UpstreamResponse, Unread> {
     let mut opened = ports.http.open(request).await.map_err(Unread::Transport)?;
     let declared = header(&opened.headers, "content-length")
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(|len| usize::try_from(len).unwrap_or(usize::MAX));
     let too_large = || Unread::Transport(TransportError::TooLarge(max_body));
+    if declared
+        .zip(unread_over)
+        .is_some_and(|(len, limit)| len > limit)
+    {
+        return Ok(UpstreamResponse {
+            status: opened.status,
+            status_text: opened.status_text,
+            headers: opened.headers,
+            body: Vec::new(),
+        });
+    }
     if declared.is_some_and(|len| len > max_body) {
         return Err(too_large());
     }
@@ -54,7 +68,7 @@ pub async fn fetch(
     })
 }
 
-/// Covers the first `bytes` of the body, waiting at most [`WAIT_MS`] for room.
+/// Covers the first `bytes` of the body, waiting a while for room when there is none.
 async fn cover(
     ports: Ports<'_>,
     reservation: Option<&mut BodyReservation<'_>>,
@@ -62,7 +76,7 @@ async fn cover(
 ) -> Result<(), Unread> {
     match reservation {
         Some(reservation) => reservation
-            .cover(bytes, || ports.clock.sleep(WAIT_MS))
+            .cover(bytes, || ports.clock.now_ms(), |ms| ports.clock.sleep(ms))
             .await
             .map_err(Unread::Busy),
         None => Ok(()),

@@ -112,7 +112,9 @@ pub async fn send_raw(
     };
     let request = vendor_request(settings, &endpoint, method, &path, query, body);
     let url = request.url.clone();
-    let outcome = body::fetch(ports, request, settings.max_bytes).await;
+    // Whole bytes: the limit is an integer held as a JavaScript number.
+    let unread_over = vendor.declared_length_limit().map(|limit| limit as usize);
+    let outcome = body::fetch(ports, request, settings.max_bytes, unread_over).await;
     let elapsed = ports.clock.now_ms().saturating_sub(started);
     let log = |status: Option<u16>, bytes: usize, outcome: &str| {
         ports.log.event(

@@ -196,8 +196,9 @@ pub struct UpstreamSettings {
 
 /// The timeout when `UPSTREAM_TIMEOUT_MS` is not set: the reference servers' 30 s.
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
-/// The body limit when `UPSTREAM_MAX_BYTES` is not set: 32 MiB.
-pub const DEFAULT_MAX_BYTES: usize = 32 * 1024 * 1024;
+/// The body limit when `UPSTREAM_MAX_BYTES` is not set: 16 MiB, whose cost (64 MiB at four bytes
+/// of memory per byte of body) fits in the default memory budget beside the JS heap.
+pub const DEFAULT_MAX_BYTES: usize = 16 * 1024 * 1024;
 
 impl Default for UpstreamSettings {
     /// Public default URLs, default limits and no credentials.

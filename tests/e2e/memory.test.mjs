@@ -87,10 +87,11 @@ test("with a budget that holds one large page, the others get the busy error and
     const small = calls.filter((c) => c.kind === "small");
     const large = calls.filter((c) => c.kind === "large");
     for (const c of small) assert.equal(c.isError, false, c.text);
-    const firstLarge = Math.min(...large.map((c) => c.at));
-    for (const c of small) assert.ok(c.at < firstLarge, "a small call waited for the large ones");
     const busy = large.filter((c) => c.isError);
     const served = large.filter((c) => !c.isError);
+    // The refusals come early (after a short wait); no small call waits for a page to be served.
+    const firstServed = Math.min(...served.map((c) => c.at));
+    for (const c of small) assert.ok(c.at < firstServed, "a small call waited for the large ones");
     assert.ok(served.length >= 1, "the first large page is served");
     assert.ok(busy.length >= 1, "some large pages are refused");
     for (const c of busy) {

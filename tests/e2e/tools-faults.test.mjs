@@ -11,7 +11,7 @@ import { startStack, CREDENTIALS as C, networkErrorText, tooLargeErrorText } fro
 import { eventually } from "./worker.mjs";
 
 const TIMEOUT_MS = 1000;
-// The smallest bound the worker accepts would keep this fast; 32 MiB (the default) also works, at
+// The smallest bound the worker accepts would keep this fast; 16 MiB (the default) also works, at
 // the cost of streaming that much over loopback.
 const MAX_BYTES = 1024 * 1024;
 

@@ -6,8 +6,8 @@ use crate::common::ci::*;
 use crate::common::protocol::{body_json, headers_2026, meta_2026, post, TOKEN};
 use crate::common::server::STATELESS;
 use crate::common::structured::{run, runs_body};
-use devtools_mcp_edge::memory::{BYTES_PER_BODY_BYTE, WAIT_MS};
-use devtools_mcp_edge::ports::fake::FakeEnv;
+use devtools_mcp_edge::memory::{BYTES_PER_BODY_BYTE, POLL_MS, WAIT_MS};
+use devtools_mcp_edge::ports::fake::{yield_once, FakeEnv, YieldOnce};
 use devtools_mcp_edge::ports::{
     BodyStream, Ports, StreamedResponse, TransportError, UpstreamHttp, UpstreamRequest,
     UpstreamResponse,
@@ -19,9 +19,6 @@ use futures::future::{join, join3, FutureExt, LocalBoxFuture, Shared};
 use serde_json::{json, Value as Json};
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 const RUNS: &str = "github_list_workflow_runs";
 const GET: &str = "circleci_get";
@@ -182,23 +179,18 @@ fn runs_args() -> Json {
     json!({"owner": "o", "repo": "r", "perPage": 100})
 }
 
-/// Pending once, so that the other futures of a join run before the next step.
-struct YieldOnce(bool);
-
-impl Future for YieldOnce {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            return Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
+fn settle() -> YieldOnce {
+    yield_once()
 }
 
-fn settle() -> YieldOnce {
-    YieldOnce(false)
+/// Lets the calls run, then moves the clock on by `polls` waiting rounds, letting them run
+/// after each.
+async fn ticks(env: &FakeEnv, polls: u64) {
+    settle().await;
+    for _ in 0..polls {
+        env.clock.advance(POLL_MS);
+        settle().await;
+    }
 }
 
 fn labels(done: &RefCell<Vec<(&'static str, Json)>>) -> Vec<&'static str> {
@@ -228,6 +220,10 @@ fn small_calls_answer_while_a_large_one_waits_and_the_waiting_one_runs_when_room
             call(&server, ports, "small", &done, GET, json!({"path": "/me"})).await;
             assert_eq!(labels(&done), ["small"]);
             open.send(()).unwrap();
+            settle().await;
+            assert_eq!(labels(&done), ["small", "first"]);
+            // The second looks again at its next poll, finds room and reads its page.
+            ticks(&env, 1).await;
         };
         join3(first, second, driver).await;
     });
@@ -249,12 +245,9 @@ fn a_large_call_that_finds_no_room_in_time_gets_the_retryable_busy_error() {
         let first = call(&server, ports, "first", &done, RUNS, runs_args());
         let second = call(&server, ports, "second", &done, RUNS, runs_args());
         let driver = async {
-            settle().await;
-            env.clock.advance(WAIT_MS - 1);
-            settle().await;
+            ticks(&env, WAIT_MS / POLL_MS - 1).await;
             assert!(labels(&done).is_empty());
-            env.clock.advance(1);
-            settle().await;
+            ticks(&env, 1).await;
             assert_eq!(labels(&done), ["second"]);
             open.send(()).unwrap();
         };
