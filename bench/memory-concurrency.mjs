@@ -14,6 +14,7 @@
 //   node bench/memory-concurrency.mjs     # prints a table; exits 1 when a call is lost or wasm +
 //                                         # JS heap reaches 110 MiB in any case
 
+import http from "node:http";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { githubRun } from "../tests/e2e/fake/github.mjs";
@@ -37,6 +38,24 @@ function runsBody(base, bytes) {
   return Buffer.from(`{"total_count":${runs.length},"workflow_runs":[${runs.join(",")}]}`);
 }
 
+/**
+ * POSTs `body` on a connection of its own (no keep-alive: a reused connection the server has just
+ * closed fails on the client's side, which would count as lost though the worker never saw it):
+ * { status, text }.
+ */
+function postFresh(url, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: "POST", headers: MCP_HEADERS, agent: false }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 /** One call, retried while it is refused as busy: { firstBusy, served, lost, tries, ms }. */
 async function callUntilServed(mcpUrl, repo) {
   const t0 = performance.now();
@@ -45,12 +64,11 @@ async function callUntilServed(mcpUrl, repo) {
   for (let tries = 1; tries <= MAX_TRIES; tries++) {
     let reply;
     try {
-      const r = await fetch(mcpUrl, { method: "POST", headers: MCP_HEADERS, body });
-      const text = await r.text();
-      if (r.status !== 200) return { firstBusy, served: false, lost: `HTTP ${r.status}`, tries, ms: performance.now() - t0 };
+      const { status, text } = await postFresh(mcpUrl, body);
+      if (status !== 200) return { firstBusy, served: false, lost: `HTTP ${status}`, tries, ms: performance.now() - t0 };
       reply = JSON.parse(text);
     } catch (e) {
-      return { firstBusy, served: false, lost: String(e), tries, ms: performance.now() - t0 };
+      return { firstBusy, served: false, lost: `${e} (${e.code ?? "no code"})`, tries, ms: performance.now() - t0 };
     }
     const result = reply.result;
     if (!result) return { firstBusy, served: false, lost: JSON.stringify(reply.error), tries, ms: performance.now() - t0 };
