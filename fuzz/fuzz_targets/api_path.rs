@@ -107,7 +107,7 @@ fuzz_target!(|data: &[u8]| {
             continue;
         };
         let routed = route(vendor, target.path.path());
-        let matched = route(vendor, target.path());
+        let matched = policy_view(target.path());
         assert_eq!(
             routed,
             matched,
@@ -139,18 +139,25 @@ fuzz_target!(|data: &[u8]| {
 });
 
 /// The segments `vendor`'s server routes `path` to, with the aliases policy reads as one
-/// resource put in one form (Jira's API version as 3, CircleCI's vcs as gh/bb).
+/// resource put in one form (Jira's API version as 3; CircleCI's vcs slugs are sent canonical).
+/// Tomcat (Jira, Confluence) drops `;params` from each segment, then decodes (with encoded
+/// slashes allowed, as some deployments configure it) and resolves; the others split first and
+/// decode inside each segment.
 fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
-    let tomcat = matches!(vendor, Vendor::Jira | Vendor::Confluence);
+    let parts: Vec<Vec<u8>> = if matches!(vendor, Vendor::Jira | Vendor::Confluence) {
+        let stripped: Vec<&str> = path
+            .split('/')
+            .map(|s| s.split(';').next().unwrap_or_default())
+            .collect();
+        decode(&stripped.join("/"))
+            .split(|b| *b == b'/')
+            .map(<[u8]>::to_vec)
+            .collect()
+    } else {
+        path.split('/').map(decode).collect()
+    };
     let mut segments: Vec<Vec<u8>> = Vec::new();
-    for raw in path.split('/') {
-        // Tomcat drops path parameters before it decodes and resolves.
-        let raw = if tomcat {
-            raw.split(';').next().unwrap_or_default()
-        } else {
-            raw
-        };
-        let segment = decode(raw);
+    for segment in parts {
         match segment.as_slice() {
             b"" | b"." => {}
             b".." => {
@@ -167,21 +174,19 @@ fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
     {
         segments[2] = b"3".to_vec();
     }
-    if vendor == Vendor::CircleCi {
-        for i in 1..segments.len() {
-            let after = [&b"project"[..], b"insights", b"pages", b"time-series"]
-                .iter()
-                .any(|w| segments[i - 1].eq_ignore_ascii_case(w));
-            if after && segments[i].eq_ignore_ascii_case(b"github") {
-                segments[i] = b"gh".to_vec();
-            } else if after && segments[i].eq_ignore_ascii_case(b"bitbucket") {
-                segments[i] = b"bb".to_vec();
-            }
-        }
-    }
     // Case is compared as the matcher does (ASCII only).
     segments.iter_mut().for_each(|s| s.make_ascii_lowercase());
     segments
+}
+
+/// The segments a path glob sees in the matched form: split on `/` only, each escape read as
+/// its byte, ASCII case ignored.
+fn policy_view(matched: &str) -> Vec<Vec<u8>> {
+    matched
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| decode(s).to_ascii_lowercase())
+        .collect()
 }
 
 /// `segment` with every `%XX` decoded.
