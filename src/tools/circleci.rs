@@ -213,6 +213,21 @@ async fn get(
     };
     if let (Some(key), false) = (&key, args.fresh) {
         if let Some(hit) = cache.lookup(key).await {
+            // A cached body costs what a fetched one does once parsed and rendered.
+            if let Err(busy) = upstream::body::reserve_held(call.ports, hit.body.len()).await {
+                let kind = upstream::ErrorKind::Busy {
+                    body_bytes: busy.body_bytes,
+                };
+                let now = call.ports.clock.now_ms();
+                let error = upstream::UpstreamError::new(
+                    Vendor::CircleCi,
+                    Method::Get,
+                    path.path(),
+                    now,
+                    kind,
+                );
+                return Ok(output::upstream_error(&error));
+            }
             let now = call.ports.clock.now_ms();
             let headers: Vec<(String, String)> = hit
                 .content_type

@@ -68,6 +68,17 @@ pub async fn fetch(
     })
 }
 
+/// Reserves the cost of a body of `bytes` already in hand (read back from a store) before what is
+/// built from it: the call's share of the budget, waiting a while for room when there is none.
+pub async fn reserve_held(ports: Ports<'_>, bytes: usize) -> Result<(), Busy> {
+    let Some(call) = ports.memory else {
+        return Ok(());
+    };
+    call.body()
+        .cover(bytes, || ports.clock.now_ms(), |ms| ports.clock.sleep(ms))
+        .await
+}
+
 /// Covers the first `bytes` of the body, waiting a while for room when there is none.
 async fn cover(
     ports: Ports<'_>,

@@ -17,8 +17,9 @@ use futures::channel::oneshot;
 use futures::executor::block_on;
 use futures::future::{join, join3, FutureExt, LocalBoxFuture, Shared};
 use serde_json::{json, Value as Json};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 const RUNS: &str = "github_list_workflow_runs";
 const GET: &str = "circleci_get";
@@ -321,5 +322,52 @@ fn reservations_return_when_a_call_fails_after_reserving() {
     let failed = result(&done, "failed");
     assert_eq!(failed["isError"], true);
     assert_eq!(failed["_meta"].get("code"), None, "{failed}");
+    assert_eq!(server.memory().in_use(), 0);
+}
+
+#[test]
+fn a_large_cached_body_waits_for_room_as_a_fetched_one_does() {
+    let server = server();
+    let env = FakeEnv::new();
+    let (open, gate) = gate();
+    let page = large_page();
+    let fetched = Rc::new(Cell::new(0));
+    let count = fetched.clone();
+    let http = GatedHttp {
+        route: Box::new(move |request| {
+            let mut pieces = vec![Piece::Bytes(page.clone())];
+            if request.url.contains("/actions/runs") {
+                pieces.insert(0, Piece::Wait(gate.clone()));
+            } else {
+                count.set(count.get() + 1);
+            }
+            (json_headers(Some(page.len())), pieces)
+        }),
+    };
+    let ports = over(&env, &http);
+    let done = RefCell::new(Vec::new());
+    let args = || json!({"path": "/project/gh/o/r"});
+    // Fetched, and cached, while nothing else holds memory.
+    block_on(call(&server, ports, "fetched", &done, GET, args()));
+    block_on(async {
+        let first = call(&server, ports, "first", &done, RUNS, runs_args());
+        let driver = async {
+            let cached = call(&server, ports, "cached", &done, GET, args());
+            join(cached, ticks(&env, WAIT_MS / POLL_MS)).await;
+            open.send(()).unwrap();
+        };
+        join(first, driver).await;
+    });
+    assert_eq!(
+        fetched.get(),
+        1,
+        "the second circleci_get is answered from the cache"
+    );
+    let done = done.borrow();
+    assert_eq!(result(&done, "fetched").get("isError"), None);
+    assert_eq!(result(&done, "first").get("isError"), None);
+    let busy = result(&done, "cached");
+    assert_eq!(busy["isError"], true, "{busy}");
+    assert_eq!(busy["_meta"]["code"], "server_busy");
     assert_eq!(server.memory().in_use(), 0);
 }
