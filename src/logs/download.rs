@@ -6,6 +6,8 @@
 use super::excerpt::Excerpter;
 use crate::artifacts::stream::ArtifactWriter;
 use crate::ports::{BodyStream, Level, Ports, TransportError, UpstreamRequest};
+use crate::upstream::body::Unread;
+use crate::upstream::error::busy_text;
 use crate::upstream::stream::{status_error, Opened};
 use crate::upstream::vendor::USER_AGENT;
 use crate::upstream::{ApiPath, UpstreamError, UpstreamSettings, Vendor};
@@ -161,30 +163,23 @@ async fn pump(
     }
 }
 
-/// Reads all of `body` (a document that must be parsed whole, such as a CircleCI step's JSON
-/// output), refusing more than `limit` bytes.
+/// Reads all of `body` (a document of `vendor`'s that must be parsed whole, such as a CircleCI
+/// step's JSON output) under the call's memory reservations, refusing more than `limit` bytes.
 pub async fn read_all(
+    ports: Ports<'_>,
+    vendor: Vendor,
     mut body: Box<dyn BodyStream>,
     host: &str,
     limit: usize,
 ) -> Result<Vec<u8>, LogError> {
-    let mut out = Vec::new();
-    loop {
-        match body.next_chunk().await {
-            Ok(Some(chunk)) => {
-                if out.len() + chunk.len() > limit {
-                    return Err(LogError::Download(format!(
-                        "A step's output on {host} is larger than {limit} bytes (UPSTREAM_MAX_BYTES)."
-                    )));
-                }
-                out.extend_from_slice(&chunk);
-            }
-            Ok(None) => return Ok(out),
-            Err(_) => {
-                return Err(LogError::Download(format!(
-                    "The download from {host} broke off or did not finish in time."
-                )))
-            }
-        }
+    match crate::upstream::body::read(ports, body.as_mut(), None, limit).await {
+        Ok(out) => Ok(out),
+        Err(Unread::Transport(TransportError::TooLarge(_))) => Err(LogError::Download(format!(
+            "A step's output on {host} is larger than {limit} bytes (UPSTREAM_MAX_BYTES)."
+        ))),
+        Err(Unread::Transport(_)) => Err(LogError::Download(format!(
+            "The download from {host} broke off or did not finish in time."
+        ))),
+        Err(Unread::Busy(busy)) => Err(LogError::Download(busy_text(vendor, busy.body_bytes))),
     }
 }

@@ -3,7 +3,7 @@
 //! is declared, on the call's reservations ([`crate::memory`]), which outlive the body.
 
 use crate::memory::{BodyReservation, Busy, SMALL_BODY_BYTES};
-use crate::ports::{header, Ports, TransportError, UpstreamRequest, UpstreamResponse};
+use crate::ports::{header, BodyStream, Ports, TransportError, UpstreamRequest, UpstreamResponse};
 
 /// Why a body was not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,7 +28,6 @@ pub async fn fetch(
     let declared = header(&opened.headers, "content-length")
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(|len| usize::try_from(len).unwrap_or(usize::MAX));
-    let too_large = || Unread::Transport(TransportError::TooLarge(max_body));
     if declared
         .zip(unread_over)
         .is_some_and(|(len, limit)| len > limit)
@@ -40,6 +39,24 @@ pub async fn fetch(
             body: Vec::new(),
         });
     }
+    let body = read(ports, opened.body.as_mut(), declared, max_body).await?;
+    Ok(UpstreamResponse {
+        status: opened.status,
+        status_text: opened.status_text,
+        headers: opened.headers,
+        body,
+    })
+}
+
+/// Reads all of `stream` (at most `max_body` bytes; `declared` of them when the length is known)
+/// under the call's memory reservations.
+pub async fn read(
+    ports: Ports<'_>,
+    stream: &mut dyn BodyStream,
+    declared: Option<usize>,
+    max_body: usize,
+) -> Result<Vec<u8>, Unread> {
+    let too_large = || Unread::Transport(TransportError::TooLarge(max_body));
     if declared.is_some_and(|len| len > max_body) {
         return Err(too_large());
     }
@@ -48,7 +65,7 @@ pub async fn fetch(
         cover(ports, reservation.as_mut(), len).await?;
     }
     let mut body = Vec::with_capacity(declared.map_or(0, capacity));
-    while let Some(chunk) = opened.body.next_chunk().await.map_err(Unread::Transport)? {
+    while let Some(chunk) = stream.next_chunk().await.map_err(Unread::Transport)? {
         let len = body.len() + chunk.len();
         if len > max_body {
             return Err(too_large());
@@ -60,12 +77,7 @@ pub async fn fetch(
         }
         body.extend_from_slice(&chunk);
     }
-    Ok(UpstreamResponse {
-        status: opened.status,
-        status_text: opened.status_text,
-        headers: opened.headers,
-        body,
-    })
+    Ok(body)
 }
 
 /// Reserves the cost of a body of `bytes` already in hand (read back from a store) before what is

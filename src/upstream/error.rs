@@ -256,7 +256,7 @@ impl std::error::Error for UpstreamError {}
 
 /// The text of a call refused for want of memory: the same for every vendor (no reference
 /// server has this failure), saying that it is temporary and how to ask for less.
-fn busy_text(vendor: Vendor, body_bytes: usize) -> String {
+pub fn busy_text(vendor: Vendor, body_bytes: usize) -> String {
     format!(
         "Error: the server is busy with other large results and has no memory free for this {} \
          API response ({body_bytes} bytes) right now. Retry in a few seconds, or narrow the \

@@ -23,6 +23,7 @@ use std::rc::Rc;
 
 const RUNS: &str = "github_list_workflow_runs";
 const GET: &str = "circleci_get";
+const LOGS: &str = "circleci_get_job_logs";
 /// The budget: a little over one large body's cost, so two never fit together.
 const BUDGET: usize = 8 * 1024 * 1024;
 
@@ -369,5 +370,64 @@ fn a_large_cached_body_waits_for_room_as_a_fetched_one_does() {
     let busy = result(&done, "cached");
     assert_eq!(busy["isError"], true, "{busy}");
     assert_eq!(busy["_meta"]["code"], "server_busy");
+    assert_eq!(server.memory().in_use(), 0);
+}
+
+#[test]
+fn a_large_circleci_step_output_waits_for_room_and_its_refusal_is_the_jobs_log_error() {
+    const S3: &str = "https://circle-production-action-output.s3.amazonaws.com";
+    let server = server();
+    let env = FakeEnv::new();
+    let (open, gate) = gate();
+    let page = large_page();
+    let message = "x".repeat(page.len());
+    let output = json!([{"type": "out", "message": message}])
+        .to_string()
+        .into_bytes();
+    let http = GatedHttp {
+        route: Box::new(move |request| {
+            let url = request.url.as_str();
+            let body = if url.contains("/actions/runs") {
+                return (
+                    json_headers(Some(page.len())),
+                    vec![Piece::Wait(gate.clone()), Piece::Bytes(page.clone())],
+                );
+            } else if url.starts_with(S3) {
+                output.clone()
+            } else if url.ends_with("/tests") {
+                br#"{"items":[],"next_page_token":null}"#.to_vec()
+            } else {
+                json!({"build_num": 42, "lifecycle": "finished", "outcome": "failed",
+                       "steps": [{"name": "npm test", "actions": [{"name": "npm test", "index": 0,
+                           "status": "failed", "failed": true, "exit_code": 1, "has_output": true,
+                           "output_url": format!("{S3}/out/1?X-Amz-Signature=SIG")}]}]})
+                .to_string()
+                .into_bytes()
+            };
+            (json_headers(None), vec![Piece::Bytes(body)])
+        }),
+    };
+    let ports = over(&env, &http);
+    let done = RefCell::new(Vec::new());
+    let args = json!({"projectSlug": "gh/o/r", "jobNumber": 42});
+    block_on(async {
+        let first = call(&server, ports, "first", &done, RUNS, runs_args());
+        let driver = async {
+            let logs = call(&server, ports, "logs", &done, LOGS, args);
+            join(logs, ticks(&env, WAIT_MS / POLL_MS)).await;
+            open.send(()).unwrap();
+        };
+        join(first, driver).await;
+    });
+    let done = done.borrow();
+    assert_eq!(result(&done, "first").get("isError"), None);
+    // The job is answered; its log reports the refusal, as any other failed download.
+    let logs = result(&done, "logs");
+    assert_eq!(logs.get("isError"), None, "{logs}");
+    let text = logs["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("logError: \"Error: the server is busy with other large results"),
+        "{text}"
+    );
     assert_eq!(server.memory().in_use(), 0);
 }

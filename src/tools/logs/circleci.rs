@@ -228,7 +228,15 @@ async fn run(
         let e = stream::status_error(call.ports, Vendor::CircleCi, &details_path, opened).await;
         return Ok(output::upstream_error(&e));
     }
-    let body = match download::read_all(opened.body, "CircleCI", call.upstream.max_bytes).await {
+    let body = match download::read_all(
+        call.ports,
+        Vendor::CircleCi,
+        opened.body,
+        "CircleCI",
+        call.upstream.max_bytes,
+    )
+    .await
+    {
         Ok(body) => body,
         Err(e) => return Ok(CallToolResult::error(e.text())),
     };
@@ -354,7 +362,14 @@ async fn read_outputs(
             continue;
         };
         let (host, body) = download::open_url(call.ports, call.upstream, url).await?;
-        let bytes = download::read_all(body, &host, call.upstream.max_bytes).await?;
+        let bytes = download::read_all(
+            call.ports,
+            Vendor::CircleCi,
+            body,
+            &host,
+            call.upstream.max_bytes,
+        )
+        .await?;
         let messages: Vec<Message> = serde_json::from_slice(&bytes).map_err(|_| {
             LogError::Download(format!(
                 "A step's output on {host} is not CircleCI's JSON list of messages."
