@@ -8,6 +8,45 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json};
 use std::fmt;
 
+/// The most JSON values (objects, arrays, keys and scalars) one request body may hold. A parsed
+/// value costs a hundred bytes or more of memory where its text may cost two (`1,`), so a body
+/// within its byte limit could still take more memory than an isolate has; this bounds what
+/// parsing builds to a few megabytes. Tool arguments keep their own, lower limits (e.g.
+/// `queryParams`).
+pub const MAX_VALUES: usize = 100_000;
+
+/// Whether `body` holds more than `limit` JSON values, counted without parsing and without
+/// allocating: every value but the first follows a `,`, a `:` or an opening bracket outside a
+/// string, so counting those bytes bounds the values from above (an empty container counts one
+/// too many). Stops as soon as the count passes `limit`.
+pub fn has_more_values_than(body: &[u8], limit: usize) -> bool {
+    let mut count = 1usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in body {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b':' | b'[' | b'{' => {
+                count += 1;
+                if count > limit {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// A JSON-RPC error code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
@@ -257,6 +296,27 @@ pub fn classify(value: Json) -> Result<Message, InvalidMessage> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn values_are_counted_from_above_outside_strings() {
+        use super::has_more_values_than as over;
+        // {"a":1,"b":[2,3]}: the object, two keys, 1, the array, 2 and 3.
+        let body = br#"{"a":1,"b":[2,3]}"#;
+        assert!(!over(body, 7));
+        assert!(over(body, 6));
+        // Separators inside strings, escaped quotes included, are not values.
+        let body = br#"{"k":"a,b:[c{\",d"}"#;
+        assert!(!over(body, 3));
+        assert!(over(body, 2));
+        // Three hundred thousand entries stop at the limit.
+        let mut big = String::from("{");
+        for i in 0..300_000 {
+            big.push_str(&format!("\"{i}\":\"v\","));
+        }
+        big.push_str("\"end\":1}");
+        assert!(over(big.as_bytes(), super::MAX_VALUES));
+        assert!(!over(b"[]", 2));
+    }
+
     use super::*;
     use serde_json::json;
 

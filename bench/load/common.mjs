@@ -231,11 +231,11 @@ export function sampleHeapPeak(stack, from) {
   };
 }
 
-/** POSTs one MCP body and returns the parsed JSON-RPC reply; throws on a non-200. */
-export async function post(mcpUrl, body) {
+/** POSTs one MCP body and returns the parsed JSON-RPC reply; throws on a status not in `statuses`. */
+export async function post(mcpUrl, body, statuses = [200]) {
   const r = await fetch(mcpUrl, { method: "POST", headers: MCP_HEADERS, body });
   const text = await r.text();
-  if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${text.slice(0, 200)}`);
+  if (!statuses.includes(r.status)) throw new Error(`HTTP ${r.status}: ${text.slice(0, 200)}`);
   return JSON.parse(text);
 }
 

@@ -60,6 +60,15 @@ pub struct Context<'a> {
 
 /// Parses and answers one body (already authenticated, size- and type-checked).
 pub async fn handle_body(cx: &Context<'_>) -> HttpResponse {
+    if jsonrpc::has_more_values_than(&cx.request.body, jsonrpc::MAX_VALUES) {
+        let reason = format!(
+            "the body holds more than {} JSON values, the most one request may hold; send \
+             fewer (queryParams, for one, takes at most {} entries)",
+            jsonrpc::MAX_VALUES,
+            crate::tools::args::MAX_QUERY_PARAMS
+        );
+        return rpc_error_reply(400, None, ErrorObject::invalid_request(reason));
+    }
     let body: Json = match serde_json::from_slice(&cx.request.body) {
         Ok(body) => body,
         Err(e) => return rpc_error_reply(400, None, ErrorObject::parse_error(e)),

@@ -1,6 +1,7 @@
-// Argument maps a hostile caller makes huge, in workerd: a `queryParams` past its documented
-// maximum (1,000 entries) is refused as invalid arguments before any request is sent, and one at
-// the maximum is sent whole, in JavaScript key order.
+// Argument maps a hostile caller makes huge, in workerd: a body of more JSON values than a request
+// may hold (100,000) is refused before it is parsed; a `queryParams` past its documented maximum
+// (1,000 entries) is refused as invalid arguments before any request is sent, and one at the
+// maximum is sent whole, in JavaScript key order.
 
 import { test, before, after, beforeEach } from "node:test";
 import assert from "node:assert/strict";
@@ -20,9 +21,19 @@ function params(n) {
   return out;
 }
 
-test("a 300,000-entry queryParams is refused with a clear error and nothing is sent", async () => {
-  const text = await stack.callError("jira_get", { path: "/rest/api/3/search/jql", queryParams: params(300_000) });
-  assert.match(text, /queryParams has 300000 entries; at most 1000 are allowed/);
+test("a 300,000-entry queryParams is refused before the body is parsed, and the worker serves on", async () => {
+  await assert.rejects(
+    stack.call("jira_get", { path: "/rest/api/3/search/jql", queryParams: params(300_000) }),
+    /more than 100000 JSON values.*queryParams, for one, takes at most 1000 entries/s,
+  );
+  assert.equal(stack.upstream.requests.length, 0, "no upstream request");
+  const r = await stack.call("jira_get", { path: "/rest/api/3/myself" });
+  assert.equal(r.isError, false, r.text);
+});
+
+test("a 20,000-entry queryParams, within the body's bound, is refused by the tool with its count", async () => {
+  const text = await stack.callError("jira_get", { path: "/rest/api/3/search/jql", queryParams: params(20_000) });
+  assert.match(text, /queryParams has 20000 entries; at most 1000 are allowed/);
   assert.equal(stack.upstream.requests.length, 0, "no upstream request");
 });
 
