@@ -85,9 +85,7 @@ fn newline_indent(depth: usize, out: &mut impl Sink) {
         return;
     }
     out.push('\n');
-    for _ in 0..width {
-        out.push(' ');
-    }
+    out.push_spaces(width);
 }
 
 /// Writes `s` as a JSON string literal with `JSON.stringify`'s escapes.
@@ -139,5 +137,33 @@ mod tests {
         let innermost = format!("\n{}[]", " ".repeat((depth - 1) * 2));
         assert!(out.contains(&innermost));
         assert_eq!(out.lines().count(), 2 * depth - 1);
+    }
+
+    /// Deep indentation reaches the sink as one run of spaces, which a sink past its bound only
+    /// counts: written space by space, a deeply nested value cost its depth times its size.
+    #[test]
+    fn deep_indentation_is_one_run_per_line() {
+        #[derive(Default)]
+        struct Counting {
+            spaces_pushed_one_by_one: usize,
+            runs: usize,
+        }
+        impl crate::render::sink::Sink for Counting {
+            fn push_str(&mut self, _: &str) {}
+            fn push(&mut self, c: char) {
+                if c == ' ' {
+                    self.spaces_pushed_one_by_one += 1;
+                }
+            }
+            fn push_spaces(&mut self, _: usize) {
+                self.runs += 1;
+            }
+        }
+        let depth = 200;
+        let value = crate::value::parse(&("[".repeat(depth) + &"]".repeat(depth))).unwrap();
+        let mut sink = Counting::default();
+        write_json(&value, &mut sink);
+        assert_eq!(sink.spaces_pushed_one_by_one, 0);
+        assert!(sink.runs > depth, "{} runs", sink.runs);
     }
 }

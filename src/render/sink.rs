@@ -15,6 +15,12 @@ pub trait Sink {
     fn push_str(&mut self, s: &str);
     /// Appends `c`.
     fn push(&mut self, c: char);
+    /// Appends `n` spaces (deep indentation, which a sink past its bound only counts).
+    fn push_spaces(&mut self, n: usize) {
+        for _ in 0..n {
+            self.push(' ');
+        }
+    }
 }
 
 impl Sink for String {
@@ -92,6 +98,18 @@ impl Sink for Bounded {
             self.kept.push(c);
         }
         self.units += c.len_utf16();
+    }
+
+    /// Past the bound, spaces are only counted: indentation grows with depth, and counting it
+    /// space by space made a deeply nested value cost its depth times its size.
+    fn push_spaces(&mut self, n: usize) {
+        if self.full() {
+            self.units += n;
+        } else {
+            for _ in 0..n {
+                self.push(' ');
+            }
+        }
     }
 }
 
