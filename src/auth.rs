@@ -28,6 +28,9 @@ pub struct PersonalToken {
     pub token: Secret,
     /// When it expires (ms since the epoch), if it does.
     pub expires_ms: Option<u64>,
+    /// The API root the token is for when it is not the vendor's configured one: Atlassian's
+    /// gateway root of the person's site for Jira and Confluence.
+    pub base_url: Option<String>,
 }
 
 impl Principal {

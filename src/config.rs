@@ -7,7 +7,8 @@
 use crate::auth::TokenTable;
 use crate::memory::DEFAULT_BUDGET_BYTES;
 use crate::oauth::settings::{
-    self as oauth, AllowList, GrantKey, OAuthSettings, OidcProvider, Provider,
+    self as oauth, AllowList, AtlassianApp, GrantKey, OAuthSettings, OidcProvider, Provider,
+    ATLASSIAN_API_DEFAULT, ATLASSIAN_AUTH_DEFAULT, ATLASSIAN_SCOPES_DEFAULT,
     DEFAULT_ACCESS_TTL_SECONDS, DEFAULT_REFRESH_TTL_SECONDS, GITHUB_WEB_DEFAULT,
     MIN_ENCRYPTION_KEY_LEN,
 };
@@ -110,6 +111,16 @@ pub const MCP_OAUTH_ALLOWED_DOMAINS: &str = "MCP_OAUTH_ALLOWED_DOMAINS";
 pub const MCP_OAUTH_ACCESS_TTL_SECONDS: &str = "MCP_OAUTH_ACCESS_TTL_SECONDS";
 /// Refresh token lifetime.
 pub const MCP_OAUTH_REFRESH_TTL_SECONDS: &str = "MCP_OAUTH_REFRESH_TTL_SECONDS";
+/// Atlassian OAuth 2.0 (3LO) app's client id; setting it chains Atlassian consent to sign-in.
+pub const MCP_OAUTH_ATLASSIAN_CLIENT_ID: &str = "MCP_OAUTH_ATLASSIAN_CLIENT_ID";
+/// That app's client secret (a secret).
+pub const MCP_OAUTH_ATLASSIAN_CLIENT_SECRET: &str = "MCP_OAUTH_ATLASSIAN_CLIENT_SECRET";
+/// The Atlassian scopes requested (space-separated).
+pub const MCP_OAUTH_ATLASSIAN_SCOPES: &str = "MCP_OAUTH_ATLASSIAN_SCOPES";
+/// Atlassian's authorization server root (tests).
+pub const MCP_OAUTH_ATLASSIAN_AUTH_URL: &str = "MCP_OAUTH_ATLASSIAN_AUTH_URL";
+/// Atlassian's API gateway root (tests).
+pub const MCP_OAUTH_ATLASSIAN_API_URL: &str = "MCP_OAUTH_ATLASSIAN_API_URL";
 /// Comma-separated hosts job logs may be downloaded from (the vendors' signed URLs).
 pub const LOG_REDIRECT_HOSTS: &str = "LOG_REDIRECT_HOSTS";
 
@@ -158,6 +169,11 @@ pub const SETTINGS: &[&str] = &[
     MCP_OAUTH_ALLOWED_DOMAINS,
     MCP_OAUTH_ACCESS_TTL_SECONDS,
     MCP_OAUTH_REFRESH_TTL_SECONDS,
+    MCP_OAUTH_ATLASSIAN_CLIENT_ID,
+    MCP_OAUTH_ATLASSIAN_CLIENT_SECRET,
+    MCP_OAUTH_ATLASSIAN_SCOPES,
+    MCP_OAUTH_ATLASSIAN_AUTH_URL,
+    MCP_OAUTH_ATLASSIAN_API_URL,
     LOG_REDIRECT_HOSTS,
 ];
 
@@ -380,6 +396,7 @@ impl Config {
             &get,
             &mut |name, bounds| read_number(&get, name, bounds, &mut clamped),
             &config.upstream.github_api_url,
+            config.upstream.atlassian_base_url.as_deref(),
         )?;
         config.clamped.extend(clamped);
         if let Some(text) = get(LOG_REDIRECT_HOSTS) {
@@ -447,6 +464,7 @@ fn oauth_settings(
     get: &dyn Fn(&str) -> Option<String>,
     number: &mut dyn FnMut(&'static str, Bounds) -> Result<u64, ConfigError>,
     github_api_url: &str,
+    atlassian_site_url: Option<&str>,
 ) -> Result<Option<OAuthSettings>, ConfigError> {
     let Some(issuer_text) = get(MCP_OAUTH_ISSUER) else {
         return Ok(None);
@@ -545,6 +563,7 @@ fn oauth_settings(
     let client_secret = Secret::new(required(MCP_OAUTH_CLIENT_SECRET)?);
     let access_ttl_seconds = number(MCP_OAUTH_ACCESS_TTL_SECONDS, OAUTH_ACCESS_TTL_SECONDS)?;
     let refresh_ttl_seconds = number(MCP_OAUTH_REFRESH_TTL_SECONDS, OAUTH_REFRESH_TTL_SECONDS)?;
+    let atlassian = atlassian_app(get, local, atlassian_site_url)?;
     Ok(Some(OAuthSettings {
         resource: OAuthSettings::resource_for(&issuer),
         issuer,
@@ -556,6 +575,52 @@ fn oauth_settings(
         allow,
         access_ttl_seconds,
         refresh_ttl_seconds,
+        atlassian,
+    }))
+}
+
+/// Atlassian's three-legged OAuth app; `None` when `MCP_OAUTH_ATLASSIAN_CLIENT_ID` is unset.
+/// It needs its secret and the site its tokens are for (`ATLASSIAN_BASE_URL` or
+/// `ATLASSIAN_SITE_NAME`); its endpoints follow the identity provider's rule (https, or http to
+/// loopback for a local run).
+fn atlassian_app(
+    get: &dyn Fn(&str) -> Option<String>,
+    local: bool,
+    site_url: Option<&str>,
+) -> Result<Option<AtlassianApp>, ConfigError> {
+    let fail = |setting: &'static str, reason: String| ConfigError { setting, reason };
+    let Some(client_id) = get(MCP_OAUTH_ATLASSIAN_CLIENT_ID) else {
+        return Ok(None);
+    };
+    let client_secret = get(MCP_OAUTH_ATLASSIAN_CLIENT_SECRET).ok_or_else(|| {
+        fail(
+            MCP_OAUTH_ATLASSIAN_CLIENT_SECRET,
+            format!("must be set when {MCP_OAUTH_ATLASSIAN_CLIENT_ID} is set"),
+        )
+    })?;
+    let site_url = site_url.ok_or_else(|| {
+        fail(
+            MCP_OAUTH_ATLASSIAN_CLIENT_ID,
+            "needs ATLASSIAN_SITE_NAME or ATLASSIAN_BASE_URL: the site people's Atlassian \
+             tokens are used for"
+                .to_owned(),
+        )
+    })?;
+    let endpoint = |name: &'static str, default: &str| match get(name) {
+        Some(text) => oauth::endpoint_url(&text, local).map_err(|r| fail(name, r)),
+        None => Ok(default.to_owned()),
+    };
+    let scopes = get(MCP_OAUTH_ATLASSIAN_SCOPES).map_or_else(
+        || ATLASSIAN_SCOPES_DEFAULT.to_owned(),
+        |s| s.trim().to_owned(),
+    );
+    Ok(Some(AtlassianApp {
+        client_id: client_id.trim().to_owned(),
+        client_secret: Secret::new(client_secret.trim()),
+        scopes,
+        auth_url: endpoint(MCP_OAUTH_ATLASSIAN_AUTH_URL, ATLASSIAN_AUTH_DEFAULT)?,
+        api_url: endpoint(MCP_OAUTH_ATLASSIAN_API_URL, ATLASSIAN_API_DEFAULT)?,
+        site_url: site_url.to_owned(),
     }))
 }
 

@@ -7,6 +7,7 @@
 //! static table, and only a request without credentials, or with an issued-shape token, is
 //! pointed at OAuth discovery (docs/decisions/0040-oauth-beside-static-tokens.md).
 
+pub mod atlassian;
 pub mod authorize;
 pub mod client;
 pub mod error;
@@ -233,26 +234,35 @@ async fn renew_upstream(
 }
 
 /// The principal of a signed-in person: their groups, and their upstream tokens for the vendors
-/// this server calls.
+/// this server calls. An Atlassian token acts for Jira and Confluence, each at its root on the
+/// gateway for the site found at sign-in; without Atlassian configured it acts for neither.
 fn signed_in_principal(
+    settings: &OAuthSettings,
     name: &str,
     groups: Vec<String>,
     tokens: Vec<store::UpstreamToken>,
 ) -> Principal {
-    let personal = tokens
-        .into_iter()
-        .filter_map(|t| {
-            let vendor = match t.vendor.as_str() {
-                "github" => Vendor::GitHub,
-                _ => return None,
+    let mut personal = Vec::new();
+    for t in tokens {
+        let vendors: &[Vendor] = match t.vendor.as_str() {
+            "github" => &[Vendor::GitHub],
+            atlassian::VENDOR => &[Vendor::Jira, Vendor::Confluence],
+            _ => &[],
+        };
+        for &vendor in vendors {
+            let base_url = match (vendor, &settings.atlassian, &t.site) {
+                (Vendor::GitHub, _, _) => None,
+                (_, Some(app), Some(site)) => Some(atlassian::gateway_url(app, vendor, site)),
+                _ => continue,
             };
-            Some(PersonalToken {
+            personal.push(PersonalToken {
                 vendor,
-                token: t.access,
+                token: t.access.clone(),
                 expires_ms: t.expires_ms,
-            })
-        })
-        .collect();
+                base_url,
+            });
+        }
+    }
     Principal::signed_in(name, groups, personal)
 }
 
@@ -267,7 +277,12 @@ pub async fn authenticate(
     match store.authenticate(token).await {
         Ok(who) => {
             let tokens = renew_upstream(settings, &store, &who, ports).await;
-            Ok(signed_in_principal(&who.principal, who.groups, tokens))
+            Ok(signed_in_principal(
+                settings,
+                &who.principal,
+                who.groups,
+                tokens,
+            ))
         }
         Err(store::Rejection::Invalid(reason)) => {
             ports.log.event(

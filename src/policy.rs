@@ -6,7 +6,7 @@
 pub mod document;
 pub mod glob;
 
-use crate::upstream::{Method, Secret, Target, UpstreamSettings, Vendor};
+use crate::upstream::{AtlassianBearer, Method, Secret, Target, UpstreamSettings, Vendor};
 use glob::{PathGlob, ToolGlob};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -373,18 +373,27 @@ impl Policy {
     }
 
     /// The upstream settings with a person's own `token` acting for `vendor`, for
-    /// [`SIGNED_IN_IDENTITY`]; `None` for a vendor whose sign-in gives no token (only GitHub does).
-    /// The token goes where the vendor's configured API root points, the same root the sign-in
-    /// read the person from.
+    /// [`SIGNED_IN_IDENTITY`]; `None` for a vendor whose sign-in gives no token (GitHub's and
+    /// Atlassian's do). A GitHub token goes where the configured API root points, the same root
+    /// the sign-in read the person from; an Atlassian token to the gateway root of the person's
+    /// site that the sign-in found, never to the deployment's site URL.
     pub fn settings_with_personal_token(
         base: &UpstreamSettings,
         vendor: Vendor,
         token: &Secret,
+        base_url: Option<&str>,
     ) -> Option<UpstreamSettings> {
         let mut settings = base.clone();
         match vendor {
             Vendor::GitHub => settings.github_token = Some(token.clone()),
-            _ => return None,
+            Vendor::Jira | Vendor::Confluence => {
+                settings.atlassian_bearer = Some(Box::new(AtlassianBearer {
+                    vendor,
+                    base_url: base_url?.to_owned(),
+                    token: token.clone(),
+                }));
+            }
+            Vendor::CircleCi | Vendor::Bitbucket => return None,
         }
         Some(settings)
     }
@@ -567,5 +576,26 @@ mod tests {
             p.settings_for(&base, Vendor::GitHub, DEFAULT_IDENTITY),
             base
         );
+    }
+
+    #[test]
+    fn a_signed_in_token_acts_for_github_jira_and_confluence_only() {
+        let base = UpstreamSettings::default();
+        let token = Secret::new("person");
+        let gateway = Some("https://api.atlassian.com/ex/jira/c-1");
+        let s = Policy::settings_with_personal_token(&base, Vendor::Jira, &token, gateway).unwrap();
+        let jira = s.endpoint(Vendor::Jira).unwrap();
+        assert_eq!(jira.base_url, "https://api.atlassian.com/ex/jira/c-1");
+        assert_eq!(jira.credential.value.expose(), "Bearer person");
+        // An Atlassian token without the site the sign-in found has nowhere to go.
+        assert!(Policy::settings_with_personal_token(&base, Vendor::Jira, &token, None).is_none());
+        for vendor in [Vendor::CircleCi, Vendor::Bitbucket] {
+            assert!(
+                Policy::settings_with_personal_token(&base, vendor, &token, gateway).is_none(),
+                "{vendor}"
+            );
+        }
+        let s = Policy::settings_with_personal_token(&base, Vendor::GitHub, &token, None).unwrap();
+        assert_eq!(s.github_token, Some(token));
     }
 }

@@ -1,6 +1,7 @@
 //! The identity provider sign-in is delegated to: the URL the person is sent to, the code
 //! exchange, and who they are (GitHub's `/user` and `/user/orgs`, or OpenID Connect userinfo).
 
+use super::atlassian;
 use super::error::OAuthError;
 use super::settings::{OAuthSettings, Provider};
 use super::store::{SignedIn, UpstreamToken};
@@ -13,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 
 /// How long one identity-provider request may take, in milliseconds.
-const IDP_TIMEOUT_MS: u64 = 10_000;
+pub(super) const IDP_TIMEOUT_MS: u64 = 10_000;
 /// The largest identity-provider answer read, in bytes.
 const IDP_MAX_BYTES: usize = 256 * 1024;
 /// The most groups kept from a sign-in.
@@ -44,19 +45,20 @@ pub fn authorization_url(settings: &OAuthSettings, state: &str, challenge: &str)
     format!("{base}{sep}{}", form_urlencode(&params))
 }
 
+/// A token endpoint's answer, success or refusal (both the identity provider's and Atlassian's).
 #[derive(Deserialize)]
-struct TokenAnswer {
+pub(super) struct TokenAnswer {
     access_token: Option<String>,
     refresh_token: Option<String>,
     expires_in: Option<u64>,
     error: Option<String>,
 }
 
-fn idp_error(what: &str) -> OAuthError {
+pub(super) fn idp_error(what: &str) -> OAuthError {
     OAuthError::server_error(format!("the identity provider failed: {what}"))
 }
 
-async fn send(ports: Ports<'_>, request: UpstreamRequest) -> Result<Json, OAuthError> {
+pub(super) async fn send(ports: Ports<'_>, request: UpstreamRequest) -> Result<Json, OAuthError> {
     let response = ports
         .http
         .send(request, IDP_MAX_BYTES)
@@ -124,32 +126,46 @@ async fn token_request(
         },
     )
     .await?;
-    let mut answer: TokenAnswer =
-        serde_json::from_value(answer).map_err(|_| idp_error("a malformed token answer"))?;
+    token_answer(answer, "the identity provider")
+}
+
+/// A token endpoint's JSON answer: the access token and the rest of the answer, or the refusal
+/// of `who` (the provider's name in the error) as `access_denied`.
+pub(super) fn token_answer(answer: Json, who: &str) -> Result<(String, TokenAnswer), OAuthError> {
+    let mut answer: TokenAnswer = serde_json::from_value(answer)
+        .map_err(|_| idp_error(&format!("a malformed token answer from {who}")))?;
     match (answer.access_token.take(), &answer.error) {
         (Some(token), None) => Ok((token, answer)),
         (_, Some(error)) => Err(OAuthError::access_denied(format!(
-            "the identity provider refused ({})",
+            "{who} refused ({})",
             error.chars().take(64).collect::<String>()
         ))),
-        (None, None) => Err(idp_error("no access token")),
+        (None, None) => Err(idp_error(&format!("no access token from {who}"))),
     }
 }
 
-/// The person's GitHub token as the provider answered it, with its expiry made absolute.
-fn github_token(access: String, answer: TokenAnswer, ports: Ports<'_>) -> UpstreamToken {
+/// A person's token for `vendor` as a token endpoint answered it, with its expiry made absolute.
+pub(super) fn upstream_token(
+    vendor: &str,
+    access: String,
+    answer: TokenAnswer,
+    site: Option<String>,
+    ports: Ports<'_>,
+) -> UpstreamToken {
     UpstreamToken {
-        vendor: "github".into(),
+        vendor: vendor.into(),
         access: Secret::new(access),
         refresh: answer.refresh_token.map(Secret::new),
         expires_ms: answer
             .expires_in
             .map(|s| ports.clock.now_ms() + s.saturating_mul(1000)),
+        site,
     }
 }
 
-/// Renews a person's expiring upstream token with its refresh token (GitHub App user tokens
-/// last eight hours; their refresh tokens rotate).
+/// Renews a person's expiring upstream token with its refresh token, at the token endpoint it
+/// came from (GitHub App user tokens last eight hours, Atlassian's one hour; both rotate their
+/// refresh tokens, so the answer's replaces the old one, kept only when the answer has none).
 pub async fn refresh(
     settings: &OAuthSettings,
     token: &UpstreamToken,
@@ -162,9 +178,19 @@ pub async fn refresh(
         ("grant_type", "refresh_token"),
         ("refresh_token", refresh.expose()),
     ];
-    let (access, answer) = token_request(settings, &grant, ports).await?;
-    let mut renewed = github_token(access, answer, ports);
-    renewed.vendor = token.vendor.clone();
+    let (access, answer) = match (token.vendor.as_str(), &settings.atlassian) {
+        (atlassian::VENDOR, Some(app)) => atlassian::token_request(app, &grant, ports).await?,
+        (atlassian::VENDOR, None) => {
+            return Err(OAuthError::invalid_grant(
+                "Atlassian sign-in is no longer configured",
+            ))
+        }
+        _ => token_request(settings, &grant, ports).await?,
+    };
+    let mut renewed = upstream_token(&token.vendor, access, answer, token.site.clone(), ports);
+    if renewed.refresh.is_none() {
+        renewed.refresh = token.refresh.clone();
+    }
     Ok(renewed)
 }
 
@@ -213,7 +239,7 @@ pub async fn sign_in(
                         .collect()
                 })
                 .unwrap_or_default();
-            let upstream = github_token(access.clone(), answer, ports);
+            let upstream = upstream_token("github", access.clone(), answer, None, ports);
             Ok((
                 SignedIn {
                     principal: login,

@@ -20,6 +20,17 @@ pub const MIN_ENCRYPTION_KEY_LEN: usize = 32;
 /// GitHub's web root, where its OAuth endpoints live.
 pub const GITHUB_WEB_DEFAULT: &str = "https://github.com";
 
+/// Atlassian's authorization server, where people consent and tokens are issued.
+pub const ATLASSIAN_AUTH_DEFAULT: &str = "https://auth.atlassian.com";
+
+/// Atlassian's API gateway: the sites a token reaches, and the products under `/ex/...`.
+pub const ATLASSIAN_API_DEFAULT: &str = "https://api.atlassian.com";
+
+/// The Atlassian scopes requested when `MCP_OAUTH_ATLASSIAN_SCOPES` is unset: reading Jira and
+/// Confluence, and `offline_access` for refresh tokens (access tokens last an hour).
+pub const ATLASSIAN_SCOPES_DEFAULT: &str = "read:jira-work read:jira-user \
+     read:confluence-content.all read:confluence-space.summary search:confluence offline_access";
+
 /// The path of the MCP endpoint, which is the protected resource.
 const RESOURCE_PATH: &str = "/mcp";
 
@@ -92,6 +103,26 @@ impl Provider {
     }
 }
 
+/// Atlassian's OAuth 2.0 (3LO) app, when configured: after signing in with the identity
+/// provider, the person is also asked to consent at Atlassian, and their Atlassian token is
+/// sealed into the grant for rules that choose `signed-in-user` for Jira or Confluence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AtlassianApp {
+    /// The app's client id.
+    pub client_id: String,
+    /// Its client secret.
+    pub client_secret: Secret,
+    /// The scopes requested (space-separated).
+    pub scopes: String,
+    /// The authorization server's root (`https://auth.atlassian.com`).
+    pub auth_url: String,
+    /// The API gateway's root (`https://api.atlassian.com`).
+    pub api_url: String,
+    /// The configured site (`ATLASSIAN_BASE_URL`, or the `ATLASSIAN_SITE_NAME` URL): the one
+    /// of the person's accessible sites the token is used for.
+    pub site_url: String,
+}
+
 /// Who may sign in. A person passes when any list admits them; with every list empty nobody
 /// does (startup refuses that configuration).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -148,6 +179,8 @@ pub struct OAuthSettings {
     pub access_ttl_seconds: u64,
     /// Refresh token (and grant) lifetime.
     pub refresh_ttl_seconds: u64,
+    /// Atlassian's three-legged OAuth, chained after the sign-in, when configured.
+    pub atlassian: Option<AtlassianApp>,
 }
 
 impl OAuthSettings {
@@ -324,6 +357,83 @@ mod tests {
         assert!(
             matches!(s.provider, Provider::GitHub { ref web_url, .. } if web_url == "http://127.0.0.1:9")
         );
+    }
+
+    #[test]
+    fn atlassian_app_settings() {
+        assert_eq!(read(&github(&[])).unwrap().unwrap().atlassian, None);
+        let app = read(&github(&[
+            (config::MCP_OAUTH_ATLASSIAN_CLIENT_ID, "atl-id"),
+            (config::MCP_OAUTH_ATLASSIAN_CLIENT_SECRET, "atl-shh"),
+            (config::ATLASSIAN_SITE_NAME, "acme"),
+        ]))
+        .unwrap()
+        .unwrap()
+        .atlassian
+        .unwrap();
+        assert_eq!(app.client_id, "atl-id");
+        assert_eq!(app.auth_url, ATLASSIAN_AUTH_DEFAULT);
+        assert_eq!(app.api_url, ATLASSIAN_API_DEFAULT);
+        assert_eq!(app.site_url, "https://acme.atlassian.net");
+        assert!(app.scopes.split(' ').any(|s| s == "offline_access"));
+        assert!(app.scopes.split(' ').all(|s| !s.starts_with("write:")));
+        assert!(!format!("{app:?}").contains("atl-shh"), "secret in Debug");
+        let local = read(&github(&[
+            (config::MCP_OAUTH_ISSUER, "http://127.0.0.1:8787"),
+            (config::MCP_OAUTH_GITHUB_URL, "http://127.0.0.1:9"),
+            (config::GITHUB_API_URL, "http://127.0.0.1:9"),
+            (config::MCP_OAUTH_ATLASSIAN_CLIENT_ID, "atl-id"),
+            (config::MCP_OAUTH_ATLASSIAN_CLIENT_SECRET, "atl-shh"),
+            (config::ATLASSIAN_BASE_URL, "http://127.0.0.1:9"),
+            (config::MCP_OAUTH_ATLASSIAN_AUTH_URL, "http://127.0.0.1:9/"),
+            (config::MCP_OAUTH_ATLASSIAN_API_URL, "http://localhost:9"),
+            (config::MCP_OAUTH_ATLASSIAN_SCOPES, " read:jira-work "),
+        ]))
+        .unwrap()
+        .unwrap()
+        .atlassian
+        .unwrap();
+        assert_eq!(local.auth_url, "http://127.0.0.1:9");
+        assert_eq!(local.scopes, "read:jira-work");
+    }
+
+    #[test]
+    fn every_atlassian_problem_names_its_setting() {
+        let app = [
+            (config::MCP_OAUTH_ATLASSIAN_CLIENT_ID, "atl-id"),
+            (config::MCP_OAUTH_ATLASSIAN_CLIENT_SECRET, "atl-shh"),
+            (config::ATLASSIAN_SITE_NAME, "acme"),
+        ];
+        let cases: &[(&[(&str, &str)], &str)] = &[
+            (
+                &[(config::MCP_OAUTH_ATLASSIAN_CLIENT_SECRET, "")],
+                config::MCP_OAUTH_ATLASSIAN_CLIENT_SECRET,
+            ),
+            (
+                &[(config::ATLASSIAN_SITE_NAME, "")],
+                config::MCP_OAUTH_ATLASSIAN_CLIENT_ID,
+            ),
+            (
+                &[(config::MCP_OAUTH_ATLASSIAN_AUTH_URL, "http://127.0.0.1:9")],
+                config::MCP_OAUTH_ATLASSIAN_AUTH_URL,
+            ),
+            (
+                &[(config::MCP_OAUTH_ATLASSIAN_API_URL, "http://api.example")],
+                config::MCP_OAUTH_ATLASSIAN_API_URL,
+            ),
+        ];
+        for (extra, setting) in cases {
+            let mut pairs = github(&app);
+            for (k, v) in extra.iter() {
+                pairs.retain(|(name, _)| name != k);
+                if !v.is_empty() {
+                    pairs.push((k, v));
+                }
+            }
+            let err = read(&pairs).expect_err(setting);
+            assert_eq!(err.setting, *setting, "{extra:?}: {err}");
+            assert!(!err.to_string().contains("atl-shh"));
+        }
     }
 
     #[test]

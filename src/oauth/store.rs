@@ -50,7 +50,7 @@ pub fn valid_verifier(verifier: &str) -> bool {
 /// A person's token at an upstream vendor, obtained at sign-in. `Debug` hides the secrets.
 #[derive(Clone, PartialEq, Eq)]
 pub struct UpstreamToken {
-    /// The vendor id (`github`).
+    /// The vendor id (`github`, or `atlassian` for Jira and Confluence).
     pub vendor: String,
     /// The access token.
     pub access: Secret,
@@ -58,6 +58,8 @@ pub struct UpstreamToken {
     pub refresh: Option<Secret>,
     /// When the access token expires (ms since the epoch), if it does.
     pub expires_ms: Option<u64>,
+    /// The site the token is used for, when the vendor has several (Atlassian's cloud id).
+    pub site: Option<String>,
 }
 
 impl fmt::Debug for UpstreamToken {
@@ -65,6 +67,7 @@ impl fmt::Debug for UpstreamToken {
         f.debug_struct("UpstreamToken")
             .field("vendor", &self.vendor)
             .field("expires_ms", &self.expires_ms)
+            .field("site", &self.site)
             .finish_non_exhaustive()
     }
 }
@@ -78,6 +81,8 @@ struct SealedToken {
     refresh: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     expires_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    site: Option<String>,
 }
 
 /// Who signed in, as the identity provider told us.
@@ -277,6 +282,7 @@ impl<'a> TokenStore<'a> {
                 access: t.access.expose().to_owned(),
                 refresh: t.refresh.as_ref().map(|r| r.expose().to_owned()),
                 expires_ms: t.expires_ms,
+                site: t.site.clone(),
             })
             .collect();
         let bytes =
@@ -319,6 +325,7 @@ impl<'a> TokenStore<'a> {
                 access: Secret::new(t.access),
                 refresh: t.refresh.map(Secret::new),
                 expires_ms: t.expires_ms,
+                site: t.site,
             })
             .collect())
     }
@@ -661,6 +668,7 @@ mod tests {
                     access: Secret::new("gho_person"),
                     refresh: None,
                     expires_ms: None,
+                    site: None,
                 }],
             },
         }

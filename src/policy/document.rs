@@ -263,10 +263,12 @@ fn rule(
         let vendor = vendor_by_id(&vendor_id).ok_or_else(|| {
             format!("identities: {vendor_id:?} is not one of github, circleci, jira, confluence, bitbucket")
         })?;
-        if name == SIGNED_IN_IDENTITY && vendor != Vendor::GitHub {
+        if name == SIGNED_IN_IDENTITY
+            && !matches!(vendor, Vendor::GitHub | Vendor::Jira | Vendor::Confluence)
+        {
             return Err(format!(
-                "identity {SIGNED_IN_IDENTITY:?} exists for github only (the sign-in gives a \
-                 GitHub token), not {vendor_id}"
+                "identity {SIGNED_IN_IDENTITY:?} exists for github, jira and confluence only \
+                 (the sign-in gives GitHub and Atlassian OAuth tokens), not {vendor_id}"
             ));
         }
         if name != DEFAULT_IDENTITY && name != SIGNED_IN_IDENTITY {
@@ -379,8 +381,8 @@ mod tests {
                 "reserved for a signed-in person's own token",
             ),
             (
-                r#"{"rules": [{"id": "a", "effect": "allow", "identities": {"jira": "signed-in-user"}}]}"#,
-                "exists for github only",
+                r#"{"rules": [{"id": "a", "effect": "allow", "identities": {"bitbucket": "signed-in-user"}}]}"#,
+                "exists for github, jira and confluence only",
             ),
             (
                 r#"{"identities": [{"name": "x", "vendor": "github", "secret": "S"}, {"name": "x", "vendor": "github", "secret": "S"}], "rules": []}"#,

@@ -277,9 +277,15 @@ fn personal_settings(
             vendor.id()
         ));
     }
-    Policy::settings_with_personal_token(base, vendor, &personal.token).ok_or_else(|| {
+    Policy::settings_with_personal_token(
+        base,
+        vendor,
+        &personal.token,
+        personal.base_url.as_deref(),
+    )
+    .ok_or_else(|| {
         format!(
-            "The signed-in identity exists for GitHub only, not {}.",
+            "The signed-in identity exists for GitHub, Jira and Confluence only, not {}.",
             vendor.id()
         )
     })

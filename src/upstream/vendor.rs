@@ -192,6 +192,33 @@ pub struct UpstreamSettings {
     pub max_bytes: usize,
     /// The hosts job logs may be downloaded from (`LOG_REDIRECT_HOSTS`).
     pub log_hosts: LogHosts,
+    /// A signed-in person's own Atlassian token, set per call when a policy rule acts as them:
+    /// Jira or Confluence is then called through Atlassian's API gateway with it, never with
+    /// the deployment's pair and never at the site URL.
+    pub atlassian_bearer: Option<Box<AtlassianBearer>>,
+}
+
+/// A person's Atlassian OAuth 2.0 token and where it is sent: the product's root on the API
+/// gateway (`https://api.atlassian.com/ex/{product}/{cloudid}`), under which the same API paths
+/// as at the site URL are served.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AtlassianBearer {
+    /// The product this root serves (Jira or Confluence).
+    pub vendor: Vendor,
+    /// The product's root on the gateway, without a trailing `/`.
+    pub base_url: String,
+    /// The access token.
+    pub token: Secret,
+}
+
+/// The root of `vendor` (Jira or Confluence) on the Atlassian API gateway `gateway_url` for the
+/// site `cloud_id`.
+pub fn atlassian_gateway_url(gateway_url: &str, vendor: Vendor, cloud_id: &str) -> String {
+    format!(
+        "{}/ex/{}/{cloud_id}",
+        gateway_url.trim_end_matches('/'),
+        vendor.id()
+    )
 }
 
 /// The timeout when `UPSTREAM_TIMEOUT_MS` is not set: the reference servers' 30 s.
@@ -217,6 +244,7 @@ impl Default for UpstreamSettings {
             timeout_ms: DEFAULT_TIMEOUT_MS,
             max_bytes: DEFAULT_MAX_BYTES,
             log_hosts: LogHosts::default(),
+            atlassian_bearer: None,
         }
     }
 }
@@ -264,6 +292,20 @@ impl UpstreamSettings {
                     vec![("Accept".to_owned(), "application/json".to_owned())],
                 )
             }
+            Vendor::Jira | Vendor::Confluence if self.atlassian_bearer.is_some() => {
+                // Acting as a person: their token, at the gateway root of this very product
+                // only; no fallback to the deployment's pair.
+                let bearer = self
+                    .atlassian_bearer
+                    .as_ref()
+                    .filter(|b| b.vendor == vendor)?;
+                let value = format!("Bearer {}", bearer.token.expose());
+                (
+                    bearer.base_url.clone(),
+                    Credential::header("Authorization", value, bearer.token.clone()),
+                    json_headers(),
+                )
+            }
             Vendor::Jira | Vendor::Confluence => {
                 let base = self.atlassian_base_url.clone()?;
                 let (user, token) = atlassian?;
@@ -309,6 +351,7 @@ impl UpstreamSettings {
         ]
         .into_iter()
         .flatten()
+        .chain(self.atlassian_bearer.as_ref().map(|b| &b.token))
         .map(Secret::expose)
         .collect()
     }
@@ -436,6 +479,33 @@ mod tests {
             bb.credential.value.expose(),
             "Basic YUBleGFtcGxlLmNvbTp0b2s="
         );
+    }
+
+    #[test]
+    fn a_persons_atlassian_token_goes_to_its_products_gateway_root_only() {
+        let s = UpstreamSettings {
+            atlassian_base_url: Some("https://acme.atlassian.net".into()),
+            atlassian_user_email: Some(Secret::new("a@example.com")),
+            atlassian_api_token: Some(Secret::new("tok")),
+            atlassian_bearer: Some(Box::new(AtlassianBearer {
+                vendor: Vendor::Jira,
+                base_url: atlassian_gateway_url("https://api.atlassian.com/", Vendor::Jira, "c-1"),
+                token: Secret::new("person"),
+            })),
+            ..UpstreamSettings::default()
+        };
+        let jira = s.endpoint(Vendor::Jira).unwrap();
+        assert_eq!(jira.base_url, "https://api.atlassian.com/ex/jira/c-1");
+        assert_eq!(jira.credential.value.expose(), "Bearer person");
+        assert_eq!(jira.credential.identity.expose(), "person");
+        // Never the deployment's pair for the other product while acting as the person.
+        assert!(s.endpoint(Vendor::Confluence).is_none());
+        assert_eq!(
+            atlassian_gateway_url("https://api.atlassian.com", Vendor::Confluence, "c-1"),
+            "https://api.atlassian.com/ex/confluence/c-1"
+        );
+        assert!(s.secret_values().contains(&"person"));
+        assert!(!format!("{s:?}").contains("person"));
     }
 
     #[test]

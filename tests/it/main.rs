@@ -14,6 +14,7 @@ mod http_cache;
 mod job_logs;
 mod job_logs_circleci;
 mod memory_budget;
+mod oauth_atlassian;
 mod oauth_discovery;
 mod oauth_flow;
 mod oauth_identity;

@@ -72,6 +72,7 @@ fn github_token(access: &str, refresh: Option<&str>, expires_ms: Option<u64>) ->
         access: Secret::new(access),
         refresh: refresh.map(Secret::new),
         expires_ms,
+        site: None,
     }
 }
 
