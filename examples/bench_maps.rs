@@ -65,7 +65,7 @@ fn main() {
     let insert = fastest(n, || {
         let mut map = Map::new();
         for k in &keys {
-            map.insert(k.clone(), Value::Null);
+            map.insert(k.as_str().into(), Value::Null);
         }
         map.len()
     });

@@ -8,12 +8,14 @@
 //! - numbers keep the literal they were parsed from, so structured results lose no precision, while
 //!   text renderers print them the JavaScript way from [`Number::as_f64`].
 
+mod key;
 mod parse;
 
 use std::fmt;
 
 use crate::js::JsMap;
 
+pub use key::{Interner, Key};
 pub use parse::{parse, parse_bytes, ParseError, MAX_DEPTH};
 
 /// A JSON value.
@@ -114,10 +116,33 @@ impl From<Vec<Value>> for Value {
 }
 
 /// A JSON number: the literal as written in the source, and its IEEE 754 double value.
-#[derive(Clone, Debug)]
+///
+/// Both live in one heap allocation (the double's bytes, then the literal's), so that a number
+/// takes no more room in a [`Value`] than a pointer and a length: every node of a parsed body is
+/// the size of the largest variant, and the double's 8-byte alignment would make each larger.
+#[derive(Clone)]
 pub struct Number {
-    literal: Box<str>,
-    value: f64,
+    repr: Box<[u8]>,
+}
+
+impl Number {
+    fn new(literal: &str, value: f64) -> Number {
+        let mut repr = Vec::with_capacity(8 + literal.len());
+        repr.extend_from_slice(&value.to_le_bytes());
+        repr.extend_from_slice(literal.as_bytes());
+        Number {
+            repr: repr.into_boxed_slice(),
+        }
+    }
+}
+
+impl fmt::Debug for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Number")
+            .field("literal", &self.literal())
+            .field("value", &self.as_f64())
+            .finish()
+    }
 }
 
 impl Number {
@@ -125,10 +150,7 @@ impl Number {
     pub(crate) fn from_literal_unchecked(literal: &str) -> Number {
         // A valid JSON literal always parses; out-of-range ones become infinities, as in JS.
         let value = literal.parse::<f64>().unwrap_or(f64::NAN);
-        Number {
-            literal: literal.into(),
-            value,
-        }
+        Number::new(literal, value)
     }
 
     /// A number from a JSON literal, or `None` when the text is not a JSON number.
@@ -141,10 +163,7 @@ impl Number {
 
     /// A number from an integer.
     pub fn from_i64(n: i64) -> Number {
-        Number {
-            literal: n.to_string().into(),
-            value: n as f64,
-        }
+        Number::new(&n.to_string(), n as f64)
     }
 
     /// A number from a double; `None` for NaN and infinities, which JSON cannot hold.
@@ -159,25 +178,25 @@ impl Number {
         } else {
             format!("{value:e}")
         };
-        Some(Number {
-            literal: literal.into(),
-            value,
-        })
+        Some(Number::new(&literal, value))
     }
 
     /// The literal this number was parsed from (or built as).
     pub fn literal(&self) -> &str {
-        &self.literal
+        // Always ASCII: built from a `&str` in `Number::new`.
+        std::str::from_utf8(self.repr.get(8..).unwrap_or_default()).unwrap_or_default()
     }
 
     /// The double value JavaScript's `JSON.parse` would produce.
     pub fn as_f64(&self) -> f64 {
-        self.value
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(self.repr.get(..8).unwrap_or(&[0; 8]));
+        f64::from_le_bytes(bytes)
     }
 
     /// The value as an `i64`, when it is integral and within range.
     pub fn as_i64(&self) -> Option<i64> {
-        let v = self.value;
+        let v = self.as_f64();
         (v.fract() == 0.0 && v >= -(2f64.powi(63)) && v < 2f64.powi(63)).then_some(v as i64)
     }
 }
@@ -185,18 +204,18 @@ impl Number {
 impl PartialEq for Number {
     /// Numbers are equal when their doubles are, as in JavaScript (`1.0 == 1`).
     fn eq(&self, other: &Self) -> bool {
-        self.value == other.value
+        self.as_f64() == other.as_f64()
     }
 }
 
 impl fmt::Display for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.literal)
+        f.write_str(self.literal())
     }
 }
 
 /// An object's entries in JavaScript key order.
-pub type Map = JsMap<String, Value>;
+pub type Map = JsMap<Key, Value>;
 
 /// Appends `s` to `out` as a JSON string literal with the escapes `JSON.stringify` uses
 /// ([`crate::js::write_json_string`] into a `String`).
@@ -266,13 +285,30 @@ impl serde::Serialize for Value {
     }
 }
 
+// Every node of a parsed body is a `Value` and every object entry a key and a `Value`: on wasm32,
+// 16 and 24 bytes, where they were 24 and 40 (a number's double and literal share one allocation,
+// so no variant needs 8-byte alignment and the tag fits in an object's spare bits; an object key
+// is a shared pointer).
+#[cfg(target_arch = "wasm32")]
+const _: () = {
+    assert!(std::mem::size_of::<Value>() == 16);
+    assert!(std::mem::size_of::<(Key, Value)>() == 24);
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_number_is_two_words_and_a_key_too() {
+        let word = std::mem::size_of::<usize>();
+        assert_eq!(std::mem::size_of::<Number>(), 2 * word);
+        assert_eq!(std::mem::size_of::<Key>(), 2 * word);
+    }
+
     fn keys(v: &Value) -> Vec<&str> {
         match v {
-            Value::Object(m) => m.keys().map(String::as_str).collect(),
+            Value::Object(m) => m.keys().map(Key::as_str).collect(),
             _ => panic!("not an object"),
         }
     }
@@ -304,8 +340,8 @@ mod tests {
         let v = parse(&text).unwrap();
         let Value::Object(m) = &v else { panic!() };
         assert_eq!(m.len(), 41);
-        assert_eq!(m.keys().next().map(String::as_str), Some("7"));
-        assert_eq!(m.keys().nth(4).map(String::as_str), Some("k3"));
+        assert_eq!(m.keys().next().map(Key::as_str), Some("7"));
+        assert_eq!(m.keys().nth(4).map(Key::as_str), Some("k3"));
         assert_eq!(m.get("k3"), Some(&Value::from("again")));
     }
 

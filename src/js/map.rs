@@ -172,8 +172,8 @@ impl<K: Borrow<str> + Ord, V> JsMap<K, V> {
 
 impl<K: Borrow<str> + Ord + Clone, V> JsMap<K, V> {
     /// An object from entries in insertion order, as `JSON.parse` or an object literal builds it.
-    pub fn from_entries<I: IntoIterator<Item = (K, V)>>(entries: I) -> Self {
-        let named: Vec<(K, V)> = entries.into_iter().collect();
+    pub fn from_entries<Q: Into<K>, I: IntoIterator<Item = (Q, V)>>(entries: I) -> Self {
+        let named: Vec<(K, V)> = entries.into_iter().map(|(k, v)| (k.into(), v)).collect();
         // The common case, no integer-like and no repeated key, keeps the vector as it is.
         if !named
             .iter()

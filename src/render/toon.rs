@@ -10,7 +10,7 @@
 use super::sink::Sink;
 use super::{write_number, MAX_RENDER_DEPTH};
 use crate::js::{array_index_key, is_js_whitespace};
-use crate::value::{Map, Value};
+use crate::value::{Key, Map, Value};
 
 /// The key that `normalizeValue` turns into a prototype link.
 const PROTO: &str = "__proto__";
@@ -58,7 +58,7 @@ impl<S: Sink> Encoder<'_, S> {
     }
 
     /// `key: value` lines for an object's own fields.
-    fn fields<'v>(&mut self, entries: impl Iterator<Item = (&'v String, &'v Value)>, depth: usize) {
+    fn fields<'v>(&mut self, entries: impl Iterator<Item = (&'v Key, &'v Value)>, depth: usize) {
         for (key, value) in entries {
             if key != PROTO {
                 self.field(key, value, depth);
@@ -306,7 +306,7 @@ fn tabular_fields(items: &[Value]) -> Option<Vec<&str>> {
     };
     let fields: Vec<&str> = first
         .keys()
-        .map(String::as_str)
+        .map(Key::as_str)
         .filter(|k| *k != PROTO)
         .collect();
     if fields.is_empty() {

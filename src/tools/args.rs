@@ -110,12 +110,12 @@ impl<'de> Deserialize<'de> for QueryParams {
                              as text, e.g. \"50\")"
                         )));
                     };
-                    ordered.insert(name, Value::String(text));
+                    ordered.insert(name.into(), Value::String(text));
                 }
                 Ok(QueryParams(
                     ordered
                         .iter()
-                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                        .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_owned()))
                         .collect(),
                 ))
             }

@@ -3,7 +3,7 @@
 //! Written by hand rather than through serde because it must keep number literals and JavaScript
 //! key order, and because it bounds nesting depth so a hostile body cannot exhaust the stack.
 
-use super::{Map, Number, Value};
+use super::{Interner, Key, Map, Number, Value};
 use std::fmt;
 
 /// Nesting deeper than this is rejected: far beyond any real API body, far below stack limits.
@@ -37,6 +37,7 @@ pub fn parse(text: &str) -> Result<Value, ParseError> {
         pos: 0,
         entries: Vec::new(),
         items: Vec::new(),
+        keys: Interner::default(),
     };
     p.skip_ws();
     let v = p.value(0)?;
@@ -66,9 +67,11 @@ struct Parser<'a> {
     /// Entries of the objects being parsed, innermost last; each object takes its own off the
     /// end when it closes, so every map and array is allocated once at its exact size (which
     /// also keeps a parsed tree compact in memory, and rendering it fast).
-    entries: Vec<(String, Value)>,
+    entries: Vec<(Key, Value)>,
     /// Items of the arrays being parsed, likewise.
     items: Vec<Value>,
+    /// The object keys met so far, shared between the entries that repeat them.
+    keys: Interner,
 }
 
 impl<'a> Parser<'a> {
@@ -128,7 +131,7 @@ impl<'a> Parser<'a> {
             if self.peek() != Some(b'"') {
                 return Err(self.err("expected a string key"));
             }
-            let key = self.string()?;
+            let key = self.key()?;
             self.skip_ws();
             if self.peek() != Some(b':') {
                 return Err(self.err("expected ':' after an object key"));
@@ -212,6 +215,25 @@ impl<'a> Parser<'a> {
     fn digits(&mut self) {
         while let Some(b'0'..=b'9') = self.peek() {
             self.pos += 1;
+        }
+    }
+
+    /// An object key: the text between the quotes interned as it is when it has no escape.
+    fn key(&mut self) -> Result<Key, ParseError> {
+        let start = self.pos + 1;
+        let plain = self.src[start..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .filter(|&n| self.src[start + n] == b'"');
+        match plain {
+            Some(n) => {
+                self.pos = start + n + 1;
+                Ok(self.keys.key(&self.text[start..start + n]))
+            }
+            None => {
+                let text = self.string()?;
+                Ok(self.keys.key(&text))
+            }
         }
     }
 
@@ -358,6 +380,22 @@ mod tests {
         assert_eq!(parse(&deep).unwrap_err().message, "nesting too deep");
         let bomb = "{\"a\":".repeat(100_000);
         assert!(parse(&bomb).is_err());
+    }
+
+    #[test]
+    fn repeated_keys_share_one_allocation_and_escaped_keys_are_decoded() {
+        let v = parse(r#"[{"id":1,"a\u0062":2},{"id":3,"ab":4}]"#).unwrap();
+        let Value::Array(items) = &v else { panic!() };
+        let key = |i: usize, n: usize| {
+            let Value::Object(m) = &items[i] else {
+                panic!()
+            };
+            m.keys().nth(n).unwrap().clone()
+        };
+        assert_eq!(key(0, 1), "ab");
+        assert!(std::ptr::eq(key(0, 0).as_ptr(), key(1, 0).as_ptr()));
+        assert!(std::ptr::eq(key(0, 1).as_ptr(), key(1, 1).as_ptr()));
+        assert_eq!(v.to_compact_json(), r#"[{"id":1,"ab":2},{"id":3,"ab":4}]"#);
     }
 
     #[test]

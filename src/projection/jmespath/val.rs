@@ -412,7 +412,7 @@ impl<'a> Val<'a> {
             Val::Obj(obj, _) => {
                 let mut map = Map::new();
                 for (k, v) in Rc::unwrap_or_clone(obj) {
-                    map.insert(k.to_string(), v.into_value()?);
+                    map.insert(k.to_string().into(), v.into_value()?);
                 }
                 Value::Object(map)
             }

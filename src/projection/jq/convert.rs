@@ -46,7 +46,7 @@ fn to_jaq(v: &Value, max_depth: usize, depth: &mut u32) -> Option<Val> {
             let mut out = JMap::default();
             for (k, v) in map.iter() {
                 out.insert(
-                    Val::utf8_str(k.clone().into_bytes()),
+                    Val::utf8_str(k.as_bytes().to_vec()),
                     to_jaq(v, limit, &mut inner)?,
                 );
             }
@@ -84,7 +84,7 @@ pub(crate) fn from_jaq(v: &Val, max_depth: usize) -> Option<Value> {
                     Val::TStr(b) | Val::BStr(b) => String::from_utf8_lossy(b).into_owned(),
                     other => other.to_string(),
                 };
-                out.insert(key, from_jaq(v, depth)?);
+                out.insert(key.into(), from_jaq(v, depth)?);
             }
             Value::Object(out)
         }
