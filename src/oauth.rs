@@ -38,6 +38,8 @@ pub const REGISTER_PATH: &str = "/oauth/register";
 pub const REVOKE_PATH: &str = "/oauth/revoke";
 /// Where the identity provider sends the person back.
 pub const CALLBACK_PATH: &str = "/oauth/callback";
+/// Where Atlassian sends the person back from its consent (when its app is configured).
+pub const ATLASSIAN_CALLBACK_PATH: &str = "/oauth/atlassian/callback";
 
 /// True for the paths this module answers.
 pub fn is_oauth_path(path: &str) -> bool {
@@ -51,6 +53,7 @@ pub fn is_oauth_path(path: &str) -> bool {
             | REGISTER_PATH
             | REVOKE_PATH
             | CALLBACK_PATH
+            | ATLASSIAN_CALLBACK_PATH
     )
 }
 
@@ -67,6 +70,9 @@ pub async fn handle(
         ("POST", AUTHORIZE_PATH) => return authorize::decide(settings, request, ports).await,
         ("GET", CALLBACK_PATH) => {
             return authorize::callback(settings, static_principal, request, ports).await
+        }
+        ("GET", ATLASSIAN_CALLBACK_PATH) => {
+            return authorize::atlassian_callback(settings, request, ports).await
         }
         ("POST", TOKEN_PATH) => match token(settings, request, ports).await {
             Ok(tokens) => json_reply(200, &json!(tokens)),

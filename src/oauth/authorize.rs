@@ -5,13 +5,13 @@
 use super::client::{self, Client};
 use super::error::OAuthError;
 use super::form::{html_escape, Params};
-use super::settings::OAuthSettings;
-use super::store::{pkce_challenge, NewCode, TokenStore, CODE_TTL_SECONDS};
+use super::settings::{AtlassianApp, OAuthSettings};
+use super::store::{pkce_challenge, NewCode, SignedIn, TokenStore, CODE_TTL_SECONDS};
 use super::url::{redirect_matches, Url};
-use super::{idp, AUTHORIZE_PATH, SCOPE};
+use super::{atlassian, idp, ATLASSIAN_CALLBACK_PATH, AUTHORIZE_PATH, SCOPE};
 use crate::auth::constant_time_eq;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::ports::{CacheEntry, Ports};
+use crate::ports::{CacheEntry, Level, Ports};
 use crate::upstream::path::form_urlencode;
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 const CONSENT_COOKIE: &str = "mcp_oauth_consent";
 
 /// An authorization request waiting for consent and then for the identity provider.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct Pending {
     client_id: String,
     client_name: String,
@@ -219,7 +219,13 @@ async fn consent(settings: &OAuthSettings, pending: Pending, ports: Ports<'_>) -
          <button name=\"action\" value=\"deny\">Deny</button></form>",
         name = html_escape(&pending.client_name),
         issuer = html_escape(&settings.issuer),
-        provider = settings.provider.label(),
+        provider = match settings.atlassian {
+            Some(_) => format!(
+                "{} (and then Atlassian, for Jira and Confluence)",
+                settings.provider.label()
+            ),
+            None => settings.provider.label().to_owned(),
+        },
         host = html_escape(&host),
         csrf = pending.csrf,
     );
@@ -307,7 +313,9 @@ pub async fn decide(
 }
 
 /// `GET /oauth/callback`: the identity provider's answer. The pending request is used once;
-/// the person must pass the allow-list, and may not take a static principal's name.
+/// the person must pass the allow-list, and may not take a static principal's name. With an
+/// Atlassian app configured, the person then goes on to Atlassian's consent before the code is
+/// issued.
 pub async fn callback(
     settings: &OAuthSettings,
     static_principal: &dyn Fn(&str) -> bool,
@@ -369,6 +377,22 @@ pub async fn callback(
             "you are not allowed to sign in to this server",
         ));
     }
+    if let Some(app) = &settings.atlassian {
+        return match to_atlassian(settings, app, pending.clone(), signed_in, ports).await {
+            Ok(redirect) => redirect,
+            Err(e) => back(e),
+        };
+    }
+    issue_code(settings, &pending, signed_in, ports).await
+}
+
+/// The end of a sign-in: the authorization code for `signed_in`, sent back to the client.
+async fn issue_code(
+    settings: &OAuthSettings,
+    pending: &Pending,
+    signed_in: SignedIn,
+    ports: Ports<'_>,
+) -> HttpResponse {
     let code = TokenStore::new(settings, ports)
         .issue_code(NewCode {
             client_id: pending.client_id.clone(),
@@ -379,13 +403,162 @@ pub async fn callback(
             signed_in,
         })
         .await;
-    match code {
-        Ok(code) => back_to_client(
+    let params = match code {
+        Ok(code) => vec![("code".into(), code)],
+        Err(e) => {
+            return error_to_client(
+                settings,
+                &pending.redirect_uri,
+                pending.state.as_deref(),
+                &e,
+            )
+        }
+    };
+    back_to_client(
+        settings,
+        &pending.redirect_uri,
+        pending.state.as_deref(),
+        params,
+    )
+}
+
+/// A sign-in that passed the identity provider and waits for Atlassian's consent: the pending
+/// authorization, and who signed in with their upstream tokens sealed as in a grant (KV never
+/// holds them in clear).
+#[derive(Serialize, Deserialize)]
+struct AtlassianLeg {
+    pending: Pending,
+    principal: String,
+    groups: Vec<String>,
+    sealed: Option<String>,
+}
+
+fn atlassian_key(state: &str) -> String {
+    format!("atlassian:{state}")
+}
+
+/// Sends the signed-in person on to Atlassian's consent, under a state of its own that keys the
+/// waiting sign-in (used once, and only by the browser holding the consent cookie).
+async fn to_atlassian(
+    settings: &OAuthSettings,
+    app: &AtlassianApp,
+    pending: Pending,
+    signed_in: SignedIn,
+    ports: Ports<'_>,
+) -> Result<HttpResponse, OAuthError> {
+    let store = TokenStore::new(settings, ports);
+    let sealed = store
+        .seal(
+            &pending.client_id,
+            &signed_in.principal,
+            &signed_in.upstream,
+        )
+        .await?;
+    let state = store.mint("");
+    let leg = AtlassianLeg {
+        pending,
+        principal: signed_in.principal,
+        groups: signed_in.groups,
+        sealed,
+    };
+    let value = serde_json::to_vec(&leg).map_err(|e| OAuthError::server_error(e.to_string()))?;
+    ports
+        .oauth
+        .put(
+            &atlassian_key(&state),
+            CacheEntry {
+                value,
+                metadata: String::new(),
+            },
+            CODE_TTL_SECONDS,
+        )
+        .await
+        .map_err(|e| OAuthError::server_error(format!("the sign-in store is unavailable ({e})")))?;
+    let redirect = format!("{}{ATLASSIAN_CALLBACK_PATH}", settings.issuer);
+    Ok(HttpResponse::empty(302)
+        .with_header(
+            "Location",
+            &atlassian::authorization_url(app, &redirect, &state),
+        )
+        .with_header("Cache-Control", "no-store"))
+}
+
+/// `GET /oauth/atlassian/callback`: Atlassian's answer. The waiting sign-in is used once, by the
+/// browser that holds its consent cookie. Consent given: the code is exchanged and the token,
+/// for the configured site, joins the person's upstream tokens. Consent declined: the sign-in
+/// completes without an Atlassian identity. An exchange that fails, or a token that cannot
+/// reach the site, ends the sign-in with the reason sent back to the client.
+pub async fn atlassian_callback(
+    settings: &OAuthSettings,
+    request: &HttpRequest,
+    ports: Ports<'_>,
+) -> HttpResponse {
+    let Some(app) = &settings.atlassian else {
+        return error_page(404, "Atlassian sign-in is not configured on this server.");
+    };
+    let params = match Params::parse(&request.query) {
+        Ok(p) => p,
+        Err(e) => return error_page(400, &e.description),
+    };
+    let Ok(Some(state)) = params.get("state") else {
+        return error_page(400, "Atlassian's answer has no state.");
+    };
+    let key = atlassian_key(state);
+    let leg = match ports.oauth.get(&key).await {
+        Ok(Some(entry)) => serde_json::from_slice::<AtlassianLeg>(&entry.value).ok(),
+        _ => None,
+    };
+    let Some(leg) = leg else {
+        return error_page(
+            400,
+            "This sign-in request has expired or was already used; start again from your client.",
+        );
+    };
+    let browser_ok = cookie(request, CONSENT_COOKIE)
+        .is_some_and(|c| constant_time_eq(leg.pending.csrf.as_bytes(), c.as_bytes()));
+    if !browser_ok {
+        return error_page(
+            403,
+            "This answer from Atlassian does not belong to a sign-in started in this browser; \
+             nothing was authorized.",
+        );
+    }
+    let _ = ports.oauth.delete(&key).await;
+    let pending = &leg.pending;
+    let back = |e: OAuthError| {
+        error_to_client(
             settings,
             &pending.redirect_uri,
             pending.state.as_deref(),
-            vec![("code".into(), code)],
+            &e,
+        )
+    };
+    let store = TokenStore::new(settings, ports);
+    let mut upstream = match store
+        .unseal(&pending.client_id, &leg.principal, leg.sealed.as_deref())
+        .await
+    {
+        Ok(tokens) => tokens,
+        Err(e) => return back(OAuthError::server_error(e)),
+    };
+    match params.get("code") {
+        Ok(Some(code)) => {
+            let redirect = format!("{}{ATLASSIAN_CALLBACK_PATH}", settings.issuer);
+            match atlassian::exchange(app, &redirect, code, ports).await {
+                Ok(token) => upstream.push(token),
+                Err(e) => return back(e),
+            }
+        }
+        _ => ports.log.event(
+            Level::Info,
+            "oauth_atlassian_declined",
+            &[("principal", (&leg.principal).into())],
         ),
-        Err(e) => back(e),
     }
+    let signed_in = SignedIn {
+        principal: leg.principal.clone(),
+        groups: leg.groups.clone(),
+        upstream,
+    };
+    issue_code(settings, pending, signed_in, ports).await
 }

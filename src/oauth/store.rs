@@ -266,7 +266,8 @@ impl<'a> TokenStore<'a> {
         format!("upstream\n{client_id}\n{principal}").into_bytes()
     }
 
-    async fn seal(
+    /// Seals `tokens` for the grant of `principal` through `client_id` (`None` for none).
+    pub(super) async fn seal(
         &self,
         client_id: &str,
         principal: &str,
@@ -297,7 +298,8 @@ impl<'a> TokenStore<'a> {
         Ok(Some(URL_SAFE_NO_PAD.encode(sealed)))
     }
 
-    async fn unseal(
+    /// Opens what [`TokenStore::seal`] sealed for the same client and principal.
+    pub(super) async fn unseal(
         &self,
         client_id: &str,
         principal: &str,

@@ -1,5 +1,6 @@
-// A fake of the upstream APIs (GitHub, CircleCI, Jira, Confluence, Bitbucket) and of GitHub's
-// OAuth sign-in (an identity provider that approves at once) on 127.0.0.1, for
+// A fake of the upstream APIs (GitHub, CircleCI, Jira, Confluence, Bitbucket), of GitHub's
+// OAuth sign-in (an identity provider that approves at once) and of Atlassian's OAuth 2.0 (3LO)
+// with its API gateway (tests/e2e/fake/atlassian-3lo.mjs) on 127.0.0.1, for
 // end-to-end tests and benchmarks. Routes return deterministic data shaped like the real APIs,
 // including each vendor's paging style (tests/e2e/fake/*.mjs); tests can script faults and inspect
 // what was requested.
@@ -19,6 +20,7 @@ import { circleRoutes } from "./fake/circleci.mjs";
 import { atlassianRoutes } from "./fake/atlassian.mjs";
 import { logRoutes, startLogHosts } from "./fake/logs.mjs";
 import { idpRoutes, newIdp } from "./fake/idp.mjs";
+import { atlassian3loRoutes, gatewayPath, newAtlassian3lo } from "./fake/atlassian-3lo.mjs";
 
 export { githubRateLimitHeaders, GITHUB_RATE_LIMIT_BODY, GITHUB_RUNS, WORKFLOWS } from "./fake/github.mjs";
 
@@ -101,10 +103,10 @@ async function answerFault(req, res, fault) {
  * unlimited) bounds how often it fires. Every request is recorded in `requests`, faulted or not.
  */
 export async function startFakeUpstream({ port = 0 } = {}) {
-  const ctx = { url: "", idp: newIdp() };
+  const ctx = { url: "", idp: newIdp(), atlassian: newAtlassian3lo() };
   ctx.logHosts = await startLogHosts(ctx);
   const extra = [];
-  const builtIn = [...logRoutes(ctx), ...idpRoutes(ctx), ...githubRoutes(ctx), ...circleRoutes(ctx), ...atlassianRoutes(ctx)];
+  const builtIn = [...logRoutes(ctx), ...idpRoutes(ctx), ...atlassian3loRoutes(ctx), ...githubRoutes(ctx), ...circleRoutes(ctx), ...atlassianRoutes(ctx)];
   let faults = [];
   const requests = [];
 
@@ -126,8 +128,13 @@ export async function startFakeUpstream({ port = 0 } = {}) {
       fault.hits = (fault.hits ?? 0) + 1;
       return answerFault(req, res, fault);
     }
+    // Atlassian's gateway serves the site's routes under /ex/{product}/{cloudid}, for its bearer.
+    const gateway = gatewayPath(ctx.atlassian, req, url.pathname);
+    if (gateway?.refuse) return json(res, gateway.refuse, { code: gateway.refuse, message: "Unauthorized" });
+    const pathname = gateway?.path ?? url.pathname;
+    if (gateway) request.path = pathname;
     for (const [method, pattern, fn] of [...extra, ...builtIn]) {
-      const m = method === req.method || (method === "GET" && req.method === "HEAD") ? pattern.exec(url.pathname) : null;
+      const m = method === req.method || (method === "GET" && req.method === "HEAD") ? pattern.exec(pathname) : null;
       if (m) return fn(request, res, m);
     }
     json(res, 404, { message: "Not Found" });
@@ -140,6 +147,8 @@ export async function startFakeUpstream({ port = 0 } = {}) {
     get url() { return ctx.url; },
     /** The GitHub-shaped identity provider (tests/e2e/fake/idp.mjs): who signs in, what it issued. */
     get idp() { return ctx.idp; },
+    /** Atlassian's 3LO server and gateway (tests/e2e/fake/atlassian-3lo.mjs): what it issued. */
+    get atlassian() { return ctx.atlassian; },
     /** The job-log hosts: `blobs` (127.0.0.2, where logs redirect) and `elsewhere` (127.0.0.3). */
     logHosts: ctx.logHosts,
     requests,

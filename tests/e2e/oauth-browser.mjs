@@ -1,7 +1,10 @@
 // A headless stand-in for the person at the browser during an OAuth sign-in against the worker:
 // it opens the authorization URL, approves the consent page (sending back its anti-forgery field
 // and cookie, as a browser does), and follows the redirects through the identity provider (the
-// fake upstream's, which approves at once) until the worker sends it back to the client.
+// fake upstream's, which approves at once), and through Atlassian's consent when the worker chains
+// it (approved at once too), until the worker sends it back to the client. The consent cookie
+// goes with every request to the worker, as a browser sends a SameSite=Lax cookie on top-level
+// navigations.
 
 import { createHash, randomBytes } from "node:crypto";
 
@@ -38,7 +41,7 @@ export async function signInHeadless(authorizeUrl, providerOrigin) {
     await response.arrayBuffer();
     const next = new URL(location, response.url || worker);
     if (next.origin !== worker && next.origin !== providerOrigin) return next.toString();
-    response = await fetch(next, { redirect: "manual" });
+    response = await fetch(next, { redirect: "manual", headers: next.origin === worker ? { Cookie: cookie } : {} });
   }
   throw new Error("sign-in redirected too many times");
 }

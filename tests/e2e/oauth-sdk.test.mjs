@@ -4,7 +4,10 @@
 // identity provider (tests/e2e/oauth-browser.mjs plays the browser), receives tokens, refreshes
 // them when the access token is refused, and calls tools as the signed-in person: a policy rule
 // chooses `signed-in-user`, so the GitHub call carries the person's own token from the sign-in,
-// not the deployment's GITHUB_TOKEN. A header client on the same worker never sees OAuth.
+// not the deployment's GITHUB_TOKEN. The sign-in goes on to the fake Atlassian's consent (an
+// Atlassian OAuth 2.0 app is configured), and Jira calls carry the person's Atlassian token to the
+// fake API gateway, not the deployment's pair to the site. A header client on the same worker
+// never sees OAuth.
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
@@ -17,6 +20,7 @@ import { signInForTokens, signInHeadless } from "./oauth-browser.mjs";
 
 const STATIC_TOKEN = "e2e-oauth-static-token-0123456789";
 const DEPLOYMENT_GITHUB_TOKEN = "ghp_deployment_token_0123456789";
+const DEPLOYMENT_ATLASSIAN_TOKEN = "atlassian_deployment_token_0123456789";
 const UPSTREAM_META = "mcp-devtools/upstream";
 const REDIRECT = "http://127.0.0.1:9/callback";
 
@@ -27,6 +31,8 @@ const POLICY = {
     // Members of the provider's `acme` organisation read CI as themselves.
     { id: "acme-as-themselves", match: { groups: ["acme"], tools: ["github_*"] }, effect: "allow",
       identities: { github: "signed-in-user" } },
+    { id: "acme-atlassian-as-themselves", match: { groups: ["acme"], tools: ["jira_*", "conf_*"] }, effect: "allow",
+      identities: { jira: "signed-in-user", confluence: "signed-in-user" } },
     // The static-token principal keeps the deployment's credential.
     { id: "e2e-as-deployment", match: { principals: ["e2e"] }, effect: "allow" },
   ],
@@ -45,6 +51,13 @@ const worker = await startWorker({
     GITHUB_API_URL: upstream.url,
     GITHUB_TOKEN: DEPLOYMENT_GITHUB_TOKEN,
     MCP_POLICY: JSON.stringify(POLICY),
+    ATLASSIAN_BASE_URL: upstream.url,
+    ATLASSIAN_USER_EMAIL: "deployment@e2e.test",
+    ATLASSIAN_API_TOKEN: DEPLOYMENT_ATLASSIAN_TOKEN,
+    MCP_OAUTH_ATLASSIAN_CLIENT_ID: "atl-e2e",
+    MCP_OAUTH_ATLASSIAN_CLIENT_SECRET: "atl-e2e-secret",
+    MCP_OAUTH_ATLASSIAN_AUTH_URL: `${upstream.url}/atlassian-auth`,
+    MCP_OAUTH_ATLASSIAN_API_URL: `${upstream.url}/atlassian-api`,
   },
 });
 // The issuer is the origin the client reaches, known once the runtime picked the port.
@@ -130,6 +143,16 @@ test("the SDK signs in with registration and PKCE, refreshes, and tools act as t
   assert.equal(personal.length, 1);
   assert.deepEqual(runCredentials(), [`Bearer ${personal[0]}`]);
   assert.ok(!JSON.stringify(result).includes(personal[0]));
+
+  // Jira as the person: their Atlassian token, at the gateway root of the site plus the same path.
+  const jira = await client.callTool({ name: "jira_get", arguments: { path: "/rest/api/3/myself" } });
+  assert.equal(jira.isError, undefined, JSON.stringify(jira));
+  assert.deepEqual(jira._meta?.[UPSTREAM_META], { vendor: "jira", identity: "signed-in-user" });
+  const atlassianTokens = [...upstream.atlassian.tokens.keys()];
+  assert.equal(atlassianTokens.length, 1, "one Atlassian consent");
+  assert.deepEqual(upstream.matching("GET", /\/rest\/api\/3\/myself$/).map((r) => [r.path, r.headers.authorization]),
+    [["/atlassian-api/ex/jira/e2e-cloud/rest/api/3/myself", `Bearer ${atlassianTokens[0]}`]]);
+  assert.ok(!JSON.stringify(jira).includes(atlassianTokens[0]));
 
   // An access token the worker no longer accepts: the SDK refreshes (rotating) and retries.
   const before = provider.saved.tokens;

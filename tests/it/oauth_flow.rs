@@ -1,6 +1,7 @@
 //! Host tests of the sign-in flow: registration, the consent page and its anti-forgery check,
-//! the GitHub hand-off (a scripted GitHub), the code exchange, refresh and revocation, and the
-//! refusals the issue lists (each with the right OAuth error and nothing issued).
+//! the GitHub hand-off (a scripted GitHub), the code exchange, refresh and revocation, the
+//! refusals (each with the right OAuth error and nothing issued), and the Atlassian consent
+//! chained after the sign-in when an Atlassian app is configured.
 
 use crate::common::oauth::*;
 use devtools_mcp_edge::http::HttpResponse;
@@ -23,24 +24,27 @@ fn ok(body: Json) -> UpstreamResponse {
 
 /// GitHub signing in `login`, member of `acme`.
 fn github(login: &'static str) -> ScriptedHttp {
-    ScriptedHttp::new(move |r: &UpstreamRequest| {
-        Ok(if r.url.ends_with("/login/oauth/access_token") {
-            ok(json!({"access_token": "gho_person_token", "token_type": "bearer"}))
-        } else if r.url.ends_with("/user") {
-            ok(json!({"login": login, "id": 1}))
-        } else if r.url.contains("/user/orgs") {
-            ok(json!([{"login": "acme"}]))
-        } else if r.url == "https://client.example.org/big.json" {
-            ok(json!({"client_id": r.url, "pad": "x".repeat(10_000)}))
-        } else {
-            UpstreamResponse {
-                status: 404,
-                status_text: "Not Found".into(),
-                headers: vec![],
-                body: vec![],
-            }
-        })
-    })
+    ScriptedHttp::new(move |r: &UpstreamRequest| Ok(github_reply(login, r)))
+}
+
+/// GitHub's answer to `r` when `login` signs in.
+fn github_reply(login: &str, r: &UpstreamRequest) -> UpstreamResponse {
+    if r.url.ends_with("/login/oauth/access_token") {
+        ok(json!({"access_token": "gho_person_token", "token_type": "bearer"}))
+    } else if r.url.ends_with("/user") {
+        ok(json!({"login": login, "id": 1}))
+    } else if r.url.contains("/user/orgs") {
+        ok(json!([{"login": "acme"}]))
+    } else if r.url == "https://client.example.org/big.json" {
+        ok(json!({"client_id": r.url, "pad": "x".repeat(10_000)}))
+    } else {
+        UpstreamResponse {
+            status: 404,
+            status_text: "Not Found".into(),
+            headers: vec![],
+            body: vec![],
+        }
+    }
 }
 
 fn form(pairs: &[(&str, &str)]) -> String {
@@ -138,8 +142,9 @@ fn consent(server: &Server, env: &FakeEnv, client_id: &str) -> (String, String, 
     (field("request"), field("csrf"), cookie)
 }
 
-/// Runs the whole browser half; returns the code.
-fn sign_in(server: &Server, env: &FakeEnv, client_id: &str) -> String {
+/// The browser half up to the identity provider's return: the worker's answer to it, and the
+/// consent cookie the browser holds.
+fn through_github(server: &Server, env: &FakeEnv, client_id: &str) -> (HttpResponse, String) {
     let (request, csrf, cookie) = consent(server, env, client_id);
     let response = send_on(
         server,
@@ -175,11 +180,20 @@ fn sign_in(server: &Server, env: &FakeEnv, client_id: &str) -> String {
             "",
         ),
     );
-    let back = location(&response);
+    (response, cookie)
+}
+
+/// The code in the worker's redirect back to the client.
+fn code_of(back: &str) -> String {
     assert!(back.starts_with(REDIRECT), "{back}");
-    assert_eq!(query_param(&back, "state").as_deref(), Some("st-1"));
-    assert_eq!(query_param(&back, "iss").as_deref(), Some(ISSUER));
-    query_param(&back, "code").unwrap_or_else(|| panic!("no code in {back}"))
+    assert_eq!(query_param(back, "state").as_deref(), Some("st-1"));
+    assert_eq!(query_param(back, "iss").as_deref(), Some(ISSUER));
+    query_param(back, "code").unwrap_or_else(|| panic!("no code in {back}"))
+}
+
+/// Runs the whole browser half; returns the code.
+fn sign_in(server: &Server, env: &FakeEnv, client_id: &str) -> String {
+    code_of(&location(&through_github(server, env, client_id).0))
 }
 
 fn token(server: &Server, env: &FakeEnv, pairs: &[(&str, &str)]) -> (u16, Json) {
@@ -563,4 +577,224 @@ fn a_consent_without_its_anti_forgery_check_never_reaches_the_provider() {
     assert_eq!(response.status, 400);
     assert!(response.header("Location").is_none());
     assert!(env.http.sent().is_empty(), "the provider was called");
+}
+
+const ATLASSIAN_CLOUD: &str = "11111111-2222-3333-4444-555555555555";
+
+/// GitHub signing in `octocat`, and Atlassian, whose accessible sites are `sites`.
+fn github_and_atlassian(sites: Json) -> ScriptedHttp {
+    ScriptedHttp::new(move |r: &UpstreamRequest| {
+        Ok(if r.url == "https://auth.atlassian.com/oauth/token" {
+            ok(
+                json!({"access_token": "atl-person-token", "expires_in": 3600,
+                      "refresh_token": "atl-refresh", "token_type": "Bearer"}),
+            )
+        } else if r.url == "https://api.atlassian.com/oauth/token/accessible-resources" {
+            ok(sites.clone())
+        } else {
+            github_reply("octocat", r)
+        })
+    })
+}
+
+fn acme_sites() -> Json {
+    json!([{"id": ATLASSIAN_CLOUD, "url": "https://acme.atlassian.net", "name": "acme",
+            "scopes": ["read:jira-work"]}])
+}
+
+fn atlassian_server() -> Server {
+    let mut pairs = oauth_settings();
+    for (k, v) in [
+        ("ATLASSIAN_SITE_NAME", "acme"),
+        ("MCP_OAUTH_ATLASSIAN_CLIENT_ID", "atl-client"),
+        ("MCP_OAUTH_ATLASSIAN_CLIENT_SECRET", "atl-secret"),
+    ] {
+        pairs.push((k.into(), v.into()));
+    }
+    server_with(pairs)
+}
+
+/// Signs in through GitHub and returns the redirect to Atlassian and the consent cookie.
+fn to_atlassian(server: &Server, env: &FakeEnv, client_id: &str) -> (String, String) {
+    let (response, cookie) = through_github(server, env, client_id);
+    let to_atlassian = location(&response);
+    assert!(
+        to_atlassian.starts_with("https://auth.atlassian.com/authorize?"),
+        "{to_atlassian}"
+    );
+    (to_atlassian, cookie)
+}
+
+/// Signs in through GitHub and returns the state toward Atlassian and the consent cookie.
+fn atlassian_state(server: &Server, env: &FakeEnv, client_id: &str) -> (String, String) {
+    let (to_atlassian, cookie) = to_atlassian(server, env, client_id);
+    (query_param(&to_atlassian, "state").unwrap(), cookie)
+}
+
+fn atlassian_return(server: &Server, env: &FakeEnv, query: &str, cookie: &str) -> HttpResponse {
+    send_on(
+        server,
+        env,
+        http(
+            "GET",
+            &format!("/oauth/atlassian/callback?{query}"),
+            &[("Cookie", cookie)],
+            "",
+        ),
+    )
+}
+
+/// The person's upstream tokens in the grant of `access`.
+fn upstream_of(server: &Server, env: &FakeEnv, access: &str) -> Vec<(String, Option<String>)> {
+    let settings = settings_of(server);
+    let store = devtools_mcp_edge::oauth::store::TokenStore::new(&settings, env.ports());
+    let who = futures::executor::block_on(store.authenticate(access)).unwrap();
+    who.upstream
+        .iter()
+        .map(|t| (t.vendor.clone(), t.site.clone()))
+        .collect()
+}
+
+#[test]
+fn with_atlassian_configured_the_sign_in_goes_on_to_atlassian_and_seals_its_token() {
+    let server = atlassian_server();
+    let env = FakeEnv::with_http(github_and_atlassian(acme_sites()));
+    let client_id = register(&server, &env);
+    let (to_atlassian, cookie) = to_atlassian(&server, &env, &client_id);
+    for (k, v) in [
+        ("audience", "api.atlassian.com"),
+        ("client_id", "atl-client"),
+        (
+            "redirect_uri",
+            "https://mcp.example.com/oauth/atlassian/callback",
+        ),
+        ("response_type", "code"),
+        ("prompt", "consent"),
+    ] {
+        assert_eq!(query_param(&to_atlassian, k).as_deref(), Some(v), "{k}");
+    }
+    let state = query_param(&to_atlassian, "state").unwrap();
+    let back = atlassian_return(
+        &server,
+        &env,
+        &format!("code=atl-code&state={state}"),
+        &cookie,
+    );
+    let code = code_of(&location(&back));
+    let (status, tokens) = exchange(&server, &env, &client_id, &code, VERIFIER);
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(
+        upstream_of(&server, &env, access),
+        [
+            ("github".to_owned(), None),
+            ("atlassian".to_owned(), Some(ATLASSIAN_CLOUD.to_owned()))
+        ]
+    );
+    // The exchange sent Atlassian's code to its token endpoint with the app's credentials.
+    let exchange = env
+        .http
+        .sent()
+        .into_iter()
+        .find(|r| r.url == "https://auth.atlassian.com/oauth/token")
+        .unwrap();
+    let body: Json = serde_json::from_slice(exchange.body.as_deref().unwrap()).unwrap();
+    assert_eq!(body["code"], "atl-code");
+    assert_eq!(body["client_secret"], "atl-secret");
+    // Neither person's token is ever in the store in clear, nor in a log line.
+    for (key, value) in env.oauth.dump() {
+        let text = String::from_utf8_lossy(&value);
+        for secret in ["atl-person-token", "atl-refresh", "gho_person_token"] {
+            assert!(!text.contains(secret), "{key}: {text}");
+        }
+    }
+    for line in env.log.lines() {
+        assert!(!line.contains("atl-person-token"), "{line}");
+    }
+    // The waiting sign-in is used once.
+    let again = atlassian_return(
+        &server,
+        &env,
+        &format!("code=atl-code&state={state}"),
+        &cookie,
+    );
+    assert_eq!(again.status, 400);
+}
+
+#[test]
+fn declining_atlassian_consent_signs_in_without_an_atlassian_identity() {
+    let server = atlassian_server();
+    let env = FakeEnv::with_http(github_and_atlassian(acme_sites()));
+    let client_id = register(&server, &env);
+    let (to_atlassian, cookie) = to_atlassian(&server, &env, &client_id);
+    let state = query_param(&to_atlassian, "state").unwrap();
+    let query = format!("error=access_denied&error_description=declined&state={state}");
+    let code = code_of(&location(&atlassian_return(&server, &env, &query, &cookie)));
+    let (status, tokens) = exchange(&server, &env, &client_id, &code, VERIFIER);
+    assert_eq!(status, 200, "{tokens}");
+    assert_eq!(
+        upstream_of(&server, &env, tokens["access_token"].as_str().unwrap()),
+        [("github".to_owned(), None)]
+    );
+    assert!(env
+        .http
+        .sent()
+        .iter()
+        .all(|r| !r.url.contains("atlassian.com")));
+}
+
+#[test]
+fn a_token_that_cannot_reach_the_site_ends_the_sign_in_with_the_reason() {
+    let server = atlassian_server();
+    let other = json!([{"id": "x", "url": "https://other.atlassian.net", "name": "other"}]);
+    let env = FakeEnv::with_http(github_and_atlassian(other));
+    let client_id = register(&server, &env);
+    let (state, cookie) = atlassian_state(&server, &env, &client_id);
+    let back = location(&atlassian_return(
+        &server,
+        &env,
+        &format!("code=atl-code&state={state}"),
+        &cookie,
+    ));
+    assert!(back.starts_with(REDIRECT), "{back}");
+    assert_eq!(
+        query_param(&back, "error").as_deref(),
+        Some("access_denied")
+    );
+    let description = query_param(&back, "error_description").unwrap();
+    assert!(
+        description.contains("https://acme.atlassian.net"),
+        "{description}"
+    );
+    assert!(query_param(&back, "code").is_none());
+}
+
+#[test]
+fn atlassians_answer_needs_its_own_state_and_the_browser_that_started_the_sign_in() {
+    let server = atlassian_server();
+    let env = FakeEnv::with_http(github_and_atlassian(acme_sites()));
+    let client_id = register(&server, &env);
+    let (state, cookie) = atlassian_state(&server, &env, &client_id);
+    // An unknown state, or the primary provider's answer replayed here: nothing.
+    let unknown = atlassian_return(&server, &env, "code=atl-code&state=forged", &cookie);
+    assert_eq!(unknown.status, 400);
+    // Another browser (no consent cookie, or another one) cannot finish this sign-in.
+    for other in ["", "mcp_oauth_consent=someone-else"] {
+        let response = atlassian_return(
+            &server,
+            &env,
+            &format!("code=atl-code&state={state}"),
+            other,
+        );
+        assert_eq!(response.status, 403, "{other:?}");
+        assert!(response.header("Location").is_none());
+    }
+    // The person's own browser still can, once.
+    let back = atlassian_return(
+        &server,
+        &env,
+        &format!("code=atl-code&state={state}"),
+        &cookie,
+    );
+    code_of(&location(&back));
 }
