@@ -213,18 +213,9 @@ impl Counter {
         }
     }
 
-    /// A string literal with `write_json_string`'s escapes; every byte of a multi-byte UTF-8
-    /// sequence is >= 0x80 and counts one.
+    /// A string literal with `write_json_string`'s escapes.
     fn string(&mut self, s: &str) -> bool {
-        let escaped: usize = s
-            .bytes()
-            .map(|b| match b {
-                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
-                0x00..=0x1f => 6,
-                _ => 1,
-            })
-            .sum();
-        self.add(escaped + 2)
+        self.add(crate::js::json_string_len(s))
     }
 }
 

@@ -35,11 +35,32 @@ pub fn trim_start(s: &str) -> &str {
 /// Length of `text` in UTF-16 code units (JavaScript's `.length`).
 pub fn utf16_len(text: &str) -> usize {
     // Every character starts with one non-continuation byte and counts one unit, except the
-    // four-byte (astral) ones, which are surrogate pairs: two units.
-    text.as_bytes()
-        .iter()
-        .map(|&b| usize::from((b & 0xc0) != 0x80) + usize::from(b >= 0xf0))
-        .sum()
+    // four-byte (astral) ones, which are surrogate pairs: two units. Eight bytes at a time: the
+    // renderers count every piece of a long text past its cut, and most of it is ASCII.
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let bytes = text.as_bytes();
+    let mut words = bytes.chunks_exact(8);
+    let mut units = 0;
+    for chunk in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        if x & HIGHS == 0 {
+            units += 8;
+            continue;
+        }
+        // High bit of each byte: set for a continuation byte (10xxxxxx), and for a four-byte
+        // lead (11110xxx).
+        let continuation = x & !(x << 1) & HIGHS;
+        let astral = x & (x << 1) & (x << 2) & (x << 3) & HIGHS;
+        units += 8 - continuation.count_ones() as usize + astral.count_ones() as usize;
+    }
+    units
+        + words
+            .remainder()
+            .iter()
+            .map(|&b| usize::from((b & 0xc0) != 0x80) + usize::from(b >= 0xf0))
+            .sum::<usize>()
 }
 
 /// String order of JavaScript's `<` and of `Array.prototype.sort`: by UTF-16 code units.
@@ -105,10 +126,27 @@ pub fn write_json_string(s: &str, mut push: impl FnMut(&str)) {
     push("\"");
 }
 
-/// The index of the first byte at or after `from` that needs an escape, or `bytes.len()`.
+/// The length in bytes of what [`write_json_string`] writes for `s`, without writing it.
+pub fn json_string_len(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    // The quotes, and every byte once; an escape adds to that.
+    let mut len = bytes.len() + 2;
+    let mut i = next_escape(bytes, 0);
+    while let Some(&b) = bytes.get(i) {
+        len += match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+            _ => 5,
+        };
+        i = next_escape(bytes, i + 1);
+    }
+    len
+}
+
+/// The index of the first byte at or after `from` that needs an escape (a control character,
+/// `"` or `\`: also where a JSON string's plain run ends), or `bytes.len()`.
 ///
 /// Eight bytes at a time: most strings (keys, URLs, names, dates) need no escape at all.
-fn next_escape(bytes: &[u8], from: usize) -> usize {
+pub fn next_escape(bytes: &[u8], from: usize) -> usize {
     let mut i = from;
     while let Some(chunk) = bytes.get(i..i + 8) {
         let Ok(word) = <[u8; 8]>::try_from(chunk) else {
@@ -220,5 +258,40 @@ mod tests {
         assert_eq!(cmp_utf16("\u{10000}", "\u{ffff}"), Ordering::Less);
         assert_eq!(cmp_utf16("a", "b"), Ordering::Less);
         assert_eq!(cmp_utf16("ab", "a"), Ordering::Greater);
+    }
+
+    /// Texts whose characters of every UTF-8 width and every escape class fall at every offset
+    /// of an eight-byte word, and tails of every length.
+    fn mixed_texts() -> Vec<String> {
+        let pieces = [
+            "a", "é", "€", "😀", "\"", "\\", "\n", "\u{1}", "\u{7f}", "\u{2028}", "xyz",
+        ];
+        let mut texts = vec![String::new()];
+        for (i, first) in pieces.iter().enumerate() {
+            for (j, second) in pieces.iter().enumerate() {
+                for pad in 0..9 {
+                    let mut t = "p".repeat(pad);
+                    t.push_str(first);
+                    t.push_str(&"q".repeat((i + j) % 9));
+                    t.push_str(second);
+                    texts.push(t);
+                }
+            }
+        }
+        texts
+    }
+
+    #[test]
+    fn utf16_length_counts_units_a_word_at_a_time() {
+        for text in mixed_texts() {
+            assert_eq!(utf16_len(&text), text.encode_utf16().count(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn json_string_length_is_the_written_length() {
+        for text in mixed_texts() {
+            assert_eq!(json_string_len(&text), literal(&text).len(), "{text:?}");
+        }
     }
 }

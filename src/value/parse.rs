@@ -4,6 +4,7 @@
 //! key order, and because it bounds nesting depth so a hostile body cannot exhaust the stack.
 
 use super::{Interner, Key, Map, Number, Value};
+use crate::js::next_escape;
 use std::fmt;
 
 /// Nesting deeper than this is rejected: far beyond any real API body, far below stack limits.
@@ -221,14 +222,12 @@ impl<'a> Parser<'a> {
     /// An object key: the text between the quotes interned as it is when it has no escape.
     fn key(&mut self) -> Result<Key, ParseError> {
         let start = self.pos + 1;
-        let plain = self.src[start..]
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-            .filter(|&n| self.src[start + n] == b'"');
+        let end = next_escape(self.src, start);
+        let plain = (self.src.get(end) == Some(&b'"')).then_some(end);
         match plain {
-            Some(n) => {
-                self.pos = start + n + 1;
-                Ok(self.keys.key(&self.text[start..start + n]))
+            Some(end) => {
+                self.pos = end + 1;
+                Ok(self.keys.key(&self.text[start..end]))
             }
             None => {
                 let text = self.string()?;
@@ -256,7 +255,8 @@ impl<'a> Parser<'a> {
                     run = self.pos;
                 }
                 Some(b) if b < 0x20 => return Err(self.err("control character in string")),
-                Some(_) => self.pos += 1,
+                // Up to the next quote, backslash or control character, a word at a time.
+                Some(_) => self.pos = next_escape(self.src, self.pos),
             }
         }
     }
