@@ -9,7 +9,7 @@
 
 use super::sink::Sink;
 use super::{write_number, MAX_RENDER_DEPTH};
-use crate::js::{array_index_key, is_js_whitespace};
+use crate::js::{array_index_key, is_js_whitespace, next_escape};
 use crate::value::{Key, Map, Value};
 
 /// The key that `normalizeValue` turns into a prototype link.
@@ -453,19 +453,26 @@ fn write_key(key: &str, out: &mut impl Sink) {
 /// A quoted string with the only escapes TOON has: `\\ \" \n \r \t`.
 fn write_quoted(s: &str, out: &mut impl Sink) {
     out.push('"');
+    let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in s.as_bytes().iter().enumerate() {
+    // Every byte escaped here is one JSON escapes too, so the word-at-a-time scan for those finds
+    // them all; the other control characters it stops at are written as they are.
+    let mut i = next_escape(bytes, 0);
+    while let Some(&b) = bytes.get(i) {
         let escape = match b {
-            b'\\' => "\\\\",
-            b'"' => "\\\"",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            _ => continue,
+            b'\\' => Some("\\\\"),
+            b'"' => Some("\\\""),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            _ => None,
         };
-        out.push_str(s.get(start..i).unwrap_or_default());
-        out.push_str(escape);
-        start = i + 1;
+        if let Some(escape) = escape {
+            out.push_str(s.get(start..i).unwrap_or_default());
+            out.push_str(escape);
+            start = i + 1;
+        }
+        i = next_escape(bytes, i + 1);
     }
     out.push_str(s.get(start..).unwrap_or_default());
     out.push('"');
@@ -498,6 +505,12 @@ mod tests {
             (r#""a,b""#, r#""a,b""#),
             (r#""tab\tq\"b\\""#, r#""tab\tq\"b\\""#),
             (r#""bell\u0007""#, "bell\u{7}"),
+            // Control characters TOON does not escape stay as they are between escaped ones, in
+            // a string long enough to be scanned a word at a time.
+            (
+                r#""key: \u0001\u0008 a long run\nthen \"quoted\" and \\ back\u001f\r\tend""#,
+                "\"key: \u{1}\u{8} a long run\\nthen \\\"quoted\\\" and \\\\ back\u{1f}\\r\\tend\"",
+            ),
             (r#""é😀""#, "é😀"),
         ];
         for (src, want) in cases {
