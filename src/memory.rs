@@ -10,6 +10,9 @@
 //! reservations belong to the call ([`CallMemory`]) and are returned when it is dropped,
 //! whatever path the call ended on.
 //!
+//! The buffers a call reads through besides its bodies (an artifact's chunk read back, a job log
+//! streamed into its artifact) reserve from the same budget ([`CallMemory::hold_buffer`]).
+//!
 //! Bodies up to [`SMALL_BODY_BYTES`] are counted but never wait: a small call must not queue
 //! behind large ones, and what small ones overdraw only makes large ones wait a little longer.
 //!
@@ -88,6 +91,7 @@ impl MemoryBudget {
         CallMemory {
             budget: self.clone(),
             held: Cell::new(0),
+            buffers: Cell::new(0),
             refused: Cell::new(false),
         }
     }
@@ -106,6 +110,8 @@ impl MemoryBudget {
 pub struct CallMemory {
     budget: MemoryBudget,
     held: Cell<usize>,
+    /// Of `held`, what [`CallMemory::hold_buffer`] reserved: the largest buffer asked for.
+    buffers: Cell<usize>,
     refused: Cell<bool>,
 }
 
@@ -135,6 +141,59 @@ impl CallMemory {
             call: self,
             bytes: 0,
         }
+    }
+
+    /// Reserves `bytes` of memory for a buffer the call reads through besides its upstream
+    /// bodies (an artifact's chunk read back, a job log streamed through its artifact part), before
+    /// it is read. A call reads through one such buffer at a time, so it holds the largest it
+    /// asked for, not their sum: asking again for as much or less takes nothing more. Up to
+    /// [`SMALL_BODY_BYTES`] this never waits; past it, it waits and fails as
+    /// [`BodyReservation::cover`] does.
+    pub async fn hold_buffer<F: Future<Output = ()>>(
+        &self,
+        bytes: usize,
+        now_ms: impl Fn() -> u64,
+        sleep: impl FnMut(u64) -> F,
+    ) -> Result<(), Busy> {
+        let held = self.buffers.get();
+        if bytes <= held {
+            return Ok(());
+        }
+        self.admit(
+            bytes - held,
+            bytes <= SMALL_BODY_BYTES,
+            bytes,
+            now_ms,
+            sleep,
+        )
+        .await?;
+        self.buffers.set(bytes);
+        Ok(())
+    }
+
+    /// Takes `cost` bytes of the budget: at once when `small`, else once they fit, looking again
+    /// every [`POLL_MS`] until [`WAIT_MS`] have passed on `now_ms`, then failing with [`Busy`]
+    /// (for `asked` bytes) and marking the call refused. Wall time, not a count of looks: while
+    /// another call holds the isolate's one thread (parsing a large page takes a second or more),
+    /// timers fire late.
+    async fn admit<F: Future<Output = ()>>(
+        &self,
+        cost: usize,
+        small: bool,
+        asked: usize,
+        now_ms: impl Fn() -> u64,
+        mut sleep: impl FnMut(u64) -> F,
+    ) -> Result<(), Busy> {
+        let started = now_ms();
+        while !small && !self.fits(cost) {
+            if now_ms().saturating_sub(started) >= WAIT_MS {
+                self.refused.set(true);
+                return Err(Busy { body_bytes: asked });
+            }
+            sleep(POLL_MS).await;
+        }
+        self.take(cost);
+        Ok(())
     }
 
     fn take(&self, bytes: usize) {
@@ -175,37 +234,30 @@ impl BodyReservation<'_> {
     /// Covers the first `body_bytes` bytes of the body. Up to [`SMALL_BODY_BYTES`] this never
     /// waits; past it, when the budget has no room, it looks again every [`POLL_MS`] (sleeping
     /// with `sleep`) until [`WAIT_MS`] have passed on `now_ms`, and then fails with [`Busy`].
-    /// Wall time, not a count of looks: while another call holds the isolate's one thread
-    /// (parsing a large page takes a second or more), timers fire late.
     pub async fn cover<F: Future<Output = ()>>(
         &mut self,
         body_bytes: usize,
         now_ms: impl Fn() -> u64,
-        mut sleep: impl FnMut(u64) -> F,
+        sleep: impl FnMut(u64) -> F,
     ) -> Result<(), Busy> {
         if body_bytes <= self.bytes {
             return Ok(());
         }
         let cost = (body_bytes - self.bytes).saturating_mul(BYTES_PER_BODY_BYTE);
         let small = body_bytes <= SMALL_BODY_BYTES;
-        let started = now_ms();
-        while !small && !self.call.fits(cost) {
-            if now_ms().saturating_sub(started) >= WAIT_MS {
-                self.call.refused.set(true);
-                return Err(Busy { body_bytes });
-            }
-            sleep(POLL_MS).await;
-        }
-        self.call.take(cost);
+        self.call
+            .admit(cost, small, body_bytes, now_ms, sleep)
+            .await?;
         self.bytes = body_bytes;
         Ok(())
     }
 }
 
-/// A body was refused: the isolate's memory budget stayed spent for the whole wait.
+/// A body (or a buffer) was refused: the isolate's memory budget stayed spent for the whole
+/// wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Busy {
-    /// The body size that did not fit, in bytes.
+    /// The body size (or the buffer's) that did not fit, in bytes.
     pub body_bytes: usize,
 }
 
@@ -363,6 +415,36 @@ mod tests {
         let call = budget.call();
         assert_eq!(block_on(call.body().cover(8 * MIB, zero, never)), Ok(()));
         assert_eq!(budget.in_use(), 32 * MIB);
+    }
+
+    #[test]
+    fn a_call_holds_its_largest_buffer_not_the_sum_and_waits_for_a_large_one() {
+        let clock = ManualClock::at(0);
+        let budget = MemoryBudget::new(16 * MIB);
+        let call = budget.call();
+        block_on(call.hold_buffer(4 * MIB, zero, never)).unwrap();
+        block_on(call.hold_buffer(2 * MIB, zero, never)).unwrap();
+        assert_eq!(call.held(), 4 * MIB);
+        block_on(call.hold_buffer(6 * MIB, zero, never)).unwrap();
+        assert_eq!(budget.in_use(), 6 * MIB);
+        let other = budget.call();
+        // A small buffer never waits, even past the budget.
+        block_on(other.hold_buffer(SMALL_BODY_BYTES, zero, never)).unwrap();
+        let (outcome, ()) = block_on(join(
+            other.hold_buffer(12 * MIB, || clock.now_ms(), |ms| clock.sleep(ms)),
+            tick(&clock, WAIT_MS / POLL_MS),
+        ));
+        assert_eq!(
+            outcome,
+            Err(Busy {
+                body_bytes: 12 * MIB
+            })
+        );
+        assert!(other.refused());
+        assert_eq!(other.held(), SMALL_BODY_BYTES);
+        drop(call);
+        drop(other);
+        assert_eq!(budget.in_use(), 0);
     }
 
     #[test]

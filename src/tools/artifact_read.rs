@@ -10,6 +10,7 @@ use crate::mcp::CallToolResult;
 use crate::mcp::{ToolAnnotations, ToolDescriptor};
 use crate::ports::Level;
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
+use crate::upstream::body::reserve_buffer;
 use base64::Engine as _;
 use futures::future::LocalBoxFuture;
 use serde::de::{self, Deserializer};
@@ -24,6 +25,9 @@ pub const DEFAULT_MAX_BYTES: u64 = 65_536;
 pub const MIN_MAX_BYTES: u64 = 1;
 /// The largest chunk `maxBytes` is clamped to (1 MiB; its base64 is about 1.4 MB of text).
 pub const MAX_MAX_BYTES: u64 = 1_048_576;
+/// Bytes of memory a read holds per byte of its chunk: the bytes, their base64, the text that
+/// holds it and the reply written from that text.
+pub const MEMORY_PER_CHUNK_BYTE: usize = 5;
 /// The only encoding of `data`.
 pub const ENCODING: &str = "base64";
 
@@ -187,6 +191,17 @@ impl TypedTool for ArtifactRead {
 }
 
 async fn read(args: Args, call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+    // Before the read, from the chunk asked for: what the store returns is at most that.
+    let chunk_bytes = usize::try_from(args.max_bytes).unwrap_or(usize::MAX);
+    let cost = chunk_bytes.saturating_mul(MEMORY_PER_CHUNK_BYTE);
+    if let Err(busy) = reserve_buffer(call.ports, cost).await {
+        return Err(ToolError::Failed(format!(
+            "Error: the server is busy with other large results and has no memory free for this \
+             artifact chunk ({} bytes of memory) right now. Retry in a few seconds, or read \
+             smaller chunks (maxBytes).",
+            busy.body_bytes
+        )));
+    }
     let artifacts = Artifacts::new(call.ports, call.settings.artifact_retention_seconds);
     let chunk = match artifacts
         .read(

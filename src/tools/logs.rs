@@ -12,11 +12,13 @@ use crate::logs::excerpt::{Excerpt, Options, MAX_CONTEXT, MAX_TAIL_LINES};
 use crate::logs::Grep;
 use crate::mcp::CallToolResult;
 use crate::mcp::{ToolAnnotations, ToolDescriptor};
+use crate::ports::MIN_PART_BYTES;
 use crate::structured::Contract;
 use crate::structured::Envelope;
 use crate::tools::args::{self, CommonArgs, JQ, OUTPUT_FORMAT};
 use crate::tools::output::Rendered;
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec};
+use crate::upstream::body::reserve_buffer;
 use crate::value::{Map, Number, Value};
 use serde::Deserialize;
 use serde_json::{json, Map as JsonMap, Value as Json};
@@ -132,13 +134,25 @@ pub fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
     value.get(key).and_then(Value::as_str)
 }
 
-/// A writer for the complete log of one job.
-pub fn log_writer<'a>(call: &ToolContext<'a>) -> ArtifactWriter<'a> {
-    ArtifactWriter::new(
+/// Memory a log streamed through [`log_writer`] holds at most: the artifact part being filled,
+/// the copy of the last one handed to the store, and the excerpt's lines with the chunk in hand.
+pub const LOG_BUFFER_BYTES: usize = 2 * MIN_PART_BYTES + 2 * 1024 * 1024;
+
+/// A writer for the complete log of one job, once the call's memory reservations cover
+/// [`LOG_BUFFER_BYTES`]; a busy error when the isolate has no room for them.
+pub async fn log_writer<'a>(call: &ToolContext<'a>) -> Result<ArtifactWriter<'a>, ToolError> {
+    if let Err(busy) = reserve_buffer(call.ports, LOG_BUFFER_BYTES).await {
+        return Err(ToolError::Failed(format!(
+            "Error: the server is busy with other large results and has no memory free to read \
+             a job log ({} bytes of buffers) right now. Retry in a few seconds.",
+            busy.body_bytes
+        )));
+    }
+    Ok(ArtifactWriter::new(
         Artifacts::new(call.ports, call.settings.artifact_retention_seconds),
         call.principal,
         LOG_CONTENT_TYPE,
-    )
+    ))
 }
 
 /// What one job contributes to a result.

@@ -91,6 +91,17 @@ pub async fn reserve_held(ports: Ports<'_>, bytes: usize) -> Result<(), Busy> {
         .await
 }
 
+/// Reserves `bytes` of memory for a buffer the call reads through besides its upstream bodies
+/// (an artifact's chunk, a streamed log's part), before it is read: see
+/// [`crate::memory::CallMemory::hold_buffer`].
+pub async fn reserve_buffer(ports: Ports<'_>, bytes: usize) -> Result<(), Busy> {
+    let Some(call) = ports.memory else {
+        return Ok(());
+    };
+    call.hold_buffer(bytes, || ports.clock.now_ms(), |ms| ports.clock.sleep(ms))
+        .await
+}
+
 /// Covers the first `bytes` of the body, waiting a while for room when there is none.
 async fn cover(
     ports: Ports<'_>,

@@ -147,7 +147,11 @@ fn over<'a>(env: &'a FakeEnv, http: &'a GatedHttp) -> Ports<'a> {
 }
 
 fn server() -> Server {
-    ci_builder(&[("MEMORY_BUDGET_BYTES", &BUDGET.to_string())])
+    server_of(BUDGET)
+}
+
+fn server_of(budget: usize) -> Server {
+    ci_builder(&[("MEMORY_BUDGET_BYTES", &budget.to_string())])
         .build()
         .server
 }
@@ -373,18 +377,16 @@ fn a_large_cached_body_waits_for_room_as_a_fetched_one_does() {
     assert_eq!(server.memory().in_use(), 0);
 }
 
-#[test]
-fn a_large_circleci_step_output_waits_for_room_and_its_refusal_is_the_jobs_log_error() {
-    const S3: &str = "https://circle-production-action-output.s3.amazonaws.com";
-    let server = server();
-    let env = FakeEnv::new();
-    let (open, gate) = gate();
+const S3: &str = "https://circle-production-action-output.s3.amazonaws.com";
+
+/// Runs pages waiting at `gate`, and a CircleCI job whose one step's output is about as large.
+fn circleci_job(gate: Gate) -> GatedHttp {
     let page = large_page();
     let message = "x".repeat(page.len());
     let output = json!([{"type": "out", "message": message}])
         .to_string()
         .into_bytes();
-    let http = GatedHttp {
+    GatedHttp {
         route: Box::new(move |request| {
             let url = request.url.as_str();
             let body = if url.contains("/actions/runs") {
@@ -406,20 +408,35 @@ fn a_large_circleci_step_output_waits_for_room_and_its_refusal_is_the_jobs_log_e
             };
             (json_headers(None), vec![Piece::Bytes(body)])
         }),
-    };
+    }
+}
+
+/// `circleci_get_job_logs` of [`circleci_job`] while a large page holds its memory at its gate
+/// for the whole wait: the results of both calls, `first` and `logs`.
+fn job_logs_beside_a_held_page(server: &Server) -> Vec<(&'static str, Json)> {
+    let env = FakeEnv::new();
+    let (open, gate) = gate();
+    let http = circleci_job(gate);
     let ports = over(&env, &http);
     let done = RefCell::new(Vec::new());
     let args = json!({"projectSlug": "gh/o/r", "jobNumber": 42});
     block_on(async {
-        let first = call(&server, ports, "first", &done, RUNS, runs_args());
+        let first = call(server, ports, "first", &done, RUNS, runs_args());
         let driver = async {
-            let logs = call(&server, ports, "logs", &done, LOGS, args);
+            let logs = call(server, ports, "logs", &done, LOGS, args);
             join(logs, ticks(&env, WAIT_MS / POLL_MS)).await;
             open.send(()).unwrap();
         };
         join(first, driver).await;
     });
-    let done = done.borrow();
+    done.into_inner()
+}
+
+#[test]
+fn a_large_circleci_step_output_waits_for_room_and_its_refusal_is_the_jobs_log_error() {
+    // Room for a large page's cost and the log's buffers, not for the step output's cost too.
+    let server = server_of(24 * 1024 * 1024);
+    let done = job_logs_beside_a_held_page(&server);
     assert_eq!(result(&done, "first").get("isError"), None);
     // The job is answered; its log reports the refusal, as any other failed download.
     let logs = result(&done, "logs");
@@ -427,6 +444,85 @@ fn a_large_circleci_step_output_waits_for_room_and_its_refusal_is_the_jobs_log_e
     let text = logs["content"][0]["text"].as_str().unwrap();
     assert!(
         text.contains("logError: \"Error: the server is busy with other large results"),
+        "{text}"
+    );
+    assert_eq!(server.memory().in_use(), 0);
+}
+
+#[test]
+fn a_job_log_call_with_no_room_for_its_buffers_gets_the_busy_error() {
+    let server = server();
+    let done = job_logs_beside_a_held_page(&server);
+    assert_eq!(result(&done, "first").get("isError"), None);
+    let busy = result(&done, "logs");
+    assert_eq!(busy["isError"], true, "{busy}");
+    assert_eq!(busy["_meta"]["code"], "server_busy");
+    let text = busy["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("no memory free to read a job log"), "{text}");
+    assert_eq!(server.memory().in_use(), 0);
+}
+
+#[test]
+fn a_large_artifact_read_waits_for_room_and_a_default_one_never_does() {
+    let server = server();
+    let env = FakeEnv::new();
+    let (open, http) = gated_pages();
+    let page = large_page();
+    let ungated = upstream(move || (Some(page.len()), vec![Piece::Bytes(page.clone())]));
+    let done = RefCell::new(Vec::new());
+    // A page whose text is cut leaves an artifact.
+    block_on(call(
+        &server,
+        over(&env, &ungated),
+        "saved",
+        &done,
+        RUNS,
+        runs_args(),
+    ));
+    let text = result(&done.borrow(), "saved")["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let at = text.find("artifact `").expect("an artifact is named") + "artifact `".len();
+    let id = text[at..at + 36].to_owned();
+    let ports = over(&env, &http);
+    let read = |max: u64| json!({"artifactId": id, "maxBytes": max});
+    block_on(async {
+        let first = call(&server, ports, "first", &done, RUNS, runs_args());
+        let driver = async {
+            settle().await;
+            call(
+                &server,
+                ports,
+                "small",
+                &done,
+                "artifact_read",
+                read(65_536),
+            )
+            .await;
+            assert_eq!(labels(&done), ["saved", "small"]);
+            let large = call(
+                &server,
+                ports,
+                "large",
+                &done,
+                "artifact_read",
+                read(1 << 20),
+            );
+            join(large, ticks(&env, WAIT_MS / POLL_MS)).await;
+            open.send(()).unwrap();
+        };
+        join(first, driver).await;
+    });
+    let done = done.borrow();
+    let small = result(&done, "small");
+    assert_eq!(small.get("isError"), None, "{small}");
+    let busy = result(&done, "large");
+    assert_eq!(busy["isError"], true, "{busy}");
+    assert_eq!(busy["_meta"]["code"], "server_busy");
+    let text = busy["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("artifact chunk") && text.contains("maxBytes"),
         "{text}"
     );
     assert_eq!(server.memory().in_use(), 0);

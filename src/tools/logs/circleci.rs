@@ -262,7 +262,7 @@ async fn run(
     let actions = actions(&details);
     let steps: Vec<Step> = actions.iter().map(|a| a.step.clone()).collect();
     let mut excerpter = Excerpter::new(options, steps, false);
-    let mut writer = log_writer(&call);
+    let mut writer = log_writer(&call).await?;
     let outcome = read_outputs(&call, &actions, &mut excerpter, &mut writer).await;
     fields.insert("cached".into(), Value::Bool(false));
     let report = match outcome {

@@ -420,7 +420,7 @@ async fn read_job(
     }
     let steps = job_steps(job);
     let mut excerpter = Excerpter::new(options.clone(), steps.clone(), true);
-    let mut writer = log_writer(call);
+    let mut writer = log_writer(call).await?;
     let path = subject.path(&format!("/actions/jobs/{id}/logs"))?;
     let outcome = match stream::open(call.ports, call.upstream, Vendor::GitHub, &path, &[]).await {
         Ok(opened) => {
