@@ -40,7 +40,12 @@ impl Sink for String {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Bounded {
     kept: String,
+    /// UTF-16 units written; counted only from the piece that takes `kept` past `max` bytes.
     units: usize,
+    /// Whether `units` is counted yet. Until then everything fits (a string has at least as
+    /// many bytes as UTF-16 units), so the kept text, most of what a rendering cut at its bound
+    /// writes, is copied without counting its units piece by piece.
+    counting: bool,
     max: usize,
 }
 
@@ -50,6 +55,7 @@ impl Bounded {
         Bounded {
             kept: String::new(),
             units: 0,
+            counting: false,
             max,
         }
     }
@@ -62,12 +68,30 @@ impl Bounded {
 
     /// The length of everything written, in UTF-16 units.
     pub fn units(&self) -> usize {
-        self.units
+        if self.counting {
+            self.units
+        } else {
+            utf16_len(&self.kept)
+        }
+    }
+
+    /// Takes `n` more bytes without counting, when they keep the kept text within `max` bytes;
+    /// otherwise starts counting units (once) and returns false.
+    #[inline]
+    fn fits_uncounted(&mut self, n: usize) -> bool {
+        if !self.counting {
+            if self.kept.len() + n <= self.max {
+                return true;
+            }
+            self.units = utf16_len(&self.kept);
+            self.counting = true;
+        }
+        false
     }
 
     /// The kept text (the whole text when it fits `max`) and where it must be cut, if it must.
     pub fn finish(self) -> (String, Option<Cut>) {
-        let cut = find_cut_in(&self.kept, self.units, self.max);
+        let cut = find_cut_in(&self.kept, self.units(), self.max);
         let mut text = self.kept;
         if let Some(cut) = &cut {
             text.truncate(cut.kept_bytes);
@@ -79,7 +103,9 @@ impl Bounded {
 impl Sink for Bounded {
     #[inline]
     fn push_str(&mut self, s: &str) {
-        if self.full() {
+        if self.fits_uncounted(s.len()) {
+            self.kept.push_str(s);
+        } else if self.full() {
             self.units += utf16_len(s);
         } else if self.units + s.len() <= self.max {
             // A string has at least as many bytes as UTF-16 units, so all of it starts in bounds.
@@ -94,6 +120,10 @@ impl Sink for Bounded {
 
     #[inline]
     fn push(&mut self, c: char) {
+        if self.fits_uncounted(c.len_utf8()) {
+            self.kept.push(c);
+            return;
+        }
         if !self.full() {
             self.kept.push(c);
         }
@@ -103,7 +133,7 @@ impl Sink for Bounded {
     /// Past the bound, spaces are only counted: indentation grows with depth, and counting it
     /// space by space made a deeply nested value cost its depth times its size.
     fn push_spaces(&mut self, n: usize) {
-        if self.full() {
+        if self.counting && self.full() {
             self.units += n;
         } else {
             for _ in 0..n {

@@ -79,13 +79,23 @@ pub fn find_cut_in(prefix: &str, original_units: usize, max_units: usize) -> Opt
     if original_units <= max_units {
         return None;
     }
-    // The character boundary at or just before unit index `max_units`.
+    // The character boundary at or just before unit index `max_units`: whole ASCII words first
+    // (one unit a byte), then character by character.
+    let bytes = text.as_bytes();
     let mut units = 0;
+    while units + 8 <= max_units {
+        match bytes.get(units..units + 8) {
+            Some(word) if word.is_ascii() => units += 8,
+            _ => break,
+        }
+    }
+    // Only ASCII is behind, so the byte offset is the unit count.
+    let start = units;
     let mut bound = text.len();
-    for (i, c) in text.char_indices() {
+    for (i, c) in text.get(start..).unwrap_or_default().char_indices() {
         let width = c.len_utf16();
         if units + width > max_units {
-            bound = i;
+            bound = start + i;
             break;
         }
         units += width;
@@ -194,6 +204,49 @@ mod tests {
              use smaller page sizes or specific identifiers\n- When searching, use more targeted \
              queries to reduce result sets"
         );
+    }
+
+    /// The rule on UTF-16 units, as the reference applies it (except that a surrogate pair is
+    /// never split): the kept units, or `None` when the text fits.
+    fn reference_kept_units(text: &str, max: usize) -> Option<usize> {
+        let units: Vec<u16> = text.encode_utf16().collect();
+        if units.len() <= max {
+            return None;
+        }
+        let last_newline = units[..=max].iter().rposition(|&u| u == u16::from(b'\n'));
+        match last_newline {
+            Some(at) if at > max.saturating_sub(NEWLINE_WINDOW) => Some(at),
+            // The bound, one unit earlier when it would split a surrogate pair.
+            _ if (0xDC00..0xE000).contains(&units[max]) => Some(max - 1),
+            _ => Some(max),
+        }
+    }
+
+    #[test]
+    fn cuts_match_the_rule_on_utf16_units() {
+        let line = "ascii line of some length\n";
+        let texts = [
+            line.repeat(200),
+            "x".repeat(3000),
+            "é".repeat(1500) + &"a\n".repeat(700),
+            "abcdefg😀".repeat(400),
+            line.repeat(30) + &"😀".repeat(900) + "\n" + &"b".repeat(900),
+        ];
+        for text in &texts {
+            for max in [
+                0, 1, 7, 8, 9, 15, 16, 17, 499, 500, 501, 777, 1000, 1024, 2000, 2047,
+            ] {
+                let cut = find_cut(text, max);
+                assert_eq!(
+                    cut.map(|c| c.kept_units),
+                    reference_kept_units(text, max),
+                    "max {max}"
+                );
+                if let Some(cut) = cut {
+                    assert_eq!(utf16_len(&text[..cut.kept_bytes]), cut.kept_units);
+                }
+            }
+        }
     }
 
     #[test]
