@@ -292,6 +292,34 @@ impl<'a> ArtifactSlot<'a> {
         saved
     }
 
+    /// [`ArtifactSlot::save`] of a JSON value of `len` bytes written piece by piece: `fill`
+    /// appends the next piece to the buffer it is given and returns false after the last. Each
+    /// piece goes to the store as it comes, at most one upload part of them held at a time
+    /// ([`stream::ArtifactWriter`]), so the JSON never exists whole in memory.
+    pub async fn save_pieces(
+        &mut self,
+        len: u64,
+        mut fill: impl FnMut(&mut String) -> bool,
+    ) -> Option<ArtifactId> {
+        if let Some(saved) = &self.saved {
+            return saved.clone();
+        }
+        let mut writer = stream::ArtifactWriter::new(self.artifacts, self.owner, JSON_CONTENT_TYPE);
+        writer.expect(len);
+        let mut piece = String::new();
+        loop {
+            piece.clear();
+            let more = fill(&mut piece);
+            writer.write(piece.as_bytes()).await;
+            if !more {
+                break;
+            }
+        }
+        let saved = writer.finish().await;
+        self.saved = Some(saved.clone());
+        saved
+    }
+
     /// The outcome so far: `None` when nothing was saved yet, `Some(None)` after a failed save.
     pub fn saved(&self) -> Option<Option<&ArtifactId>> {
         self.saved.as_ref().map(Option::as_ref)

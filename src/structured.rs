@@ -109,15 +109,25 @@ impl Envelope {
     /// Written once into a buffer of the exact size: a large value's JSON would otherwise grow
     /// by doubling (up to twice its size at once) and, for a data-only envelope, be copied.
     pub fn to_json(self, rendered: &Value) -> String {
-        let mut out = String::with_capacity(compact_len(rendered) + self.overhead());
-        if self == Envelope::DataOnly {
-            out.push_str(r#"{"data":"#);
-        }
+        let (open, close) = self.wrapping();
+        let mut out = String::with_capacity(self.json_len(rendered));
+        out.push_str(open);
         rendered.write_compact_json(&mut out);
-        if self == Envelope::DataOnly {
-            out.push('}');
-        }
+        out.push_str(close);
         out
+    }
+
+    /// The length of [`Envelope::to_json`] of `rendered`, without writing it.
+    pub fn json_len(self, rendered: &Value) -> usize {
+        compact_len(rendered) + self.overhead()
+    }
+
+    /// What [`Envelope::to_json`] writes before and after the value's compact JSON.
+    pub fn wrapping(self) -> (&'static str, &'static str) {
+        match self {
+            Envelope::Whole => ("", ""),
+            Envelope::DataOnly => (r#"{"data":"#, "}"),
+        }
     }
 
     /// The bytes [`Envelope::to_json`] adds around the value.

@@ -16,7 +16,9 @@ use std::fmt;
 use crate::js::JsMap;
 
 pub use key::{Interner, Key};
-pub use parse::{parse, parse_bytes, ParseError, MAX_DEPTH};
+pub use parse::{
+    parse, parse_bytes, parse_owned, OwnedParseError, ParseError, MAX_DEPTH, RELEASE_BYTES,
+};
 
 /// A JSON value.
 #[derive(Clone, Debug, PartialEq)]
@@ -254,6 +256,82 @@ fn write_compact(value: &Value, out: &mut String) {
     }
 }
 
+/// [`Value::to_compact_json`] written a piece at a time, so that a large value's JSON never
+/// exists whole (an artifact is sent to the store as it is written).
+pub struct CompactPieces<'v> {
+    stack: Vec<Frame<'v>>,
+}
+
+enum Frame<'v> {
+    Value(&'v Value),
+    Items(std::slice::Iter<'v, Value>, bool),
+    Entries(crate::js::map::Iter<'v, Key, Value>, bool),
+}
+
+impl<'v> CompactPieces<'v> {
+    /// The pieces of `value`'s compact JSON.
+    pub fn new(value: &'v Value) -> CompactPieces<'v> {
+        CompactPieces {
+            stack: vec![Frame::Value(value)],
+        }
+    }
+
+    /// Appends the next piece to `out`, until `out` holds at least `min` bytes or the JSON is
+    /// complete (a string is never split, so `out` may grow past `min` by one string). Returns
+    /// false once the JSON is complete.
+    pub fn fill(&mut self, out: &mut String, min: usize) -> bool {
+        while out.len() < min {
+            let Some(top) = self.stack.last_mut() else {
+                return false;
+            };
+            match top {
+                Frame::Value(value) => {
+                    let value: &'v Value = value;
+                    self.stack.pop();
+                    match value {
+                        Value::Array(items) => {
+                            out.push('[');
+                            self.stack.push(Frame::Items(items.iter(), true));
+                        }
+                        Value::Object(map) => {
+                            out.push('{');
+                            self.stack.push(Frame::Entries(map.iter(), true));
+                        }
+                        scalar => write_compact(scalar, out),
+                    }
+                }
+                Frame::Items(items, first) => match items.next() {
+                    Some(item) => {
+                        if !std::mem::replace(first, false) {
+                            out.push(',');
+                        }
+                        self.stack.push(Frame::Value(item));
+                    }
+                    None => {
+                        out.push(']');
+                        self.stack.pop();
+                    }
+                },
+                Frame::Entries(entries, first) => match entries.next() {
+                    Some((key, value)) => {
+                        if !std::mem::replace(first, false) {
+                            out.push(',');
+                        }
+                        write_json_string(key, out);
+                        out.push(':');
+                        self.stack.push(Frame::Value(value));
+                    }
+                    None => {
+                        out.push('}');
+                        self.stack.pop();
+                    }
+                },
+            }
+        }
+        !self.stack.is_empty()
+    }
+}
+
 impl serde::Serialize for Value {
     /// Serializes losslessly: numbers go out as their original literals.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -343,6 +421,33 @@ mod tests {
         assert_eq!(m.keys().next().map(Key::as_str), Some("7"));
         assert_eq!(m.keys().nth(4).map(Key::as_str), Some("k3"));
         assert_eq!(m.get("k3"), Some(&Value::from("again")));
+    }
+
+    #[test]
+    fn compact_json_in_pieces_is_the_compact_json() {
+        let v = parse(
+            r#"{"a":[1,2.50,{"b":null,"c":[]}],"é\n":"x\"y","3":{},"d":[[true,false]],"e":-0}"#,
+        )
+        .unwrap();
+        let whole = v.to_compact_json();
+        for min in [1, 2, 5, 16, 1000] {
+            let mut pieces = CompactPieces::new(&v);
+            let mut out = String::new();
+            loop {
+                let mut piece = String::new();
+                let more = pieces.fill(&mut piece, min);
+                out.push_str(&piece);
+                if !more {
+                    break;
+                }
+                assert!(piece.len() >= min, "{min}: {piece}");
+            }
+            assert_eq!(out, whole, "{min}");
+        }
+        let mut pieces = CompactPieces::new(&Value::Null);
+        let mut out = String::new();
+        assert!(!pieces.fill(&mut out, 100));
+        assert_eq!(out, "null");
     }
 
     #[test]

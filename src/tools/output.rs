@@ -5,7 +5,7 @@
 //! [`Rendered::finish`] turns it into the result, saving the call's one artifact (the full value
 //! behind a cut text) on the way, so the tools only render and finish.
 
-use crate::artifacts::{ArtifactSlot, Artifacts};
+use crate::artifacts::{ArtifactId, ArtifactSlot, Artifacts};
 use crate::mcp::CallToolResult;
 use crate::mcp::ContentBlock;
 use crate::projection;
@@ -14,7 +14,11 @@ use crate::structured::{self, Envelope, Incomplete};
 use crate::tools::args::CommonArgs;
 use crate::tools::registry::{ToolContext, ToolSettings};
 use crate::upstream::UpstreamError;
-use crate::value::{Map, Number, Value};
+use crate::value::{CompactPieces, Map, Number, Value};
+
+/// The pieces an artifact is written in: small beside a large value, large enough that a
+/// piece's overhead (a store write of its bytes) does not count.
+const ARTIFACT_PIECE_BYTES: usize = 64 * 1024;
 use serde_json::Value as Json;
 
 /// A JSON argument as a [`Value`], keys in JavaScript order (as the reference's
@@ -89,6 +93,30 @@ impl Rendered {
             .into_bytes()
     }
 
+    /// Saves [`Rendered::artifact_json`] in `slot` without ever holding it whole: written a piece
+    /// at a time from the value and sent to the store as it is written. Returns the id and the
+    /// artifact's size.
+    async fn save_artifact(&self, slot: &mut ArtifactSlot<'_>) -> (Option<ArtifactId>, usize) {
+        let envelope = self.envelope.unwrap_or(Envelope::Whole);
+        let len = envelope.json_len(&self.value);
+        let (open, close) = envelope.wrapping();
+        let mut pieces = CompactPieces::new(&self.value);
+        let mut opened = false;
+        let id = slot
+            .save_pieces(len as u64, |out| {
+                if !std::mem::replace(&mut opened, true) {
+                    out.push_str(open);
+                }
+                let more = pieces.fill(out, ARTIFACT_PIECE_BYTES);
+                if !more {
+                    out.push_str(close);
+                }
+                more
+            })
+            .await;
+        (id, len)
+    }
+
     /// The tool result: one text block and, for a tool with an output schema while
     /// `MCP_STRUCTURED_OUTPUT` is on, `structuredContent`. When the text was cut or the
     /// structured value is over `MCP_STRUCTURED_MAX_BYTES`, the full value is saved as the
@@ -106,16 +134,10 @@ impl Rendered {
             Artifacts::new(call.ports, call.settings.artifact_retention_seconds),
             call.principal,
         );
-        let mut full_bytes = 0;
-        let artifact = if self.cut.is_some() || oversized {
-            slot.save(|| {
-                let json = self.artifact_json();
-                full_bytes = json.len();
-                json
-            })
-            .await
+        let (artifact, full_bytes) = if self.cut.is_some() || oversized {
+            self.save_artifact(&mut slot).await
         } else {
-            None
+            (None, 0)
         };
         let text = match &self.cut {
             None => self.text,
@@ -173,21 +195,32 @@ mod tests {
         );
     }
 
-    #[test]
-    fn renders_and_truncates() {
+    use crate::ports::fake::FakeEnv;
+    use crate::ports::ArtifactStore;
+
+    /// Runs `f` with a tool context over fresh fakes, the text bounded at 1,000 characters.
+    fn in_call(f: impl FnOnce(&ToolContext<'_>, &FakeEnv, &ToolSettings)) {
         let settings = ToolSettings {
             text_max_chars: 1_000,
             ..ToolSettings::default()
         };
         let upstream = crate::upstream::UpstreamSettings::default();
-        use crate::ports::ArtifactStore;
-        let env = crate::ports::fake::FakeEnv::new();
+        let env = FakeEnv::new();
         let principal = crate::auth::Principal::named("p");
         let call = ToolContext::for_test(&principal, env.ports(), &settings, &upstream);
+        f(&call, &env, &settings);
+    }
+
+    #[test]
+    fn renders_and_truncates() {
+        in_call(renders_and_truncates_in);
+    }
+
+    fn renders_and_truncates_in(call: &ToolContext<'_>, env: &FakeEnv, settings: &ToolSettings) {
         let long = Value::Array((0..500).map(|i| Value::from(format!("item {i}"))).collect());
-        let r = Rendered::new(long.clone(), OutputFormat::Json, &settings);
+        let r = Rendered::new(long.clone(), OutputFormat::Json, settings);
         assert!(r.cut.is_some());
-        let result = futures::executor::block_on(r.finish(&call));
+        let result = futures::executor::block_on(r.finish(call));
         let crate::mcp::ContentBlock::Text { text, .. } = &result.content[0] else {
             panic!("{result:?}")
         };
@@ -202,12 +235,37 @@ mod tests {
             stored.unwrap().unwrap().bytes,
             long.to_compact_json().into_bytes()
         );
-        let small = Rendered::new(Value::from("x"), OutputFormat::Toon, &settings);
+        let small = Rendered::new(Value::from("x"), OutputFormat::Toon, settings);
         assert_eq!(
-            futures::executor::block_on(small.finish(&call)),
+            futures::executor::block_on(small.finish(call)),
             CallToolResult::text("x")
         );
         assert_eq!(env.artifacts.keys().len(), 1);
+    }
+
+    #[test]
+    fn an_artifact_larger_than_an_upload_part_is_the_envelopes_compact_json() {
+        in_call(large_artifact_in);
+    }
+
+    fn large_artifact_in(call: &ToolContext<'_>, env: &FakeEnv, settings: &ToolSettings) {
+        let item = "é\"".repeat(40);
+        let value = Value::Array(
+            (0..70_000)
+                .map(|i| Value::from(format!("{i}{item}")))
+                .collect(),
+        );
+        let whole = format!(r#"{{"data":{}}}"#, value.to_compact_json());
+        assert!(whole.len() > 2 * crate::ports::MIN_PART_BYTES);
+        let rendered =
+            Rendered::new(value, OutputFormat::Json, settings).with_envelope(Envelope::DataOnly);
+        futures::executor::block_on(rendered.finish(call));
+        let keys = env.artifacts.keys();
+        assert_eq!(keys.len(), 1);
+        let stored = futures::executor::block_on(env.artifacts.get_range(&keys[0], 0, u64::MAX));
+        let stored = stored.unwrap().unwrap();
+        assert_eq!(stored.meta.size, whole.len() as u64);
+        assert!(stored.bytes == whole.as_bytes());
     }
 
     #[test]

@@ -132,12 +132,12 @@ fn grown(covered: usize, len: usize, max_body: usize) -> usize {
 
 /// The buffer for a body of `declared` bytes: a little more than the body.
 ///
-/// Wasm memory never shrinks, and the parsed value is allocated above the body, so the body's
-/// buffer becomes a hole once it is parsed and dropped. A large result's artifact (the value's
-/// compact JSON in its envelope: about the body's size plus a few bytes) is allocated soon after;
-/// with this slack it fits in that hole even after the few small allocations made meanwhile have
-/// taken their share, instead of growing memory by its whole size (docs/structured-output.md,
-/// Measurements).
+/// Wasm memory never shrinks. A body parsed whole and then dropped (one whose text is not
+/// released as it is parsed, [`crate::value::parse_owned`]) leaves its buffer as a hole below the
+/// parsed value; with this slack, what is allocated next for the call's result (an artifact's
+/// buffer, the reply) fits in that hole even after the few small allocations made meanwhile have
+/// taken their share, instead of growing memory by its whole size. A released body gives the
+/// slack back at its first release.
 pub fn capacity(declared: usize) -> usize {
     declared
         .saturating_add(declared / 32)

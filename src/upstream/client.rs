@@ -9,7 +9,8 @@ use super::path::ApiPath;
 use super::vendor::{Endpoint, UpstreamSettings, Vendor};
 use super::Method;
 use crate::ports::{header, Headers, Level, Ports, TransportError, UpstreamRequest};
-use crate::value::{Map, Value};
+use crate::value::{parse_owned, Map, Value};
+use std::borrow::Cow;
 
 /// A successful (2xx) answer with its body still as bytes: what a cache stores.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,15 +77,28 @@ pub async fn send(
     settings: &UpstreamSettings,
     call: UpstreamCall<'_>,
 ) -> Result<UpstreamReply, UpstreamError> {
-    let raw = send_raw(ports, settings, call).await?;
-    let decoded = decode_checked(ports, call, &raw)?;
+    let RawReply {
+        status,
+        headers,
+        body,
+        url,
+        received_at_ms,
+        ..
+    } = send_raw(ports, settings, call).await?;
+    // The body's text is given up to the parser, which releases it as the value grows, where
+    // broken JSON is an error whatever the text was (so it need not be kept whole to answer
+    // with): a vendor that promises JSON, declaring it.
+    let release = call.vendor.requires_valid_json() && declares_json(&headers);
+    let text = Cow::Owned(js::response_string(body));
+    let decoded = decode_text(call.vendor, status, &headers, text, release);
+    let decoded = check(ports, call, &headers, decoded)?;
     Ok(UpstreamReply {
-        status: raw.status,
-        headers: raw.headers,
+        status,
+        headers,
         body: decoded.value,
         parsed_json: decoded.parsed_json,
-        url: raw.url,
-        received_at_ms: raw.received_at_ms,
+        url,
+        received_at_ms,
     })
 }
 
@@ -259,23 +273,47 @@ pub fn decode_checked(
     call: UpstreamCall<'_>,
     raw: &RawReply,
 ) -> Result<Decoded, UpstreamError> {
+    let text = js::response_str(&raw.body);
+    check(
+        ports,
+        call,
+        &raw.headers,
+        decode_text(call.vendor, raw.status, &raw.headers, text, false),
+    )
+}
+
+/// The error for a decoded body of `call` that must not be used: broken JSON declared as JSON
+/// from a vendor that promises JSON, or broken JSON whose text was released while it was parsed.
+fn check(
+    ports: Ports<'_>,
+    call: UpstreamCall<'_>,
+    headers: &Headers,
+    decoded: Result<Decoded, Released>,
+) -> Result<Decoded, UpstreamError> {
     let vendor = call.vendor;
-    let decoded = decode(vendor, raw);
-    let declared_json = header(&raw.headers, "content-type").is_some_and(is_json_media_type);
-    if vendor.requires_valid_json()
-        && declared_json
-        && !decoded.parsed_json
-        && matches!(decoded.value, Value::String(_))
-    {
-        return Err(UpstreamError::new(
+    let malformed = || {
+        UpstreamError::new(
             vendor,
             call.method,
             vendor.request_path(call.path).path(),
             ports.clock.now_ms(),
             ErrorKind::MalformedJson,
-        ));
+        )
+    };
+    let decoded = decoded.map_err(|Released| malformed())?;
+    if vendor.requires_valid_json()
+        && declares_json(headers)
+        && !decoded.parsed_json
+        && matches!(decoded.value, Value::String(_))
+    {
+        return Err(malformed());
     }
     Ok(decoded)
+}
+
+/// Whether `headers` declare JSON.
+fn declares_json(headers: &Headers) -> bool {
+    header(headers, "content-type").is_some_and(is_json_media_type)
 }
 
 /// Whether a Content-Type names JSON: `application/json` or any `+json` suffix type.
@@ -291,34 +329,62 @@ fn is_json_media_type(content_type: &str) -> bool {
 
 /// [`decode`] from the parts (for bodies read back from a cache).
 pub fn decode_body(vendor: Vendor, status: u16, headers: &Headers, body: &[u8]) -> Decoded {
+    // Nothing is released, so never `Released`.
+    decode_text(vendor, status, headers, js::response_str(body), false).unwrap_or_else(|Released| {
+        Decoded {
+            value: Value::String(js::response_text(body)),
+            parsed_json: false,
+        }
+    })
+}
+
+/// A body was not JSON, and the parser had released part of its text by the time it found out
+/// (only when asked to, and only past the first [`crate::value::RELEASE_BYTES`]): there is no
+/// text left to answer with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Released;
+
+/// [`decode_body`] of the body's text; with `release`, an owned text is given to the parser,
+/// which releases it as it goes ([`crate::value::parse_owned`]).
+fn decode_text(
+    vendor: Vendor,
+    status: u16,
+    headers: &Headers,
+    text: Cow<'_, str>,
+    release: bool,
+) -> Result<Decoded, Released> {
     let empty = || Decoded {
         value: Value::Object(Map::new()),
         parsed_json: false,
     };
     if status == 204 {
-        return empty();
+        return Ok(empty());
     }
-    let text = js::response_str(body);
     if vendor.keeps_plain_text()
         && header(headers, "content-type").is_some_and(|ct| ct.contains("text/plain"))
     {
-        return Decoded {
+        return Ok(Decoded {
             value: Value::String(text.into_owned()),
             parsed_json: false,
-        };
+        });
     }
     if js::is_blank(&text) {
-        return empty();
+        return Ok(empty());
     }
-    match js::json_parse(&text) {
-        Some(value) => Decoded {
+    let parsed = match text {
+        Cow::Owned(text) if release => parse_owned(text).map_err(|failed| failed.text),
+        text => js::json_parse(&text).ok_or_else(|| Some(text.into_owned())),
+    };
+    match parsed {
+        Ok(value) => Ok(Decoded {
             value,
             parsed_json: true,
-        },
-        None => Decoded {
-            value: Value::String(text.into_owned()),
+        }),
+        Err(Some(text)) => Ok(Decoded {
+            value: Value::String(text),
             parsed_json: false,
-        },
+        }),
+        Err(None) => Err(Released),
     }
 }
 

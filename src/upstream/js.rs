@@ -103,6 +103,18 @@ pub fn response_str(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
+/// [`response_text`] of a body the caller gives up: its own buffer when it is valid UTF-8 without
+/// a BOM, as almost every body is, so a large body is never copied.
+pub fn response_string(mut bytes: Vec<u8>) -> String {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
 /// `JSON.parse(text)`, `None` where JavaScript would throw.
 pub fn json_parse(text: &str) -> Option<Value> {
     parse(text).ok()

@@ -5,6 +5,7 @@
 
 use super::{Interner, Key, Map, Number, Value};
 use crate::js::next_escape;
+use std::borrow::Cow;
 use std::fmt;
 
 /// Nesting deeper than this is rejected: far beyond any real API body, far below stack limits.
@@ -32,22 +33,41 @@ impl std::error::Error for ParseError {}
 /// A `\u` escape naming a lone surrogate becomes U+FFFD: Rust strings hold only scalar values
 /// (see docs/decisions/0002-lone-surrogates.md).
 pub fn parse(text: &str) -> Result<Value, ParseError> {
-    let mut p = Parser {
-        src: text.as_bytes(),
-        text,
-        pos: 0,
-        entries: Vec::new(),
-        items: Vec::new(),
-        keys: Interner::default(),
-    };
-    p.skip_ws();
-    let v = p.value(0)?;
-    p.skip_ws();
-    if p.pos != p.src.len() {
-        return Err(p.err("unexpected data after the JSON value"));
-    }
-    Ok(v)
+    Parser::new(Cow::Borrowed(text)).document()
 }
+
+/// A failed [`parse_owned`]: why, and the text when it is still whole.
+#[derive(Debug)]
+pub struct OwnedParseError {
+    /// Why the text is not JSON.
+    pub error: ParseError,
+    /// The text, unless the parse had already released part of it.
+    pub text: Option<String>,
+}
+
+/// [`parse`] of a text the parser may consume: every [`RELEASE_BYTES`] or so, the part already
+/// parsed is dropped and the rest moved to the front of the buffer, whose end is returned to the
+/// allocator, so the text shrinks while the value grows instead of both being alive whole at the
+/// end (a large body's peak memory). A text that is not JSON is given back when the error comes
+/// before the first release, as it does for a text that is not JSON at all.
+pub fn parse_owned(text: String) -> Result<Value, OwnedParseError> {
+    let mut p = Parser::new(Cow::Owned(text));
+    match p.document() {
+        Ok(v) => Ok(v),
+        Err(error) => Err(OwnedParseError {
+            error,
+            text: match p.text {
+                Cow::Owned(text) if p.base == 0 => Some(text),
+                _ => None,
+            },
+        }),
+    }
+}
+
+/// How much parsed text [`parse_owned`] lets pile up before releasing it: at least this many
+/// bytes, and a quarter of what is left (so a large text is moved a few dozen times in all, not
+/// once per step).
+pub const RELEASE_BYTES: usize = 1024 * 1024;
 
 /// Parses a complete JSON text from bytes, which must be UTF-8 (a BOM is not allowed, as in
 /// `JSON.parse`).
@@ -62,9 +82,14 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<Value, ParseError> {
 }
 
 struct Parser<'a> {
-    src: &'a [u8],
-    text: &'a str,
+    /// What is left of the text: all of it, unless released (`base` > 0).
+    text: Cow<'a, str>,
+    /// The offset in the whole text of `text`'s first byte.
+    base: usize,
+    /// The position in `text`.
     pos: usize,
+    /// The position in `text` from which the parsed part is released; never for borrowed text.
+    release_at: usize,
     /// Entries of the objects being parsed, innermost last; each object takes its own off the
     /// end when it closes, so every map and array is allocated once at its exact size (which
     /// also keeps a parsed tree compact in memory, and rendering it fast).
@@ -76,15 +101,56 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
+    fn new(text: Cow<'a, str>) -> Parser<'a> {
+        let release_at = match text {
+            Cow::Owned(_) => RELEASE_BYTES,
+            Cow::Borrowed(_) => usize::MAX,
+        };
+        Parser {
+            text,
+            base: 0,
+            pos: 0,
+            release_at,
+            entries: Vec::new(),
+            items: Vec::new(),
+            keys: Interner::default(),
+        }
+    }
+
+    fn document(&mut self) -> Result<Value, ParseError> {
+        self.skip_ws();
+        let v = self.value(0)?;
+        self.skip_ws();
+        if self.pos != self.text.len() {
+            return Err(self.err("unexpected data after the JSON value"));
+        }
+        Ok(v)
+    }
+
     fn err(&self, message: &'static str) -> ParseError {
         ParseError {
             message,
-            offset: self.pos,
+            offset: self.base + self.pos,
+        }
+    }
+
+    /// Between two values of an array or object (the position is at a structural character or
+    /// white space, so on a character boundary): drops the parsed text once enough has piled up.
+    fn release(&mut self) {
+        if self.pos < self.release_at {
+            return;
+        }
+        if let Cow::Owned(text) = &mut self.text {
+            text.drain(..self.pos);
+            text.shrink_to_fit();
+            self.base += self.pos;
+            self.pos = 0;
+            self.release_at = RELEASE_BYTES.max(text.len() / 4);
         }
     }
 
     fn peek(&self) -> Option<u8> {
-        self.src.get(self.pos).copied()
+        self.text.as_bytes().get(self.pos).copied()
     }
 
     fn skip_ws(&mut self) {
@@ -94,7 +160,7 @@ impl<'a> Parser<'a> {
     }
 
     fn expect_word(&mut self, word: &'static str, v: Value) -> Result<Value, ParseError> {
-        if self.src[self.pos..].starts_with(word.as_bytes()) {
+        if self.text.as_bytes()[self.pos..].starts_with(word.as_bytes()) {
             self.pos += word.len();
             Ok(v)
         } else {
@@ -141,6 +207,7 @@ impl<'a> Parser<'a> {
             self.skip_ws();
             let v = self.value(depth)?;
             self.entries.push((key, v));
+            self.release();
             self.skip_ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
@@ -169,6 +236,7 @@ impl<'a> Parser<'a> {
             self.skip_ws();
             let v = self.value(depth)?;
             self.items.push(v);
+            self.release();
             self.skip_ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
@@ -222,8 +290,8 @@ impl<'a> Parser<'a> {
     /// An object key: the text between the quotes interned as it is when it has no escape.
     fn key(&mut self) -> Result<Key, ParseError> {
         let start = self.pos + 1;
-        let end = next_escape(self.src, start);
-        let plain = (self.src.get(end) == Some(&b'"')).then_some(end);
+        let end = next_escape(self.text.as_bytes(), start);
+        let plain = (self.text.as_bytes().get(end) == Some(&b'"')).then_some(end);
         match plain {
             Some(end) => {
                 self.pos = end + 1;
@@ -256,7 +324,7 @@ impl<'a> Parser<'a> {
                 }
                 Some(b) if b < 0x20 => return Err(self.err("control character in string")),
                 // Up to the next quote, backslash or control character, a word at a time.
-                Some(_) => self.pos = next_escape(self.src, self.pos),
+                Some(_) => self.pos = next_escape(self.text.as_bytes(), self.pos),
             }
         }
     }
@@ -274,20 +342,21 @@ impl<'a> Parser<'a> {
             Some(b'u') => {
                 self.pos += 1;
                 let hi = self.hex4()?;
-                let c =
-                    if (0xD800..0xDC00).contains(&hi) && self.src[self.pos..].starts_with(b"\\u") {
-                        let save = self.pos;
-                        self.pos += 2;
-                        let lo = self.hex4()?;
-                        if (0xDC00..0xE000).contains(&lo) {
-                            char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
-                        } else {
-                            self.pos = save;
-                            None
-                        }
+                let c = if (0xD800..0xDC00).contains(&hi)
+                    && self.text.as_bytes()[self.pos..].starts_with(b"\\u")
+                {
+                    let save = self.pos;
+                    self.pos += 2;
+                    let lo = self.hex4()?;
+                    if (0xDC00..0xE000).contains(&lo) {
+                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
                     } else {
-                        char::from_u32(hi)
-                    };
+                        self.pos = save;
+                        None
+                    }
+                } else {
+                    char::from_u32(hi)
+                };
                 out.push(c.unwrap_or('\u{FFFD}'));
                 return Ok(());
             }
@@ -300,7 +369,8 @@ impl<'a> Parser<'a> {
 
     fn hex4(&mut self) -> Result<u32, ParseError> {
         let digits = self
-            .src
+            .text
+            .as_bytes()
             .get(self.pos..self.pos + 4)
             .ok_or_else(|| self.err("invalid \\u escape"))?;
         let mut n = 0;
@@ -396,6 +466,43 @@ mod tests {
         assert!(std::ptr::eq(key(0, 0).as_ptr(), key(1, 0).as_ptr()));
         assert!(std::ptr::eq(key(0, 1).as_ptr(), key(1, 1).as_ptr()));
         assert_eq!(v.to_compact_json(), r#"[{"id":1,"ab":2},{"id":3,"ab":4}]"#);
+    }
+
+    /// A JSON array of `n` objects, about 60 bytes each.
+    fn large(n: usize) -> String {
+        let items: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"id":{i},"name":"item {i}","tags":["a","é"],"ok":true}}"#))
+            .collect();
+        format!("[{}]", items.join(",\n"))
+    }
+
+    #[test]
+    fn an_owned_text_parses_as_a_borrowed_one_while_it_is_released() {
+        let text = large(100_000);
+        assert!(text.len() > 4 * RELEASE_BYTES);
+        let owned = parse_owned(text.clone()).unwrap();
+        assert_eq!(owned, parse(&text).unwrap());
+        assert_eq!(
+            owned.to_compact_json(),
+            parse(&text).unwrap().to_compact_json()
+        );
+    }
+
+    #[test]
+    fn a_broken_owned_text_gives_its_text_back_only_before_the_first_release() {
+        let early = format!("<html>{}", large(100_000));
+        let failed = parse_owned(early.clone()).unwrap_err();
+        assert_eq!(failed.error.offset, 0);
+        assert_eq!(failed.text.as_deref(), Some(early.as_str()));
+        // Broken near its end: the error's offset is still in the whole text.
+        let mut late = large(100_000);
+        late.insert(late.len() - 1, ',');
+        let failed = parse_owned(late.clone()).unwrap_err();
+        assert_eq!(failed.error, parse(&late).unwrap_err());
+        assert_eq!(failed.text, None);
+        // A short text is never released.
+        let failed = parse_owned("[1,}".to_owned()).unwrap_err();
+        assert_eq!(failed.text.as_deref(), Some("[1,}"));
     }
 
     #[test]

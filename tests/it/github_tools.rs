@@ -441,6 +441,18 @@ fn malformed_json_declared_as_json_is_an_error() {
         "Error: Invalid response from GitHub API: the body is declared as JSON but is not valid \
          JSON (cut off or corrupted on the way); try the call again"
     );
+    // Broken only past the part the parser releases as it goes: the same error.
+    let env = env_with(|_| {
+        let runs = vec![r#"{"id":1,"name":"CI"}"#; 200_000].join(",");
+        Ok(json_response(
+            200,
+            &format!(r#"{{"total_count": 3, "workflow_runs": [{runs},]}}"#),
+            &[],
+        ))
+    });
+    let big = call(&server, &env, RUNS, json!({"owner": "o", "repo": "r"}));
+    assert!(big.is_error, "{}", big.raw);
+    assert_eq!(big.text, out.text);
     // Without a JSON content type the body is data, as for any text endpoint.
     let env = env_with(|_| {
         Ok(UpstreamResponse {

@@ -434,8 +434,10 @@ fn job_logs_beside_a_held_page(server: &Server) -> Vec<(&'static str, Json)> {
 
 #[test]
 fn a_large_circleci_step_output_waits_for_room_and_its_refusal_is_the_jobs_log_error() {
-    // Room for a large page's cost and the log's buffers, not for the step output's cost too.
-    let server = server_of(24 * 1024 * 1024);
+    // Room for a large page's cost and the log's buffers (12 MiB), not for the step output's
+    // cost (as large as the page's) too.
+    let page = large_page().len() * BYTES_PER_BODY_BYTE;
+    let server = server_of(page + 12 * 1024 * 1024 + page / 2);
     let done = job_logs_beside_a_held_page(&server);
     assert_eq!(result(&done, "first").get("isError"), None);
     // The job is answered; its log reports the refusal, as any other failed download.
