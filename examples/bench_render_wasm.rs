@@ -1,12 +1,18 @@
 //! Render throughput in workerd: a bare wasm module (no wasm-bindgen) that bench/render.mjs
-//! loads into a benchmark worker.
+//! loads into a benchmark worker, and that bench/stages.mjs loads into Node to time each stage of
+//! a large tool result's output path by itself, as V8 runs the worker's code.
 //!
 //! The host copies a JSON document into the buffer from [`bench_input`], calls [`bench_load`] to
 //! parse it, then [`bench_render`] to render it `runs` times; the time of each call is measured
-//! from outside, since a worker's clock stands still while it computes.
+//! from outside, since a worker's clock stands still while it computes. For the stages, it calls
+//! [`stages_load`] instead (`whole` = 1: the body becomes `{data, nextPage}` as a GitHub list's
+//! envelope; 0: the body itself, as an Atlassian read), then [`stages_run`].
 
-use devtools_mcp_edge::render::{render, OutputFormat};
-use devtools_mcp_edge::value::{parse_bytes, Value};
+use devtools_mcp_edge::mcp::CallToolResult;
+use devtools_mcp_edge::render::{self, render, OutputFormat, DEFAULT_MAX_UNITS};
+use devtools_mcp_edge::structured::{self, Envelope};
+use devtools_mcp_edge::value::{parse_bytes, Map, Value};
+use std::hint::black_box;
 use std::sync::Mutex;
 
 struct State {
@@ -60,4 +66,92 @@ pub extern "C" fn bench_render(format: u32, runs: u32) -> usize {
         len = std::hint::black_box(render(value, format)).len();
     }
     len
+}
+
+/// What [`stages_load`] prepares from the input.
+struct Stages {
+    value: Value,
+    envelope: Envelope,
+    /// The text a truncated result carries (cut at the default bound, guidance added).
+    cut_text: String,
+    /// The whole TOON rendering.
+    whole_text: String,
+}
+
+static STAGES: Mutex<Option<Stages>> = Mutex::new(None);
+
+/// Parses the input (as a GitHub list's envelope when `whole` is 1) and renders its texts; 1
+/// when it is JSON.
+#[no_mangle]
+pub extern "C" fn stages_load(whole: u32) -> u32 {
+    let (Ok(state), Ok(mut stages)) = (STATE.lock(), STAGES.lock()) else {
+        return 0;
+    };
+    let Ok(body) = parse_bytes(&state.input) else {
+        return 0;
+    };
+    let (value, envelope) = if whole == 1 {
+        let mut map = Map::new();
+        map.insert("data".into(), body);
+        map.insert("nextPage".into(), Value::Null);
+        (Value::Object(map), Envelope::Whole)
+    } else {
+        (body, Envelope::DataOnly)
+    };
+    let (text, cut) = render::render_bounded(&value, OutputFormat::Toon, DEFAULT_MAX_UNITS);
+    *stages = Some(Stages {
+        cut_text: cut.map_or_else(|| text.clone(), |c| c.apply(&text, None)),
+        whole_text: render(&value, OutputFormat::Toon),
+        value,
+        envelope,
+    });
+    1
+}
+
+/// Runs stage `stage` `runs` times: 0 parse and drop, 1 clone and drop, 2 render_bounded TOON,
+/// 3 render_bounded JSON, 4 whole TOON, 5 compact length, 6 artifact JSON, 7 null_non_finite
+/// (on a clone), 8 reply of the cut text, 9 reply of the whole text, 10 reply with
+/// structuredContent, 11 UTF-8 check of the input. Returns a length so nothing is optimized out.
+#[no_mangle]
+pub extern "C" fn stages_run(stage: u32, runs: u32) -> usize {
+    let (Ok(state), Ok(stages)) = (STATE.lock(), STAGES.lock()) else {
+        return 0;
+    };
+    let Some(Stages {
+        value,
+        envelope,
+        cut_text,
+        whole_text,
+    }) = stages.as_ref()
+    else {
+        return 0;
+    };
+    let reply = |result: CallToolResult| serde_json::to_vec(&result).map_or(0, |v| v.len());
+    let mut out = 0;
+    for _ in 0..runs {
+        out = match stage {
+            0 => usize::from(parse_bytes(black_box(&state.input)).is_ok()),
+            1 => usize::from(black_box(value.clone()) != Value::Null),
+            2 => render::render_bounded(value, OutputFormat::Toon, DEFAULT_MAX_UNITS)
+                .0
+                .len(),
+            3 => render::render_bounded(value, OutputFormat::Json, DEFAULT_MAX_UNITS)
+                .0
+                .len(),
+            4 => render(value, OutputFormat::Toon).len(),
+            5 => structured::compact_len(black_box(value)),
+            6 => envelope.to_json(value).len(),
+            7 => {
+                let mut copy = value.clone();
+                structured::null_non_finite(&mut copy);
+                usize::from(black_box(copy) != Value::Null)
+            }
+            8 => reply(CallToolResult::text(cut_text.clone())),
+            9 => reply(CallToolResult::text(whole_text.clone())),
+            10 => reply(CallToolResult::text("x").with_structured(value.clone())),
+            11 => usize::from(std::str::from_utf8(black_box(&state.input)).is_ok()),
+            _ => 0,
+        };
+    }
+    out
 }
