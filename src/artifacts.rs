@@ -293,9 +293,9 @@ impl<'a> ArtifactSlot<'a> {
     }
 
     /// [`ArtifactSlot::save`] of a JSON value of `len` bytes written piece by piece: `fill`
-    /// appends the next piece to the buffer it is given and returns false after the last. Each
-    /// piece goes to the store as it comes, at most one upload part of them held at a time
-    /// ([`stream::ArtifactWriter`]), so the JSON never exists whole in memory.
+    /// appends the next piece to the empty buffer it is given and returns false after the last.
+    /// The store takes each piece as it comes ([`crate::ports::ArtifactStore::put_pieces`]), so
+    /// the JSON never exists whole in memory.
     pub async fn save_pieces(
         &mut self,
         len: u64,
@@ -304,18 +304,17 @@ impl<'a> ArtifactSlot<'a> {
         if let Some(saved) = &self.saved {
             return saved.clone();
         }
-        let mut writer = stream::ArtifactWriter::new(self.artifacts, self.owner, JSON_CONTENT_TYPE);
-        writer.expect(len);
-        let mut piece = String::new();
-        loop {
-            piece.clear();
-            let more = fill(&mut piece);
-            writer.write(piece.as_bytes()).await;
-            if !more {
-                break;
+        let (id, key, meta) = self
+            .artifacts
+            .new_object(self.owner, JSON_CONTENT_TYPE, len);
+        let store = self.artifacts.ports.artifacts;
+        let saved = match store.put_pieces(&key, len, &mut fill, meta).await {
+            Ok(()) => Some(id),
+            Err(error) => {
+                self.artifacts.log_save_failure(len, &error);
+                None
             }
-        }
-        let saved = writer.finish().await;
+        };
         self.saved = Some(saved.clone());
         saved
     }
@@ -358,6 +357,27 @@ mod tests {
         ] {
             assert_eq!(ArtifactId::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn pieces_that_do_not_add_up_to_the_declared_length_store_nothing() {
+        let env = FakeEnv::new();
+        let owner = Principal::named("alice");
+        let save = |len: u64| {
+            let mut slot = ArtifactSlot::new(Artifacts::new(env.ports(), 3_600), &owner);
+            let mut left = 3;
+            block_on(slot.save_pieces(len, |out| {
+                out.push_str("ab");
+                left -= 1;
+                left > 0
+            }))
+        };
+        assert!(save(7).is_none());
+        assert!(env.artifacts.keys().is_empty());
+        assert!(env.log.lines().join("\n").contains("artifact_save_failed"));
+        let id = save(6).unwrap();
+        let chunk = block_on(Artifacts::new(env.ports(), 3_600).read(&owner, id.as_str(), 0, 100));
+        assert_eq!(chunk.unwrap().bytes, b"ababab");
     }
 
     #[test]

@@ -208,7 +208,7 @@ pub const TIMEOUT_MS: Bounds = Bounds {
     max: 60_000,
 };
 /// `UPSTREAM_MAX_BYTES`: default 16 MiB, clamped to 64 KiB..=100 MiB (a Worker has 128 MB of
-/// memory, and a body is counted at three times its size while its call runs; docs/configuration.md
+/// memory, and a body is counted at twice its size while its call runs; docs/configuration.md
 /// has the arithmetic).
 pub const MAX_BYTES: Bounds = Bounds {
     default: DEFAULT_MAX_BYTES as u64,

@@ -241,6 +241,38 @@ pub trait ArtifactStore {
         &'a self,
         key: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>>;
+    /// Stores at `key` the `len` bytes `fill` writes a piece at a time (it appends the next piece
+    /// to the empty buffer it is given and returns false after the last), with `meta` (its `size`
+    /// is ignored). Fails, storing nothing, when the pieces do not add up to `len` bytes, as a
+    /// stream of known length does. This default collects the pieces and [puts](Self::put)
+    /// them; the R2 store streams them, holding one piece at a time.
+    fn put_pieces<'a>(
+        &'a self,
+        key: &'a str,
+        len: u64,
+        fill: &'a mut dyn FnMut(&mut String) -> bool,
+        meta: ArtifactMeta,
+    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut all = String::new();
+            let mut piece = String::new();
+            loop {
+                piece.clear();
+                let more = fill(&mut piece);
+                all.push_str(&piece);
+                if !more {
+                    break;
+                }
+            }
+            if all.len() as u64 != len {
+                return Err(StoreError(format!(
+                    "{} bytes written where {len} were declared",
+                    all.len()
+                )));
+            }
+            self.put(key, all.into_bytes(), meta).await
+        })
+    }
     /// Starts writing the object at `key` in parts (R2 multipart upload), for bodies too large
     /// to hold at once; `meta.size` is ignored. Every part but the last must have the same
     /// length, at least [`MIN_PART_BYTES`].

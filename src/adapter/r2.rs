@@ -2,8 +2,10 @@
 //! multipart uploads.
 
 use crate::ports::{ArtifactChunk, ArtifactMeta, ArtifactStore, PartUpload, StoreError};
-use futures::future::LocalBoxFuture;
+use futures::future::{select, Either, LocalBoxFuture};
 use std::collections::HashMap;
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::{js_sys, web_sys, Data};
 use worker::{Bucket, HttpMetadata, MultipartUpload, Object, Range, UploadedPart};
 
 /// Largest offset or length R2 accepts: JavaScript's `Number.MAX_SAFE_INTEGER`. `worker`
@@ -35,6 +37,10 @@ impl R2Artifacts {
 
 fn r2_error(error: worker::Error) -> StoreError {
     StoreError(format!("R2: {error}"))
+}
+
+fn js_error(error: worker::wasm_bindgen::JsValue) -> StoreError {
+    StoreError(format!("R2 stream: {error:?}"))
 }
 
 /// The port's metadata for `object`; custom entries sorted by name, as R2 keeps no order.
@@ -73,6 +79,65 @@ impl ArtifactStore for R2Artifacts {
                 .await
                 .map_err(r2_error)?;
             Ok(())
+        })
+    }
+
+    fn put_pieces<'a>(
+        &'a self,
+        key: &'a str,
+        len: u64,
+        fill: &'a mut dyn FnMut(&mut String) -> bool,
+        meta: ArtifactMeta,
+    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let bucket = self.bucket()?;
+            // A stream of known length, which R2 takes as one object; each piece is copied to
+            // JavaScript and written as the stream is read, so only one is held at a time.
+            let length = u32::try_from(len).map_err(|_| StoreError("artifact too large".into()))?;
+            let stream = worker::worker_sys::FixedLengthStream::new(length).map_err(js_error)?;
+            let transform: &web_sys::TransformStream = stream.as_ref();
+            let writer = transform.writable().get_writer().map_err(js_error)?;
+            let http = HttpMetadata {
+                content_type: Some(meta.content_type),
+                ..HttpMetadata::default()
+            };
+            let custom: HashMap<String, String> = meta.custom.into_iter().collect();
+            let put = bucket
+                .put(key, Data::ReadableStream(transform.readable()))
+                .http_metadata(http)
+                .custom_metadata(custom)
+                .execute();
+            let write = async {
+                let mut piece = String::new();
+                loop {
+                    piece.clear();
+                    let more = fill(&mut piece);
+                    if !piece.is_empty() {
+                        let chunk = js_sys::Uint8Array::from(piece.as_bytes());
+                        JsFuture::from(writer.write_with_chunk(&chunk))
+                            .await
+                            .map_err(js_error)?;
+                    }
+                    if !more {
+                        break;
+                    }
+                }
+                JsFuture::from(writer.close()).await.map_err(js_error)?;
+                Ok::<(), StoreError>(())
+            };
+            let put = std::pin::pin!(put);
+            let write = std::pin::pin!(write);
+            match select(put, write).await {
+                // The put ended first: with an error, or once every byte was taken.
+                Either::Left((put, _)) => put.map(|_| ()).map_err(r2_error),
+                Either::Right((written, put)) => {
+                    if let Err(error) = written {
+                        let _ = writer.abort();
+                        return Err(error);
+                    }
+                    put.await.map(|_| ()).map_err(r2_error)
+                }
+            }
         })
     }
 

@@ -15,8 +15,6 @@ pub struct ArtifactWriter<'a> {
     meta: ArtifactMeta,
     part_bytes: usize,
     buffer: Vec<u8>,
-    /// Bytes still to come when the caller said how many there are, else `None`.
-    expected: Option<u64>,
     upload: Option<Box<dyn PartUpload + 'a>>,
     written: u64,
     failed: bool,
@@ -43,37 +41,17 @@ impl<'a> ArtifactWriter<'a> {
             meta,
             part_bytes: part_bytes.max(1),
             buffer: Vec::new(),
-            expected: None,
             upload: None,
             written: 0,
             failed: false,
         }
     }
 
-    /// Says that `bytes` bytes will be written in all, so that each part's buffer is allocated
-    /// once at its size (the part's, or what is left) rather than grown by doubling, which
-    /// holds the old buffer and the new one together.
-    pub fn expect(&mut self, bytes: u64) {
-        self.expected = Some(bytes.saturating_sub(self.written));
-    }
-
     /// Appends `bytes`, uploading every part that fills.
     pub async fn write(&mut self, mut bytes: &[u8]) {
         self.written += bytes.len() as u64;
         while !self.failed && !bytes.is_empty() {
-            if self.buffer.capacity() == 0 {
-                if let Some(left) = self.expected {
-                    let size = usize::try_from(left).unwrap_or(usize::MAX);
-                    self.buffer.reserve_exact(
-                        size.min(self.part_bytes)
-                            .max(bytes.len().min(self.part_bytes)),
-                    );
-                }
-            }
             let take = (self.part_bytes - self.buffer.len()).min(bytes.len());
-            if let Some(left) = &mut self.expected {
-                *left = left.saturating_sub(take as u64);
-            }
             self.buffer.extend_from_slice(&bytes[..take]);
             bytes = &bytes[take..];
             if self.buffer.len() == self.part_bytes {

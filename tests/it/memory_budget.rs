@@ -24,8 +24,9 @@ use std::rc::Rc;
 const RUNS: &str = "github_list_workflow_runs";
 const GET: &str = "circleci_get";
 const LOGS: &str = "circleci_get_job_logs";
-/// The budget: a little over one large body's cost, so two never fit together.
-const BUDGET: usize = 8 * 1024 * 1024;
+/// The budget: a little over one large page's cost (a page is just under 2 MiB), so two never
+/// fit together.
+const BUDGET: usize = 3 * 1024 * 1024 * BYTES_PER_BODY_BYTE;
 
 type Gate = Shared<oneshot::Receiver<()>>;
 
