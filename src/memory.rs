@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Bytes of memory a call holds per byte of upstream body, as measured in workerd with structured
-/// output on (docs/reliability.md, Memory per byte of body): 1.60 for a 16 MiB page and 2.00 for
+/// output on (docs/reliability.md, Memory per byte of body): 1.57 for a 16 MiB page and 1.63 for
 /// a 2 MiB page, whose text is released as it is parsed and whose artifact is streamed to the
 /// store from the value. The larger, rounded up.
 pub const BYTES_PER_BODY_BYTE: usize = 2;

@@ -67,7 +67,7 @@ pub fn parse_owned(text: String) -> Result<Value, OwnedParseError> {
 /// How much parsed text [`parse_owned`] lets pile up before releasing it: at least this many
 /// bytes, and a quarter of what is left (so a large text is moved a few dozen times in all, not
 /// once per step).
-pub const RELEASE_BYTES: usize = 1024 * 1024;
+pub const RELEASE_BYTES: usize = 256 * 1024;
 
 /// Parses a complete JSON text from bytes, which must be UTF-8 (a BOM is not allowed, as in
 /// `JSON.parse`).
