@@ -68,7 +68,7 @@ endif
 test-e2e: build build-probe ## the built worker in workerd, driven by the MCP SDK client and raw HTTP
 	$(NODE_TEST) $(E2E_TESTS)
 
-deploy: tools ## wrangler deploy with a release build (LTO, wasm-opt)
+deploy: tools ## wrangler deploy with a release build (LTO, opt-level z)
 	BUILD_PROFILE=release npx wrangler deploy
 
 size: build ## the gzipped upload size, as wrangler deploy --dry-run reports it
