@@ -18,30 +18,14 @@
 //
 //   node bench/tools-latency.mjs [iterations per case, default 300]
 
-import { Miniflare } from "miniflare";
 import os from "node:os";
-import { performance } from "node:perf_hooks";
 import { startWorker } from "../tests/e2e/worker.mjs";
-import { startFakeUpstream } from "../tests/e2e/fake-upstream.mjs";
-import { CREDENTIALS, vendorUrls } from "../tests/e2e/tools-common.mjs";
+import { JQ_ROWS, MCP_HEADERS, RUNS_100, RUNS_PATH, callBody, frozenUpstream, headlineCases, startTrivial, timed, toolResult } from "./lib/tool-calls.mjs";
 
 const N = Number.parseInt(process.argv[2] ?? "300", 10);
 const WARMUP = 30;
-const TOKEN = "bench-token-0123456789abcdef";
 const TARGET_MS = 5;
 
-// Reads {url, headers} from the request, fetches it and returns the body, as the baseline for
-// "what a worker pays to fetch this URL at all".
-const TRIVIAL = `export default {
-  async fetch(request) {
-    const { url, headers } = await request.json();
-    const upstream = await fetch(url, { headers });
-    return new Response(await upstream.arrayBuffer(), { status: upstream.status, headers: { "Content-Type": "application/json" } });
-  },
-};`;
-
-const RUNS_PATH = "/repos/octo-org/hello-world/actions/runs";
-const RUNS_100 = { owner: "octo-org", repo: "hello-world", perPage: 100 };
 /** Milliseconds each artifact write waits in the `r2-30ms` worker. */
 const R2_WRITE_MS = 30;
 // An ARTIFACTS stand-in that delays every write by `ms`, then writes to the local bucket. It runs
@@ -66,19 +50,10 @@ const WORKERS = {
   "r2-stand-in": { wrapped: { ARTIFACTS: slowBucket(0) } },
   "r2-30ms": { wrapped: { ARTIFACTS: slowBucket(R2_WRITE_MS) } },
 };
+const [PAGE, PAGE_JQ, JIRA] = headlineCases();
 const CASES = [
-  {
-    name: "github runs, 100 (~300 KB)",
-    tool: "github_list_workflow_runs",
-    args: { owner: "octo-org", repo: "hello-world", perPage: 100 },
-    upstream: `${RUNS_PATH}?per_page=100`,
-  },
-  {
-    name: "github runs, 100, jq",
-    tool: "github_list_workflow_runs",
-    args: { owner: "octo-org", repo: "hello-world", perPage: 100, jq: "workflow_runs[*].{id: id, status: status, conclusion: conclusion}" },
-    upstream: `${RUNS_PATH}?per_page=100`,
-  },
+  PAGE,
+  PAGE_JQ,
   {
     name: "runs, jq keeps a number",
     tool: "github_list_workflow_runs",
@@ -116,38 +91,16 @@ const CASES = [
     name: `runs, jq, R2 write ${R2_WRITE_MS} ms`,
     worker: "r2-30ms",
     tool: "github_list_workflow_runs",
-    args: { ...RUNS_100, jq: "workflow_runs[*].{id: id, status: status, conclusion: conclusion}" },
+    args: { ...RUNS_100, jq: JQ_ROWS },
     upstream: `${RUNS_PATH}?per_page=100`,
   },
-  {
-    name: "jira_get search, 50 issues",
-    tool: "jira_get",
-    args: { path: "/rest/api/3/search/jql", queryParams: { jql: "project = PROJ ORDER BY key", maxResults: "50" } },
-    upstream: "/rest/api/3/search/jql?jql=project+%3D+PROJ+ORDER+BY+key&maxResults=50",
-  },
-  {
-    name: "jira_get search, not truncated",
-    worker: "untruncated",
-    tool: "jira_get",
-    args: { path: "/rest/api/3/search/jql", queryParams: { jql: "project = PROJ ORDER BY key", maxResults: "50" } },
-    upstream: "/rest/api/3/search/jql?jql=project+%3D+PROJ+ORDER+BY+key&maxResults=50",
-  },
+  JIRA,
+  { ...JIRA, name: "jira_get search, not truncated", worker: "untruncated" },
 ];
 
-const mcpHeaders = {
-  "Content-Type": "application/json",
-  Accept: "application/json, text/event-stream",
-  Authorization: `Bearer ${TOKEN}`,
-  "MCP-Protocol-Version": "2025-06-18",
-};
-
-async function timed(url, body, headers, check) {
-  const start = performance.now();
-  const r = await fetch(url, { method: "POST", body, headers });
-  const text = await r.text();
-  const ms = performance.now() - start;
-  if (r.status !== 200) throw new Error(`${url}: HTTP ${r.status}: ${text.slice(0, 200)}`);
-  check?.(text);
+async function callChecked(url, call, check) {
+  const { ms, text } = await timed(url, call, MCP_HEADERS);
+  check(text);
   return ms;
 }
 
@@ -155,43 +108,22 @@ function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
-/** Serves every case's upstream URL from memory: the body (and Link header) fetched once from the fake's generator. */
-async function freeze(upstream) {
-  for (const c of CASES) {
-    const r = await fetch(`${upstream.url}${c.upstream}`);
-    const body = Buffer.from(await r.arrayBuffer());
-    const headers = { "Content-Type": "application/json; charset=utf-8", "Content-Length": body.length };
-    if (r.headers.get("link")) headers.Link = r.headers.get("link");
-    c.bytes = body.length;
-    const path = c.upstream.split("?")[0];
-    upstream.route("GET", new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}$`), (req, res) => {
-      res.writeHead(200, headers);
-      res.end(body);
-    });
-  }
-}
-
-const upstream = await startFakeUpstream();
-await freeze(upstream);
-const settings = { MCP_AUTH_TOKENS: JSON.stringify({ bench: TOKEN }), ...vendorUrls(upstream), ...CREDENTIALS };
+const { upstream, settings } = await frozenUpstream(CASES);
 // One log line per upstream call would flood the table and cost console time on the hot path.
 const server = await startWorker({ vars: settings, onLog: () => {} });
 const others = {};
 for (const [name, { vars = {}, ...options }] of Object.entries(WORKERS)) {
   others[name] = await startWorker({ vars: { ...settings, ...vars }, onLog: () => {}, ...options });
 }
-const trivial = new Miniflare({ modules: true, script: TRIVIAL, host: "127.0.0.1", port: 0 });
-const trivialUrl = (await trivial.ready).toString();
+const trivial = await startTrivial(upstream);
 
 const rows = [];
 try {
   for (const c of CASES) {
-    const call = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: c.tool, arguments: c.args } });
-    const fetchBody = JSON.stringify({ url: `${upstream.url}${c.upstream}`, headers: { Accept: "application/json" } });
+    const call = callBody(c);
+    const fetchBody = trivial.fetchBody(c);
     const check = (text) => {
-      const reply = JSON.parse(text);
-      if (!reply.result || reply.result.isError) throw new Error(`${c.tool} failed: ${text.slice(0, 300)}`);
-      c.textChars = reply.result.content[0].text.length;
+      c.textChars = toolResult(text, c.tool).content[0].text.length;
     };
     const worker = c.worker ? others[c.worker] : server;
     const ours = [];
@@ -202,11 +134,11 @@ try {
       let a;
       let b;
       if (i % 2) {
-        a = await timed(worker.mcpUrl, call, mcpHeaders, check);
-        b = await timed(trivialUrl, fetchBody, { "Content-Type": "application/json" });
+        a = await callChecked(worker.mcpUrl, call, check);
+        b = (await timed(trivial.url, fetchBody, { "Content-Type": "application/json" })).ms;
       } else {
-        b = await timed(trivialUrl, fetchBody, { "Content-Type": "application/json" });
-        a = await timed(worker.mcpUrl, call, mcpHeaders, check);
+        b = (await timed(trivial.url, fetchBody, { "Content-Type": "application/json" })).ms;
+        a = await callChecked(worker.mcpUrl, call, check);
       }
       if (i >= WARMUP) {
         ours.push(a);
