@@ -3,24 +3,49 @@
 //! that made the call.
 //!
 //! Each artifact lives at `artifacts/v1/<owner>/<id>`, where `<owner>` is the first 16 hex digits
-//! of SHA-256 of the principal's name and `<id>` a random UUID v4. The key scopes every read to
+//! of SHA-256 of the principal's name and `<id>` a UUID v7 (its creation time in milliseconds,
+//! then random bits; ids handed out before were random v4 UUIDs and stay readable). The key scopes every read to
 //! its owner; the stored metadata (full owner digest, creation time) is checked again on every
 //! read, and retention is enforced there, from the creation time, because the bucket's lifecycle
 //! rule only works in whole days. Every way of not finding an artifact (another owner, an unknown,
 //! malformed or expired id) gives the same [`NOT_FOUND`] text, so a caller learns nothing about
 //! artifacts that are not theirs.
+//!
+//! A write may run after the reply that names its id ([`ArtifactSlot::save_in_background`]), so
+//! a reader can ask before it lands, possibly in another isolate that knows nothing of it. The
+//! id's creation time tells [`Artifacts::read`] whether a missing artifact may still be on its
+//! way: within [`WRITE_WINDOW_MS`] of it, the read looks again with backoff, and at the end of
+//! the window says the write did not complete ([`ArtifactError::WriteIncomplete`]).
 
 pub mod stream;
 
 use crate::auth::Principal;
 use crate::hex::hex;
-use crate::ports::{ArtifactMeta, Level, Ports, StoreError};
+use crate::memory::HeldMemory;
+use crate::ports::{ArtifactMeta, Background, Level, Ports, StoreError};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
 /// The one text for an artifact that cannot be read: unknown, malformed, expired or not the
 /// caller's.
 pub const NOT_FOUND: &str = "Artifact not found or expired";
+
+/// How long after an id's creation a missing artifact may still be in flight: a background
+/// write and its one retry take a few R2 round trips (tens of milliseconds each, seconds at
+/// worst), so a write that has not landed after this long never will. Short enough that a read
+/// of a lost artifact gives up well within an MCP client's request timeout.
+pub const WRITE_WINDOW_MS: u64 = 10_000;
+/// The first wait before a missing in-flight artifact is read again; each wait doubles.
+const FIRST_WAIT_MS: u64 = 25;
+/// The longest wait between two reads of a missing in-flight artifact.
+const MAX_WAIT_MS: u64 = 2_000;
+/// The most reads of one missing in-flight artifact (the window ends first with the waits
+/// above; this bounds the store calls even if the clock misbehaves).
+const MAX_READS: u32 = 16;
+
+/// `_meta.code` of a read whose artifact's write did not complete: the original call must be
+/// repeated, unlike for [`NOT_FOUND`].
+pub const CODE_WRITE_INCOMPLETE: &str = "artifact_write_incomplete";
 
 /// Content type of artifacts that hold a JSON value.
 pub const JSON_CONTENT_TYPE: &str = "application/json";
@@ -34,7 +59,8 @@ const META_OWNER: &str = "owner";
 const META_CREATED_AT: &str = "createdAt";
 const META_EXPIRES_AT: &str = "expiresAt";
 
-/// An artifact id: a UUID v4 in lower-case hyphenated form.
+/// An artifact id: a UUID v7 (or, for artifacts saved before ids carried their time, v4) in
+/// lower-case hyphenated form.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ArtifactId(String);
 
@@ -45,16 +71,33 @@ impl ArtifactId {
         ArtifactId(uuid.hyphenated().to_string())
     }
 
+    /// A fresh id created at `unix_ms`, with 10 random bytes (74 random bits survive).
+    pub fn from_time_and_random(unix_ms: u64, random: [u8; 10]) -> ArtifactId {
+        let uuid = uuid::Builder::from_unix_timestamp_millis(unix_ms, &random).into_uuid();
+        ArtifactId(uuid.hyphenated().to_string())
+    }
+
+    /// When a v7 id was created, in milliseconds since the Unix epoch (its first 48 bits); `None`
+    /// for a v4 id, which carries no time.
+    pub fn created_ms(&self) -> Option<u64> {
+        let uuid = uuid::Uuid::try_parse(&self.0).ok()?;
+        (uuid.get_version_num() == 7).then(|| {
+            let b = uuid.as_bytes();
+            u64::from_be_bytes([0, 0, b[0], b[1], b[2], b[3], b[4], b[5]])
+        })
+    }
+
     /// `text` as an id, when it is exactly the form this module hands out (36 characters, lower
-    /// case, version 4, RFC 4122 variant); anything else names no artifact.
+    /// case, version 7 or 4, RFC 4122 variant); anything else names no artifact.
     pub fn parse(text: &str) -> Option<ArtifactId> {
         if text.len() != 36 {
             return None;
         }
         let uuid = uuid::Uuid::try_parse(text).ok()?;
         let canonical = uuid.hyphenated().to_string();
-        let v4 = uuid.get_version_num() == 4 && uuid.get_variant() == uuid::Variant::RFC4122;
-        (v4 && canonical == text).then_some(ArtifactId(canonical))
+        let version = matches!(uuid.get_version_num(), 4 | 7);
+        let ours = version && uuid.get_variant() == uuid::Variant::RFC4122;
+        (ours && canonical == text).then_some(ArtifactId(canonical))
     }
 
     /// The id as text.
@@ -82,6 +125,9 @@ pub enum ArtifactError {
         /// The artifact's size in bytes.
         total_bytes: u64,
     },
+    /// A recent id whose artifact did not appear within [`WRITE_WINDOW_MS`] of its creation: its
+    /// write, after the reply that named it, failed.
+    WriteIncomplete,
     /// The store failed; the text is for logs.
     Store(StoreError),
 }
@@ -97,6 +143,10 @@ impl fmt::Display for ArtifactError {
                 f,
                 "offset {offset} is past the end of the artifact ({total_bytes} bytes): \
                  read from an offset between 0 and {total_bytes}"
+            ),
+            ArtifactError::WriteIncomplete => f.write_str(
+                "The artifact's write did not complete, so it cannot be read: repeat the \
+                 original tool call to get a new artifact.",
             ),
             ArtifactError::Store(_) => {
                 f.write_str("The artifact store is unavailable; try again shortly.")
@@ -167,11 +217,11 @@ impl<'a> Artifacts<'a> {
         content_type: &str,
         size: u64,
     ) -> (ArtifactId, String, ArtifactMeta) {
-        let mut random = [0u8; 16];
+        let mut random = [0u8; 10];
         self.ports.rng.fill(&mut random);
-        let id = ArtifactId::from_random_bytes(random);
-        let digest = owner_digest(owner);
         let created_at = self.ports.clock.now_ms();
+        let id = ArtifactId::from_time_and_random(created_at, random);
+        let digest = owner_digest(owner);
         let meta = ArtifactMeta {
             size,
             content_type: content_type.to_owned(),
@@ -189,7 +239,9 @@ impl<'a> Artifacts<'a> {
     }
 
     /// Reads at most `max_bytes` bytes of `owner`'s artifact `id` from `offset`, with one ranged
-    /// get (the owner and retention checks use the metadata that comes with the range).
+    /// get (the owner and retention checks use the metadata that comes with the range). A
+    /// missing artifact whose id is less than [`WRITE_WINDOW_MS`] old may still be being
+    /// written: it is read again with backoff until it appears or the window ends.
     pub async fn read(
         &self,
         owner: &Principal,
@@ -200,13 +252,35 @@ impl<'a> Artifacts<'a> {
         let id = ArtifactId::parse(id).ok_or(ArtifactError::NotFound)?;
         let digest = owner_digest(owner);
         let key = key_for(&digest, &id);
-        let chunk = self
-            .ports
-            .artifacts
-            .get_range(&key, offset, max_bytes)
-            .await
-            .map_err(ArtifactError::Store)?
-            .ok_or(ArtifactError::NotFound)?;
+        let mut deadline = None;
+        let mut wait = FIRST_WAIT_MS;
+        let mut reads = 0;
+        let chunk = loop {
+            let found = self.ports.artifacts.get_range(&key, offset, max_bytes);
+            if let Some(chunk) = found.await.map_err(ArtifactError::Store)? {
+                break chunk;
+            }
+            reads += 1;
+            let now = self.ports.clock.now_ms();
+            // From the id's time, or from now for an id claiming to come from the future:
+            // nobody waits longer than the window.
+            let end = *deadline.get_or_insert_with(|| {
+                id.created_ms()
+                    .map(|created| created.min(now).saturating_add(WRITE_WINDOW_MS))
+            });
+            let Some(end) = end.filter(|end| now < *end) else {
+                return Err(if reads > 1 {
+                    ArtifactError::WriteIncomplete
+                } else {
+                    ArtifactError::NotFound
+                });
+            };
+            if reads >= MAX_READS {
+                return Err(ArtifactError::WriteIncomplete);
+            }
+            self.ports.clock.sleep(wait.min(end - now)).await;
+            wait = (wait * 2).min(MAX_WAIT_MS);
+        };
         if !self.readable_by(&chunk.meta, &digest) {
             return Err(ArtifactError::NotFound);
         }
@@ -319,10 +393,59 @@ impl<'a> ArtifactSlot<'a> {
         saved
     }
 
+    /// Like [`ArtifactSlot::save_pieces`], but the write runs in `background` after the reply:
+    /// the id is returned at once, before anything is stored. `content` owns what is written and
+    /// makes a fresh writer for each attempt; a failed write is logged and tried once more, and
+    /// `memory` (what the call held) is returned when the write ends.
+    pub fn save_in_background(
+        &mut self,
+        background: &dyn Background,
+        len: u64,
+        content: Box<dyn Content>,
+        memory: Option<HeldMemory>,
+    ) -> Option<ArtifactId> {
+        if let Some(saved) = &self.saved {
+            return saved.clone();
+        }
+        let (id, key, meta) = self
+            .artifacts
+            .new_object(self.owner, JSON_CONTENT_TYPE, len);
+        let store = background.artifacts();
+        let log = background.log();
+        background.spawn(Box::pin(async move {
+            let _memory = memory;
+            for attempt in 1..=2u64 {
+                let mut fill = content.pieces();
+                match store.put_pieces(&key, len, &mut *fill, meta.clone()).await {
+                    Ok(()) => return,
+                    // The key names the owner's digest only; the error is the store's.
+                    Err(error) => log.event(
+                        Level::Warn,
+                        "artifact_save_failed",
+                        &[
+                            ("bytes", len.into()),
+                            ("attempt", attempt.into()),
+                            ("background", true.into()),
+                            ("error", (&error.0).into()),
+                        ],
+                    ),
+                }
+            }
+        }));
+        self.saved = Some(Some(id.clone()));
+        Some(id)
+    }
+
     /// The outcome so far: `None` when nothing was saved yet, `Some(None)` after a failed save.
     pub fn saved(&self) -> Option<Option<&ArtifactId>> {
         self.saved.as_ref().map(Option::as_ref)
     }
+}
+
+/// What a background write stores, owned by the write.
+pub trait Content {
+    /// A writer of the content from its start, as [`ArtifactSlot::save_pieces`] takes it.
+    fn pieces(&self) -> Box<dyn FnMut(&mut String) -> bool + '_>;
 }
 
 /// SHA-256 of the principal's name, in lower-case hex.
@@ -339,6 +462,7 @@ fn key_for(owner_digest: &str, id: &ArtifactId) -> String {
 mod tests {
     use super::*;
     use crate::ports::fake::FakeEnv;
+    use crate::ports::Clock;
     use futures::executor::block_on;
 
     #[test]
@@ -357,6 +481,149 @@ mod tests {
         ] {
             assert_eq!(ArtifactId::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn new_ids_are_v7_and_carry_their_creation_time() {
+        let env = FakeEnv::new();
+        let now = env.clock.now_ms();
+        let artifacts = Artifacts::new(env.ports(), 3_600);
+        let owner = Principal::named("alice");
+        let id = block_on(artifacts.save(&owner, b"{}".to_vec(), "x/y")).unwrap();
+        assert_eq!(&id.as_str()[14..15], "7", "{id}");
+        assert_eq!(ArtifactId::parse(id.as_str()), Some(id.clone()));
+        assert_eq!(id.created_ms(), Some(now));
+        assert_eq!(ArtifactId::from_random_bytes([7; 16]).created_ms(), None);
+    }
+
+    /// A content whose writer starts over on each attempt; `extra` bytes beyond the declared
+    /// length make every write fail.
+    struct Text(&'static str);
+
+    impl Content for Text {
+        fn pieces(&self) -> Box<dyn FnMut(&mut String) -> bool + '_> {
+            Box::new(|out| {
+                out.push_str(self.0);
+                false
+            })
+        }
+    }
+
+    type Read<'a> =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<Chunk, ArtifactError>> + 'a>>;
+
+    fn read_of<'a>(env: &'a FakeEnv, owner: &'a Principal, id: impl ToString) -> Read<'a> {
+        let id = id.to_string();
+        Box::pin(async move {
+            Artifacts::new(env.ports(), 3_600)
+                .read(owner, &id, 0, 100)
+                .await
+        })
+    }
+
+    /// Polls `read` once, without blocking: `None` while it waits.
+    fn poll(read: &mut Read<'_>) -> Option<Result<Chunk, ArtifactError>> {
+        futures::FutureExt::now_or_never(read.as_mut())
+    }
+
+    fn save_in_background(
+        env: &FakeEnv,
+        owner: &Principal,
+        text: &'static str,
+        len: u64,
+    ) -> ArtifactId {
+        let mut slot = ArtifactSlot::new(Artifacts::new(env.ports(), 3_600), owner);
+        slot.save_in_background(&env.background, len, Box::new(Text(text)), None)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_read_waits_for_a_write_still_in_flight() {
+        let env = FakeEnv::new();
+        let owner = Principal::named("alice");
+        let id = save_in_background(&env, &owner, "[1,2]", 5);
+        assert!(env.artifacts.keys().is_empty());
+        let mut read = read_of(&env, &owner, id.as_str());
+        assert!(poll(&mut read).is_none());
+        env.background.run();
+        assert!(poll(&mut read).is_none(), "it sleeps before reading again");
+        env.clock.advance(FIRST_WAIT_MS);
+        assert_eq!(poll(&mut read).unwrap().unwrap().bytes, b"[1,2]");
+    }
+
+    #[test]
+    fn a_failed_background_write_is_retried_once_then_reads_say_so_after_the_window() {
+        let env = FakeEnv::new();
+        let owner = Principal::named("alice");
+        let id = save_in_background(&env, &owner, "[1,2]", 4);
+        env.background.run();
+        assert_eq!(env.background.pending(), 0);
+        let failures = env
+            .log
+            .lines()
+            .iter()
+            .filter(|l| l.contains("artifact_save_failed"))
+            .count();
+        assert_eq!(failures, 2, "{:?}", env.log.lines());
+        assert!(!env.log.lines().join("\n").contains("alice"));
+        let mut read = read_of(&env, &owner, id.as_str());
+        let mut waited = 0;
+        let outcome = loop {
+            if let Some(outcome) = poll(&mut read) {
+                break outcome;
+            }
+            env.clock.advance(100);
+            waited += 100;
+        };
+        assert_eq!(outcome, Err(ArtifactError::WriteIncomplete));
+        assert_eq!(waited, WRITE_WINDOW_MS);
+        let text = ArtifactError::WriteIncomplete.to_string();
+        assert!(
+            text.contains("did not complete") && text.contains("repeat the"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_recent_id_of_another_owner_reads_as_a_recent_unknown_id() {
+        let env = FakeEnv::new();
+        let owner = Principal::named("alice");
+        let id = block_on(Artifacts::new(env.ports(), 3_600).save(&owner, b"{}".to_vec(), "x/y"));
+        let theirs = id.unwrap();
+        let unknown = ArtifactId::from_time_and_random(env.clock.now_ms(), [7; 10]);
+        let bob = Principal::named("bob");
+        let mut reads = [theirs, unknown].map(|id| read_of(&env, &bob, id.to_string()));
+        let outcomes = loop {
+            let polled = reads.each_mut().map(poll);
+            if let [Some(a), Some(b)] = polled {
+                break [a, b];
+            }
+            assert!(polled.iter().all(Option::is_none));
+            env.clock.advance(100);
+        };
+        assert_eq!(outcomes[0], outcomes[1]);
+        assert_eq!(outcomes[0], Err(ArtifactError::WriteIncomplete));
+    }
+
+    #[test]
+    fn missing_v4_and_old_v7_ids_answer_at_once_and_future_ids_wait_no_longer_than_the_window() {
+        let env = FakeEnv::new();
+        let owner = Principal::named("alice");
+        let now = env.clock.now_ms();
+        let v4 = ArtifactId::from_random_bytes([7; 16]);
+        let old = ArtifactId::from_time_and_random(now - WRITE_WINDOW_MS, [7; 10]);
+        for id in [&v4, &old] {
+            let mut read = read_of(&env, &owner, id.as_str());
+            assert_eq!(poll(&mut read), Some(Err(ArtifactError::NotFound)), "{id}");
+        }
+        let forged = ArtifactId::from_time_and_random(now + 86_400_000, [7; 10]);
+        let mut read = read_of(&env, &owner, forged.as_str());
+        assert!(poll(&mut read).is_none());
+        env.clock.advance(WRITE_WINDOW_MS - 1);
+        while poll(&mut read).is_none() {
+            env.clock.advance(1);
+        }
+        assert_eq!(env.clock.now_ms(), now + WRITE_WINDOW_MS);
     }
 
     #[test]

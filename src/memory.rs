@@ -210,6 +210,41 @@ impl CallMemory {
     }
 }
 
+impl CallMemory {
+    /// Moves everything this call holds into an owned reservation, for work that outlives the
+    /// call (an artifact written after the reply); the call then holds nothing.
+    pub fn hand_over(&self) -> HeldMemory {
+        self.buffers.set(0);
+        HeldMemory {
+            budget: self.budget.clone(),
+            bytes: self.held.replace(0),
+        }
+    }
+}
+
+/// Memory handed over from a call by [`CallMemory::hand_over`]; returned to the budget when
+/// dropped.
+#[derive(Debug)]
+pub struct HeldMemory {
+    budget: MemoryBudget,
+    bytes: usize,
+}
+
+impl HeldMemory {
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for HeldMemory {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            self.budget.release(self.bytes);
+        }
+    }
+}
+
 impl Drop for CallMemory {
     fn drop(&mut self) {
         let held = self.held.replace(0);

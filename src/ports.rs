@@ -15,6 +15,7 @@ use crate::ledger::{Op, Reply};
 use crate::memory::CallMemory;
 use futures::future::LocalBoxFuture;
 use std::fmt;
+use std::rc::Rc;
 
 /// An HTTP header list: names as sent (compared case-insensitively), in order.
 pub type Headers = Vec<(String, String)>;
@@ -368,6 +369,17 @@ pub trait Cipher {
     ) -> LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>>;
 }
 
+/// Work that goes on after the response is sent (`ctx.waitUntil` in Workers): the runtime keeps
+/// the request alive until each task ends, so a task owns everything it uses.
+pub trait Background {
+    /// The artifact store, owned, for a task that outlives the request's borrowed ports.
+    fn artifacts(&self) -> Rc<dyn ArtifactStore>;
+    /// The log, owned likewise.
+    fn log(&self) -> Rc<dyn Log>;
+    /// Runs `task` to its end after (or beside) the response.
+    fn spawn(&self, task: LocalBoxFuture<'static, ()>);
+}
+
 /// Where diagnostic lines go (`console.log` in Workers). Lines are single-line JSON objects and
 /// never contain credentials.
 pub trait Log {
@@ -416,4 +428,7 @@ pub struct Ports<'a> {
     /// The memory reservations of the `tools/call` being served, which large upstream bodies
     /// are read under; `None` outside a call (nothing read there is budgeted).
     pub memory: Option<&'a CallMemory>,
+    /// Where work that need not delay the response goes; `None` where every write completes
+    /// before the call returns.
+    pub background: Option<&'a dyn Background>,
 }

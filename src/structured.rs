@@ -160,6 +160,21 @@ impl Envelope {
         }
     }
 
+    /// What [`Envelope::into_incomplete`] keeps of `rendered`, copied, with `data` already null:
+    /// `into_incomplete` of it gives what `into_incomplete` of `rendered` gives, so `rendered`
+    /// itself can go elsewhere (to an artifact written after the reply).
+    pub fn incomplete_part(self, rendered: &Value) -> Value {
+        match (self, rendered) {
+            (Envelope::Whole, Value::Object(map)) => {
+                Value::Object(Map::from_entries(map.iter().map(|(k, v)| {
+                    let kept = if k == DATA { Value::Null } else { v.clone() };
+                    (k.clone(), kept)
+                })))
+            }
+            _ => Value::Null,
+        }
+    }
+
     /// The `structuredContent` value for `rendered` when its data is not given: `data` is null,
     /// the metadata is kept, and `incomplete` follows.
     pub fn into_incomplete(self, rendered: Value, incomplete: &Incomplete) -> Value {

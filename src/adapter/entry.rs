@@ -12,7 +12,7 @@ use super::fetch::FetchHttp;
 use super::kv::KvCache;
 use super::r2::R2Artifacts;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::ports::{BodyRead, Ports, RequestBody};
+use crate::ports::{ArtifactStore, Background, BodyRead, Log, Ports, RequestBody};
 use crate::server::{Server, MAX_BODY_BYTES};
 use futures::future::LocalBoxFuture;
 use futures::StreamExt;
@@ -38,7 +38,11 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
             .clone()
     });
     let (request, body) = split_request(req);
-    let cache = KvCache::new(env.kv(CACHE_BINDING).map_err(missing(CACHE_BINDING)), ctx);
+    let ctx = Rc::new(ctx);
+    let cache = KvCache::new(
+        env.kv(CACHE_BINDING).map_err(missing(CACHE_BINDING)),
+        ctx.clone(),
+    );
     // Optional: only a policy held in KV needs it; without it that policy fails closed.
     let state = KvCache::awaited(env.kv(POLICY_BINDING).map_err(missing(POLICY_BINDING)));
     // Optional: only OAuth sign-in needs it; without it sign-in fails and static tokens serve.
@@ -46,10 +50,14 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     // Optional: only approval_required rules need it; without it they fail closed.
     let approvals = DoApprovals::new(&env);
     let settings = EnvSettings(&env);
-    let artifacts = R2Artifacts::new(
+    let artifacts = Rc::new(R2Artifacts::new(
         env.bucket(ARTIFACTS_BINDING)
             .map_err(missing(ARTIFACTS_BINDING)),
-    );
+    ));
+    let background = WaitUntil {
+        ctx,
+        artifacts: artifacts.clone(),
+    };
     let ports = Ports {
         http: &FetchHttp,
         cache: &cache,
@@ -58,13 +66,34 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         approvals: &approvals,
         cipher: &SubtleCipher,
         settings: &settings,
-        artifacts: &artifacts,
+        artifacts: &*artifacts,
         clock: &JsClock,
         rng: &CryptoRng,
         log: &ConsoleLog,
         memory: None,
+        background: Some(&background),
     };
     Ok(write_response(server.serve(request, &body, ports).await))
+}
+
+/// Work after the response through `ctx.waitUntil`, which keeps the request alive until it ends.
+struct WaitUntil {
+    ctx: Rc<Context>,
+    artifacts: Rc<R2Artifacts>,
+}
+
+impl Background for WaitUntil {
+    fn artifacts(&self) -> Rc<dyn ArtifactStore> {
+        self.artifacts.clone()
+    }
+
+    fn log(&self) -> Rc<dyn Log> {
+        Rc::new(ConsoleLog)
+    }
+
+    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+        self.ctx.wait_until(task);
+    }
 }
 
 /// The error text for a binding that is absent from the worker's configuration.

@@ -5,6 +5,7 @@
 use super::env::ConsoleLog;
 use crate::ports::{check_kv_put, CacheEntry, CacheStore, Level, Log, StoreError};
 use futures::future::LocalBoxFuture;
+use std::rc::Rc;
 use worker::{Context, KvStore};
 
 /// KV refuses expirations shorter than this many seconds.
@@ -14,12 +15,12 @@ const MIN_TTL_SECONDS: u64 = 60;
 pub struct KvCache {
     store: Result<KvStore, String>,
     /// Where deferred writes are scheduled; `None` when writes are awaited.
-    ctx: Option<Context>,
+    ctx: Option<Rc<Context>>,
 }
 
 impl KvCache {
     /// A cache over `store` (or the reason it is missing), scheduling writes on `ctx`.
-    pub fn new(store: Result<KvStore, String>, ctx: Context) -> KvCache {
+    pub fn new(store: Result<KvStore, String>, ctx: Rc<Context>) -> KvCache {
         KvCache {
             store,
             ctx: Some(ctx),

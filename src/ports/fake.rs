@@ -108,9 +108,9 @@ impl Rng for SeededRng {
     }
 }
 
-/// A log that keeps its lines for assertions.
-#[derive(Debug, Default)]
-pub struct MemoryLog(RefCell<Vec<String>>);
+/// A log that keeps its lines for assertions. Clones share the lines.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryLog(Rc<RefCell<Vec<String>>>);
 
 impl MemoryLog {
     /// All lines written so far.
@@ -254,12 +254,15 @@ impl Settings for MemorySettings {
     }
 }
 
-/// An object store in memory; can be set to fail.
-#[derive(Debug, Default)]
+/// Stored objects by key.
+type Objects = HashMap<String, (Vec<u8>, ArtifactMeta)>;
+
+/// An object store in memory; can be set to fail. Clones share the objects.
+#[derive(Clone, Debug, Default)]
 pub struct MemoryArtifacts {
-    objects: RefCell<HashMap<String, (Vec<u8>, ArtifactMeta)>>,
+    objects: Rc<RefCell<Objects>>,
     /// When true, every call fails with a [`StoreError`].
-    pub failing: Cell<bool>,
+    pub failing: Rc<Cell<bool>>,
 }
 
 impl MemoryArtifacts {
@@ -619,6 +622,47 @@ impl ApprovalStore for MemoryApprovals {
     }
 }
 
+/// Background work held until the test runs it, over the same artifacts and log as the
+/// [`FakeEnv`] it belongs to.
+pub struct FakeBackground {
+    artifacts: MemoryArtifacts,
+    log: MemoryLog,
+    tasks: RefCell<Vec<LocalBoxFuture<'static, ()>>>,
+}
+
+impl FakeBackground {
+    /// Tasks spawned and not yet finished.
+    pub fn pending(&self) -> usize {
+        self.tasks.borrow().len()
+    }
+
+    /// Polls every task spawned so far once, keeping those that have not finished (the
+    /// in-memory stores finish in one poll).
+    pub fn run(&self) {
+        let tasks = std::mem::take(&mut *self.tasks.borrow_mut());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let left: Vec<_> = tasks
+            .into_iter()
+            .filter_map(|mut task| task.as_mut().poll(&mut cx).is_pending().then_some(task))
+            .collect();
+        self.tasks.borrow_mut().extend(left);
+    }
+}
+
+impl Background for FakeBackground {
+    fn artifacts(&self) -> Rc<dyn ArtifactStore> {
+        Rc::new(self.artifacts.clone())
+    }
+
+    fn log(&self) -> Rc<dyn Log> {
+        Rc::new(self.log.clone())
+    }
+
+    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+        self.tasks.borrow_mut().push(task);
+    }
+}
+
 /// A full set of fakes, owned, for building [`Ports`] in tests.
 pub struct FakeEnv {
     /// Upstream.
@@ -643,6 +687,8 @@ pub struct FakeEnv {
     pub rng: SeededRng,
     /// Log.
     pub log: MemoryLog,
+    /// Work after the reply; only [`FakeEnv::background_ports`] hands it out.
+    pub background: FakeBackground,
 }
 
 impl FakeEnv {
@@ -654,7 +700,14 @@ impl FakeEnv {
     /// Fakes with the given upstream.
     pub fn with_http(http: ScriptedHttp) -> FakeEnv {
         let clock = ManualClock::at(1_767_225_600_000);
+        let artifacts = MemoryArtifacts::default();
+        let log = MemoryLog::default();
         FakeEnv {
+            background: FakeBackground {
+                artifacts: artifacts.clone(),
+                log: log.clone(),
+                tasks: RefCell::default(),
+            },
             http,
             cache: MemoryCache::new(clock.clone()),
             state: MemoryCache::new(clock.clone()),
@@ -662,10 +715,10 @@ impl FakeEnv {
             approvals: MemoryApprovals::default(),
             cipher: HashCipher::default(),
             settings: MemorySettings::default(),
-            artifacts: MemoryArtifacts::default(),
+            artifacts,
             clock,
             rng: SeededRng::new(42),
-            log: MemoryLog::default(),
+            log,
         }
     }
 
@@ -684,6 +737,16 @@ impl FakeEnv {
             rng: &self.rng,
             log: &self.log,
             memory: None,
+            background: None,
+        }
+    }
+
+    /// [`FakeEnv::ports`] with writes that may run after the reply going to
+    /// [`FakeEnv::background`], where they wait until it is run.
+    pub fn background_ports(&self) -> Ports<'_> {
+        Ports {
+            background: Some(&self.background),
+            ..self.ports()
         }
     }
 }

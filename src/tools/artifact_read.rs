@@ -5,7 +5,7 @@
 //! is the JSON object `{artifactId, offset, nextOffset, totalBytes, eof, encoding, data}`, never
 //! truncated (its size is bounded by `maxBytes` instead: cutting base64 would corrupt it).
 
-use crate::artifacts::{ArtifactError, Artifacts};
+use crate::artifacts::{ArtifactError, Artifacts, CODE_WRITE_INCOMPLETE};
 use crate::mcp::CallToolResult;
 use crate::mcp::{ToolAnnotations, ToolDescriptor};
 use crate::ports::Level;
@@ -41,7 +41,10 @@ was truncated (the notice names the id) or its structuredContent was too large \
 the caller and expire (by default after an hour). Each call returns one chunk as JSON: \
 `{artifactId, offset, nextOffset, totalBytes, eof, encoding: \"base64\", data}`; call again with \
 `offset: nextOffset` until `eof`, then base64-decode the `data` chunks and join them in order. An \
-unknown, expired or another caller's artifact gives \"Artifact not found or expired\".";
+unknown, expired or another caller's artifact gives \"Artifact not found or expired\". A result's \
+artifact may still be being written when the result arrives: a read waits for it (a few seconds at \
+most), and if its write failed says so (`_meta.code` `artifact_write_incomplete`): repeat the \
+original call.";
 
 /// The `artifact_read` tool.
 pub struct ArtifactRead(ToolSpec);
@@ -220,6 +223,14 @@ async fn read(args: Args, call: ToolContext<'_>) -> Result<CallToolResult, ToolE
                 &[("error", (&error.0).into())],
             );
             return Err(ToolError::Failed(ArtifactError::Store(error).to_string()));
+        }
+        Err(ArtifactError::WriteIncomplete) => {
+            let mut result = CallToolResult::error(ArtifactError::WriteIncomplete.to_string());
+            result
+                .meta
+                .get_or_insert_with(Default::default)
+                .insert("code".into(), Json::from(CODE_WRITE_INCOMPLETE));
+            return Ok(result);
         }
         Err(other) => return Err(ToolError::Failed(other.to_string())),
     };

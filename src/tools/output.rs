@@ -5,7 +5,7 @@
 //! [`Rendered::finish`] turns it into the result, saving the call's one artifact (the full value
 //! behind a cut text) on the way, so the tools only render and finish.
 
-use crate::artifacts::{ArtifactId, ArtifactSlot, Artifacts};
+use crate::artifacts::{ArtifactId, ArtifactSlot, Artifacts, Content};
 use crate::mcp::CallToolResult;
 use crate::mcp::ContentBlock;
 use crate::projection;
@@ -99,20 +99,8 @@ impl Rendered {
     async fn save_artifact(&self, slot: &mut ArtifactSlot<'_>) -> (Option<ArtifactId>, usize) {
         let envelope = self.envelope.unwrap_or(Envelope::Whole);
         let len = envelope.json_len(&self.value);
-        let (open, close) = envelope.wrapping();
-        let mut pieces = CompactPieces::new(&self.value);
-        let mut opened = false;
         let id = slot
-            .save_pieces(len as u64, |out| {
-                if !std::mem::replace(&mut opened, true) {
-                    out.push_str(open);
-                }
-                let more = pieces.fill(out, ARTIFACT_PIECE_BYTES);
-                if !more {
-                    out.push_str(close);
-                }
-                more
-            })
+            .save_pieces(len as u64, artifact_pieces(envelope, &self.value))
             .await;
         (id, len)
     }
@@ -134,11 +122,36 @@ impl Rendered {
             Artifacts::new(call.ports, call.settings.artifact_retention_seconds),
             call.principal,
         );
-        let (artifact, full_bytes) = if self.cut.is_some() || oversized {
-            self.save_artifact(&mut slot).await
-        } else {
-            (None, 0)
+        // When the reply does not carry the value (no structuredContent, or only the part of an
+        // oversized envelope that names the artifact), the value goes to a write that runs after
+        // the reply, with the call's memory; otherwise the reply needs it and the write is
+        // awaited here, from the same value, never a copy.
+        let background = call
+            .ports
+            .background
+            .filter(|_| structured.is_none() || oversized);
+        let mut value = None;
+        let (artifact, full_bytes) = match (self.cut.is_some() || oversized, background) {
+            (false, _) => (None, 0),
+            (true, None) => self.save_artifact(&mut slot).await,
+            (true, Some(background)) => {
+                let envelope = self.envelope.unwrap_or(Envelope::Whole);
+                let len = envelope.json_len(&self.value);
+                let kept = structured.map(|e| e.incomplete_part(&self.value));
+                let full = std::mem::replace(&mut self.value, Value::Null);
+                value = kept;
+                let content = Box::new(ArtifactContent {
+                    envelope,
+                    value: full,
+                });
+                let memory = call.ports.memory.map(crate::memory::CallMemory::hand_over);
+                let id = slot.save_in_background(background, len as u64, content, memory);
+                (id, len)
+            }
         };
+        if let Some(kept) = value {
+            self.value = kept;
+        }
         let text = match &self.cut {
             None => self.text,
             Some(cut) => {
@@ -158,6 +171,35 @@ impl Rendered {
             }
         });
         result
+    }
+}
+
+/// The writer of an artifact's JSON from `value`, a piece at a time, in `envelope`'s wrapping.
+fn artifact_pieces(envelope: Envelope, value: &Value) -> impl FnMut(&mut String) -> bool + '_ {
+    let (open, close) = envelope.wrapping();
+    let mut pieces = CompactPieces::new(value);
+    let mut opened = false;
+    move |out| {
+        if !std::mem::replace(&mut opened, true) {
+            out.push_str(open);
+        }
+        let more = pieces.fill(out, ARTIFACT_PIECE_BYTES);
+        if !more {
+            out.push_str(close);
+        }
+        more
+    }
+}
+
+/// An artifact's value, owned by a write that runs after the reply.
+struct ArtifactContent {
+    envelope: Envelope,
+    value: Value,
+}
+
+impl Content for ArtifactContent {
+    fn pieces(&self) -> Box<dyn FnMut(&mut String) -> bool + '_> {
+        Box::new(artifact_pieces(self.envelope, &self.value))
     }
 }
 
@@ -196,7 +238,7 @@ mod tests {
     }
 
     use crate::ports::fake::FakeEnv;
-    use crate::ports::ArtifactStore;
+    use crate::ports::{ArtifactStore, Ports};
 
     /// Runs `f` with a tool context over fresh fakes, the text bounded at 1,000 characters.
     fn in_call(f: impl FnOnce(&ToolContext<'_>, &FakeEnv, &ToolSettings)) {
@@ -266,6 +308,122 @@ mod tests {
         let stored = stored.unwrap().unwrap();
         assert_eq!(stored.meta.size, whole.len() as u64);
         assert!(stored.bytes == whole.as_bytes());
+    }
+
+    /// The result of finishing `rendered` with the text bounded at 1,000 characters and the
+    /// structured output as given, over fresh fakes (the same ids each time), writing in the
+    /// background when `background`; with the fakes, for a look at what was stored.
+    fn finish_with(
+        rendered: impl Fn(&ToolSettings) -> Rendered,
+        structured_max_bytes: Option<usize>,
+        background: bool,
+        check: impl FnOnce(&CallToolResult, &FakeEnv),
+    ) {
+        let settings = ToolSettings {
+            text_max_chars: 1_000,
+            structured_output: structured_max_bytes.is_some(),
+            structured_max_bytes: structured_max_bytes.unwrap_or(usize::MAX),
+            ..ToolSettings::default()
+        };
+        let upstream = crate::upstream::UpstreamSettings::default();
+        let env = FakeEnv::new();
+        let principal = crate::auth::Principal::named("p");
+        let ports = if background {
+            env.background_ports()
+        } else {
+            env.ports()
+        };
+        let call = ToolContext::for_test(&principal, ports, &settings, &upstream);
+        let result = futures::executor::block_on(rendered(&settings).finish(&call));
+        check(&result, &env);
+    }
+
+    fn stored(env: &FakeEnv) -> Vec<Vec<u8>> {
+        let keys = env.artifacts.keys();
+        keys.iter()
+            .map(|k| {
+                let chunk = futures::executor::block_on(env.artifacts.get_range(k, 0, u64::MAX));
+                chunk.unwrap().unwrap().bytes
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_write_the_reply_does_not_need_runs_after_it_and_stores_the_same() {
+        let long = || Value::Array((0..500).map(|i| Value::from(format!("item {i}"))).collect());
+        let envelope = || {
+            Value::Object(Map::from_entries([
+                ("total".to_owned(), Value::from("500")),
+                ("data".to_owned(), long()),
+                ("page".to_owned(), Value::from("1")),
+            ]))
+        };
+        let cut = |s: &ToolSettings| Rendered::new(long(), OutputFormat::Json, s);
+        let oversized = |s: &ToolSettings| {
+            Rendered::new(envelope(), OutputFormat::Json, s).with_envelope(Envelope::Whole)
+        };
+        // A cut text without structuredContent, and an oversized envelope (which keeps its
+        // metadata beside `incomplete`): the reply names the id before anything is stored, and
+        // is what the awaited write gives.
+        for (case, limit) in [
+            (&cut as &dyn Fn(&ToolSettings) -> Rendered, None),
+            (&oversized, Some(100)),
+        ] {
+            let mut awaited = None;
+            finish_with(case, limit, false, |result, env| {
+                awaited = Some((result.clone(), stored(env)));
+            });
+            let (awaited, awaited_stored) = awaited.unwrap();
+            assert_eq!(awaited_stored.len(), 1);
+            finish_with(case, limit, true, |result, env| {
+                assert_eq!(result, &awaited);
+                assert!(env.artifacts.keys().is_empty());
+                assert_eq!(env.background.pending(), 1);
+                env.background.run();
+                assert_eq!(stored(env), awaited_stored);
+            });
+        }
+        // structuredContent that carries the whole value: the write is awaited, from that value.
+        finish_with(oversized, Some(usize::MAX), true, |result, env| {
+            assert!(result
+                .structured_content
+                .as_ref()
+                .is_some_and(|v| v.get("data") == Some(&long())));
+            assert_eq!(env.background.pending(), 0);
+            assert_eq!(stored(env).len(), 1);
+        });
+    }
+
+    #[test]
+    fn the_calls_memory_is_held_until_the_background_write_ends() {
+        let settings = ToolSettings {
+            text_max_chars: 1_000,
+            ..ToolSettings::default()
+        };
+        let upstream = crate::upstream::UpstreamSettings::default();
+        let env = FakeEnv::new();
+        let principal = crate::auth::Principal::named("p");
+        let budget = crate::memory::MemoryBudget::new(1 << 30);
+        let memory = budget.call();
+        let clock = &env.clock;
+        futures::executor::block_on(memory.hold_buffer(
+            1 << 20,
+            || crate::ports::Clock::now_ms(clock),
+            |ms| crate::ports::Clock::sleep(clock, ms),
+        ))
+        .unwrap();
+        let ports = Ports {
+            memory: Some(&memory),
+            ..env.background_ports()
+        };
+        let call = ToolContext::for_test(&principal, ports, &settings, &upstream);
+        let long = Value::Array((0..500).map(|i| Value::from(format!("item {i}"))).collect());
+        let rendered = Rendered::new(long, OutputFormat::Json, &settings);
+        futures::executor::block_on(rendered.finish(&call));
+        drop(memory);
+        assert_eq!(budget.in_use(), 1 << 20);
+        env.background.run();
+        assert_eq!(budget.in_use(), 0);
     }
 
     #[test]

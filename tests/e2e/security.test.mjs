@@ -201,14 +201,20 @@ test("no principal reads another's cache entries or artifacts", async () => {
   assert.equal(stack.upstream.count("GET", "/api/v2/me"), 2, "alice once, bob once");
 
   const page = await stack.call("github_list_workflow_runs", { owner: "octo-org", repo: "hello-world", perPage: 100 }, "alice");
-  const id = /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/.exec(page.text)?.[0];
+  const id = /[0-9a-f]{8}-[0-9a-f]{4}-[47][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/.exec(page.text)?.[0];
   assert.ok(id, "the cut page names its artifact");
   const own = await stack.call("artifact_read", { artifactId: id }, "alice");
   assert.equal(own.isError, false, own.text);
-  const theirs = await stack.call("artifact_read", { artifactId: id }, "bob");
-  const unknown = await stack.call("artifact_read", { artifactId: "00000000-0000-4000-8000-000000000000" }, "bob");
+  // A recent unknown id (a UUID v7 of now): both wait out the write window and answer alike.
+  const now = Date.now().toString(16).padStart(12, "0");
+  const recent = `${now.slice(0, 8)}-${now.slice(8)}-7000-8000-000000000000`;
+  const [theirs, unknown] = await Promise.all([
+    stack.call("artifact_read", { artifactId: id }, "bob"),
+    stack.call("artifact_read", { artifactId: recent }, "bob"),
+  ]);
   assert.equal(theirs.isError, true);
   assert.equal(theirs.text, unknown.text, "another's artifact reads as one that does not exist");
+  assert.doesNotMatch(theirs.text, /workflow_runs|octo-org/);
 });
 
 test("no credential or bearer token appears in any result, raw reply or log line", () => {

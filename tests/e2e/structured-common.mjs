@@ -27,7 +27,8 @@ export const MAX_BOUND = 16777216;
 /** The error text of every unreadable artifact. */
 export const NOT_FOUND = "Artifact not found or expired";
 /** A lower-case UUID v4, as artifact ids are. */
-export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** An artifact id: a UUID v7 (v4 for artifacts saved before ids carried their time). */
+export const ARTIFACT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[47][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /**
  * Adds the routes the documented examples need and the built-in fake lacks. `upstream.reset()`
@@ -106,17 +107,24 @@ export async function readArtifact(call, artifactId, { maxBytes = 65536, princip
   return { bytes, pages };
 }
 
-/** The R2 key of artifact `artifactId` in a worker's ARTIFACTS bucket (found by listing). */
-export async function artifactKey(mf, artifactId) {
-  const bucket = await mf.getR2Bucket("ARTIFACTS");
-  let cursor;
-  do {
-    const page = await bucket.list({ cursor, include: ["customMetadata"] });
-    const hit = page.objects.find((o) => o.key.endsWith(`/${artifactId}`));
-    if (hit) return hit.key;
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
-  return undefined;
+/**
+ * The R2 key of artifact `artifactId` in a worker's ARTIFACTS bucket (found by listing), looked
+ * for during `waitMs`: an artifact the reply does not carry is written after the reply.
+ */
+export async function artifactKey(mf, artifactId, { waitMs = 5000, bucket: name = "ARTIFACTS", worker } = {}) {
+  const bucket = await mf.getR2Bucket(name, worker);
+  const started = Date.now();
+  for (;;) {
+    let cursor;
+    do {
+      const page = await bucket.list({ cursor, include: ["customMetadata"] });
+      const hit = page.objects.find((o) => o.key.endsWith(`/${artifactId}`));
+      if (hit) return hit.key;
+      cursor = page.truncated ? page.cursor : undefined;
+    } while (cursor);
+    if (Date.now() - started >= waitMs) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /**

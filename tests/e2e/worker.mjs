@@ -121,6 +121,24 @@ export async function ledgerOp(mf, op) {
 }
 
 /** The name of the worker that holds the stand-in for store `binding`. */
+/**
+ * An ARTIFACTS stand-in (for `wrapped`) that delays every write by `ms`, then writes to INNER.
+ * Even with no delay a write crosses a binding to another worker.
+ */
+export const slowBucket = (ms) => `
+class R2Bucket {
+  constructor(inner) { this.inner = inner; }
+  async put(...args) {
+    if (${ms} > 0) await new Promise((resolve) => setTimeout(resolve, ${ms}));
+    return this.inner.put(...args);
+  }
+  get(...args) { return this.inner.get(...args); }
+  head(...args) { return this.inner.head(...args); }
+  list(...args) { return this.inner.list(...args); }
+}
+export default function (env) { return new R2Bucket(env.INNER); }
+`;
+
 export const standIn = (binding) => `${binding.toLowerCase().replaceAll("_", "-")}-stand-in`;
 
 /** Notes `request` in `log`, then sends it on as it is and returns the answer as it is. */

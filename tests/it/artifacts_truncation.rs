@@ -5,7 +5,7 @@
 use crate::common::artifacts::*;
 use crate::common::ci::json_response;
 use crate::common::protocol::TOKEN;
-use devtools_mcp_edge::artifacts::NOT_FOUND;
+use devtools_mcp_edge::artifacts::{NOT_FOUND, WRITE_WINDOW_MS};
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::render::ArtifactRef;
 use serde_json::{json, Value as Json};
@@ -44,7 +44,7 @@ fn truncated_text_names_one_artifact_holding_the_full_value() {
         assert_eq!(after.len(), before.len() + 1, "one artifact per call");
         let key = after.iter().find(|k| !before.contains(k)).unwrap();
         let id = key.rsplit('/').next().unwrap();
-        assert!(is_uuid_v4(id));
+        assert!(is_artifact_uuid(id));
         let line = ArtifactRef { id: id.to_owned() }.guidance_line();
         assert!(
             reply.text.contains(&format!(
@@ -59,7 +59,9 @@ fn truncated_text_names_one_artifact_holding_the_full_value() {
             String::from_utf8(whole).unwrap(),
             format!("{{\"data\":{body},\"nextPage\":null}}")
         );
-        // Only its owner can read it.
+        // Only its owner can read it (once past the window in which a missing artifact may still
+        // be being written, a read of one answers at once).
+        env.clock.advance(WRITE_WINDOW_MS);
         let other = call_with(&server, ports, ALICE, READ, json!({"artifactId": id}));
         assert_eq!((other.is_error, other.text.as_str()), (true, NOT_FOUND));
     }

@@ -5,7 +5,7 @@
 
 use crate::common::policy::*;
 use devtools_mcp_edge::approvals::MAX_PENDING_PER_REQUESTER;
-use devtools_mcp_edge::artifacts::Artifacts;
+use devtools_mcp_edge::artifacts::{Artifacts, WRITE_WINDOW_MS};
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::config::Config;
 use devtools_mcp_edge::ports::{CacheEntry, CacheStore, StoreError, MAX_LINE_BYTES};
@@ -769,6 +769,8 @@ fn artifact_read_serves_own_artifacts_only_whatever_the_policy() {
         );
         assert_eq!(own.get("isError"), None, "{policy}: {own}");
         assert!(own["_meta"].get("code").is_none());
+        // Past the window in which a missing artifact may still be being written.
+        env.clock.advance(WRITE_WINDOW_MS);
         let theirs = call(
             &server,
             &env,

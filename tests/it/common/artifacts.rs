@@ -182,13 +182,13 @@ pub fn save(ports: Ports<'_>, config: &Config, owner: &str, bytes: Vec<u8>) -> A
     .expect("the in-memory store accepts the artifact")
 }
 
-/// True for a lower-case hyphenated UUID v4.
-pub fn is_uuid_v4(id: &str) -> bool {
+/// True for a lower-case hyphenated UUID v7 (or v4, the ids handed out before v7).
+pub fn is_artifact_uuid(id: &str) -> bool {
     let b = id.as_bytes();
     b.len() == 36
         && b.iter().enumerate().all(|(i, c)| match i {
             8 | 13 | 18 | 23 => *c == b'-',
-            14 => *c == b'4',
+            14 => matches!(c, b'4' | b'7'),
             19 => matches!(c, b'8' | b'9' | b'a' | b'b'),
             _ => c.is_ascii_digit() || (b'a'..=b'f').contains(c),
         })
