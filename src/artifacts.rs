@@ -332,7 +332,8 @@ impl<'a> Artifacts<'a> {
 }
 
 /// The one artifact a tool call may save: when the text is cut and the structured value is too
-/// large, both name the same artifact. The first [`ArtifactSlot::save`] stores it; later calls
+/// large, both name the same artifact. The first [`ArtifactSlot::save_pieces`] or
+/// [`ArtifactSlot::save_in_background`] stores it; later calls
 /// return the first outcome without storing again.
 pub struct ArtifactSlot<'a> {
     artifacts: Artifacts<'a>,
@@ -350,24 +351,9 @@ impl<'a> ArtifactSlot<'a> {
         }
     }
 
-    /// The artifact's id, saving `json()` (a serialized JSON value) as `application/json` on the
-    /// first call; `None` when saving failed (already logged). `json` runs at most once, so a
-    /// caller can defer an expensive serialization until an artifact is needed.
-    pub async fn save(&mut self, json: impl FnOnce() -> Vec<u8>) -> Option<ArtifactId> {
-        if let Some(saved) = &self.saved {
-            return saved.clone();
-        }
-        let saved = self
-            .artifacts
-            .save(self.owner, json(), JSON_CONTENT_TYPE)
-            .await
-            .ok();
-        self.saved = Some(saved.clone());
-        saved
-    }
-
-    /// [`ArtifactSlot::save`] of a JSON value of `len` bytes written piece by piece: `fill`
-    /// appends the next piece to the empty buffer it is given and returns false after the last.
+    /// The artifact's id, saving a JSON value of `len` bytes as `application/json` on the first
+    /// call; `None` when saving failed (already logged). `fill` appends the next piece to the
+    /// empty buffer it is given and returns false after the last; it runs only on the first call.
     /// The store takes each piece as it comes ([`crate::ports::ArtifactStore::put_pieces`]), so
     /// the JSON never exists whole in memory.
     pub async fn save_pieces(

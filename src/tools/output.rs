@@ -5,7 +5,7 @@
 //! [`Rendered::finish`] turns it into the result, saving the call's one artifact (the full value
 //! behind a cut text) on the way, so the tools only render and finish.
 
-use crate::artifacts::{ArtifactId, ArtifactSlot, Artifacts, Content};
+use crate::artifacts::{ArtifactSlot, Artifacts, Content};
 use crate::mcp::CallToolResult;
 use crate::mcp::ContentBlock;
 use crate::projection;
@@ -15,11 +15,11 @@ use crate::tools::args::CommonArgs;
 use crate::tools::registry::{ToolContext, ToolSettings};
 use crate::upstream::UpstreamError;
 use crate::value::{CompactPieces, Map, Number, Value};
+use serde_json::Value as Json;
 
 /// The pieces an artifact is written in: small beside a large value, large enough that a
 /// piece's overhead (a store write of its bytes) does not count.
 const ARTIFACT_PIECE_BYTES: usize = 64 * 1024;
-use serde_json::Value as Json;
 
 /// A JSON argument as a [`Value`], keys in JavaScript order (as the reference's
 /// `JSON.stringify(body)` writes them).
@@ -81,30 +81,6 @@ impl Rendered {
         self
     }
 
-    /// The artifact's content, as compact JSON: for a tool with an output schema, the envelope
-    /// exactly as `structuredContent` would hold it (whatever `MCP_STRUCTURED_OUTPUT` says, so
-    /// an artifact's content never depends on the flag); for any other tool, the value the
-    /// text was rendered from.
-    pub fn artifact_json(&self) -> Vec<u8> {
-        // A whole envelope's JSON is the value's own compact JSON, written at its exact size.
-        self.envelope
-            .unwrap_or(Envelope::Whole)
-            .to_json(&self.value)
-            .into_bytes()
-    }
-
-    /// Saves [`Rendered::artifact_json`] in `slot` without ever holding it whole: written a piece
-    /// at a time from the value and sent to the store as it is written. Returns the id and the
-    /// artifact's size.
-    async fn save_artifact(&self, slot: &mut ArtifactSlot<'_>) -> (Option<ArtifactId>, usize) {
-        let envelope = self.envelope.unwrap_or(Envelope::Whole);
-        let len = envelope.json_len(&self.value);
-        let id = slot
-            .save_pieces(len as u64, artifact_pieces(envelope, &self.value))
-            .await;
-        (id, len)
-    }
-
     /// The tool result: one text block and, for a tool with an output schema while
     /// `MCP_STRUCTURED_OUTPUT` is on, `structuredContent`. When the text was cut or the
     /// structured value is over `MCP_STRUCTURED_MAX_BYTES`, the full value is saved as the
@@ -122,6 +98,10 @@ impl Rendered {
             Artifacts::new(call.ports, call.settings.artifact_retention_seconds),
             call.principal,
         );
+        // The artifact's content is compact JSON: for a tool with an output schema, the envelope
+        // exactly as `structuredContent` would hold it (whatever `MCP_STRUCTURED_OUTPUT` says, so
+        // an artifact's content never depends on the flag); for any other tool, the value the
+        // text was rendered from. It is written a piece at a time from the value, never whole.
         // When the reply does not carry the value (no structuredContent, or only the part of an
         // oversized envelope that names the artifact), the value goes to a write that runs after
         // the reply, with the call's memory; otherwise the reply needs it and the write is
@@ -130,28 +110,26 @@ impl Rendered {
             .ports
             .background
             .filter(|_| structured.is_none() || oversized);
-        let mut value = None;
-        let (artifact, full_bytes) = match (self.cut.is_some() || oversized, background) {
-            (false, _) => (None, 0),
-            (true, None) => self.save_artifact(&mut slot).await,
-            (true, Some(background)) => {
-                let envelope = self.envelope.unwrap_or(Envelope::Whole);
-                let len = envelope.json_len(&self.value);
-                let kept = structured.map(|e| e.incomplete_part(&self.value));
-                let full = std::mem::replace(&mut self.value, Value::Null);
-                value = kept;
-                let content = Box::new(ArtifactContent {
-                    envelope,
-                    value: full,
-                });
-                let memory = call.ports.memory.map(crate::memory::CallMemory::hand_over);
-                let id = slot.save_in_background(background, len as u64, content, memory);
-                (id, len)
-            }
+        let (artifact, full_bytes) = if self.cut.is_some() || oversized {
+            let envelope = self.envelope.unwrap_or(Envelope::Whole);
+            let len = envelope.json_len(&self.value);
+            let id = match background {
+                None => {
+                    let pieces = artifact_pieces(envelope, &self.value);
+                    slot.save_pieces(len as u64, pieces).await
+                }
+                Some(background) => {
+                    let kept = structured.map_or(Value::Null, |e| e.incomplete_part(&self.value));
+                    let value = std::mem::replace(&mut self.value, kept);
+                    let content = Box::new(ArtifactContent { envelope, value });
+                    let memory = call.ports.memory.map(crate::memory::CallMemory::hand_over);
+                    slot.save_in_background(background, len as u64, content, memory)
+                }
+            };
+            (id, len)
+        } else {
+            (None, 0)
         };
-        if let Some(kept) = value {
-            self.value = kept;
-        }
         let text = match &self.cut {
             None => self.text,
             Some(cut) => {

@@ -383,8 +383,13 @@ fn one_artifact_per_call_and_a_failed_save_is_logged_once() {
         &ci,
     );
     assert_eq!(slot.saved(), None);
-    let first = block_on(slot.save(|| b"[1]".to_vec())).unwrap();
-    let second = block_on(slot.save(|| panic!("serialized twice"))).unwrap();
+    // The whole JSON `[1]` in one piece.
+    let one = |out: &mut String| {
+        out.push_str("[1]");
+        false
+    };
+    let first = block_on(slot.save_pieces(3, one)).unwrap();
+    let second = block_on(slot.save_pieces(3, |_| panic!("serialized twice"))).unwrap();
     assert_eq!(first, second);
     assert_eq!(env.artifacts.keys().len(), 1);
 
@@ -393,9 +398,12 @@ fn one_artifact_per_call_and_a_failed_save_is_logged_once() {
         Artifacts::new(env.ports(), config.tools.artifact_retention_seconds),
         &ci,
     );
-    assert_eq!(block_on(slot.save(|| b"[1]".to_vec())), None);
+    assert_eq!(block_on(slot.save_pieces(3, one)), None);
     assert_eq!(slot.saved(), Some(None));
-    assert_eq!(block_on(slot.save(|| panic!("saved twice"))), None);
+    assert_eq!(
+        block_on(slot.save_pieces(3, |_| panic!("saved twice"))),
+        None
+    );
     let lines = env.log.lines();
     assert_eq!(lines.len(), 1, "{lines:?}");
     let line: Json = serde_json::from_str(&lines[0]).unwrap();
