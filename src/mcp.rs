@@ -320,7 +320,7 @@ pub enum ContentBlock {
 /// in wasm.
 fn json_text<S: serde::Serializer>(text: &str, serializer: S) -> Result<S::Ok, S::Error> {
     let mut literal = String::with_capacity(text.len() + text.len() / 8 + 2);
-    crate::js::write_json_string(text, |piece| literal.push_str(piece));
+    crate::value::write_json_string(text, &mut literal);
     serde_json::value::RawValue::from_string(literal)
         .map_err(serde::ser::Error::custom)?
         .serialize(serializer)

@@ -99,9 +99,6 @@ pub enum Envelope {
     DataOnly,
 }
 
-/// `{"data":` and `}` around a [`Envelope::DataOnly`] value.
-const DATA_ONLY_OVERHEAD: usize = r#"{"data":}"#.len();
-
 impl Envelope {
     /// The envelope of `rendered` as compact, lossless JSON: what `structuredContent` would be,
     /// byte for byte what an artifact holds.
@@ -132,10 +129,8 @@ impl Envelope {
 
     /// The bytes [`Envelope::to_json`] adds around the value.
     fn overhead(self) -> usize {
-        match self {
-            Envelope::Whole => 0,
-            Envelope::DataOnly => DATA_ONLY_OVERHEAD,
-        }
+        let (open, close) = self.wrapping();
+        open.len() + close.len()
     }
 
     /// True when [`Envelope::to_json`] of `rendered` is at most `limit` bytes. Counts without

@@ -226,34 +226,7 @@ pub fn write_json_string(s: &str, out: &mut String) {
 }
 
 fn write_compact(value: &Value, out: &mut String) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(n.literal()),
-        Value::String(s) => write_json_string(s, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_compact(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json_string(k, out);
-                out.push(':');
-                write_compact(v, out);
-            }
-            out.push('}');
-        }
-    }
+    CompactPieces::new(value).fill(out, usize::MAX);
 }
 
 /// [`Value::to_compact_json`] written a piece at a time, so that a large value's JSON never
@@ -297,7 +270,10 @@ impl<'v> CompactPieces<'v> {
                             out.push('{');
                             self.stack.push(Frame::Entries(map.iter(), true));
                         }
-                        scalar => write_compact(scalar, out),
+                        Value::Null => out.push_str("null"),
+                        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                        Value::Number(n) => out.push_str(n.literal()),
+                        Value::String(s) => write_json_string(s, out),
                     }
                 }
                 Frame::Items(items, first) => match items.next() {
