@@ -183,11 +183,17 @@ fn pending_from(
 }
 
 async fn save(ports: Ports<'_>, id: &str, pending: &Pending) -> Result<(), String> {
-    let value = serde_json::to_vec(pending).map_err(|e| e.to_string())?;
+    put_json(ports, &pending_key(id), pending).await
+}
+
+/// Stores `value` as JSON under `key` for the lifetime of an authorization code: the waiting
+/// sign-in between two redirects.
+async fn put_json(ports: Ports<'_>, key: &str, value: &impl Serialize) -> Result<(), String> {
+    let value = serde_json::to_vec(value).map_err(|e| e.to_string())?;
     ports
         .oauth
         .put(
-            &pending_key(id),
+            key,
             CacheEntry {
                 value,
                 metadata: String::new(),
@@ -255,8 +261,20 @@ fn cookie<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
 }
 
 async fn load(ports: Ports<'_>, id: &str) -> Option<Pending> {
-    let entry = ports.oauth.get(&pending_key(id)).await.ok()??;
+    get_json(ports, &pending_key(id)).await
+}
+
+/// What [`put_json`] stored under `key`, if it is still there and reads as a `T`.
+async fn get_json<T: serde::de::DeserializeOwned>(ports: Ports<'_>, key: &str) -> Option<T> {
+    let entry = ports.oauth.get(key).await.ok()??;
     serde_json::from_slice(&entry.value).ok()
+}
+
+/// Whether `request` comes from the browser that was shown `pending`'s consent page: it holds
+/// the page's anti-forgery cookie.
+fn same_browser(request: &HttpRequest, pending: &Pending) -> bool {
+    cookie(request, CONSENT_COOKIE)
+        .is_some_and(|c| constant_time_eq(pending.csrf.as_bytes(), c.as_bytes()))
 }
 
 /// `POST /oauth/authorize`: the consent form. The anti-forgery token must be in the form and in
@@ -280,9 +298,9 @@ pub async fn decide(
             "This sign-in request has expired or was already used; start again from your client.",
         );
     };
-    let cookie_ok = cookie(request, CONSENT_COOKIE)
-        .is_some_and(|c| constant_time_eq(pending.csrf.as_bytes(), c.as_bytes()));
-    if !cookie_ok || !constant_time_eq(pending.csrf.as_bytes(), csrf.as_bytes()) {
+    if !same_browser(request, &pending)
+        || !constant_time_eq(pending.csrf.as_bytes(), csrf.as_bytes())
+    {
         return error_page(
             403,
             "The consent form failed its anti-forgery check; nothing was authorized.",
@@ -461,20 +479,10 @@ async fn to_atlassian(
         groups: signed_in.groups,
         sealed,
     };
-    let value = serde_json::to_vec(&leg).map_err(|e| OAuthError::server_error(e.to_string()))?;
-    ports
-        .oauth
-        .put(
-            &atlassian_key(&state),
-            CacheEntry {
-                value,
-                metadata: String::new(),
-            },
-            CODE_TTL_SECONDS,
-        )
+    put_json(ports, &atlassian_key(&state), &leg)
         .await
         .map_err(|e| OAuthError::server_error(format!("the sign-in store is unavailable ({e})")))?;
-    let redirect = format!("{}{ATLASSIAN_CALLBACK_PATH}", settings.issuer);
+    let redirect = atlassian_redirect(settings);
     Ok(HttpResponse::empty(302)
         .with_header(
             "Location",
@@ -504,19 +512,13 @@ pub async fn atlassian_callback(
         return error_page(400, "Atlassian's answer has no state.");
     };
     let key = atlassian_key(state);
-    let leg = match ports.oauth.get(&key).await {
-        Ok(Some(entry)) => serde_json::from_slice::<AtlassianLeg>(&entry.value).ok(),
-        _ => None,
-    };
-    let Some(leg) = leg else {
+    let Some(leg) = get_json::<AtlassianLeg>(ports, &key).await else {
         return error_page(
             400,
             "This sign-in request has expired or was already used; start again from your client.",
         );
     };
-    let browser_ok = cookie(request, CONSENT_COOKIE)
-        .is_some_and(|c| constant_time_eq(leg.pending.csrf.as_bytes(), c.as_bytes()));
-    if !browser_ok {
+    if !same_browser(request, &leg.pending) {
         return error_page(
             403,
             "This answer from Atlassian does not belong to a sign-in started in this browser; \
@@ -543,7 +545,7 @@ pub async fn atlassian_callback(
     };
     match params.get("code") {
         Ok(Some(code)) => {
-            let redirect = format!("{}{ATLASSIAN_CALLBACK_PATH}", settings.issuer);
+            let redirect = atlassian_redirect(settings);
             match atlassian::exchange(app, &redirect, code, ports).await {
                 Ok(token) => upstream.push(token),
                 Err(e) => return back(e),
@@ -561,4 +563,10 @@ pub async fn atlassian_callback(
         upstream,
     };
     issue_code(settings, pending, signed_in, ports).await
+}
+
+/// Where Atlassian sends the person back: the consent request and the code exchange must name
+/// exactly the same URL.
+fn atlassian_redirect(settings: &OAuthSettings) -> String {
+    format!("{}{ATLASSIAN_CALLBACK_PATH}", settings.issuer)
 }
