@@ -28,18 +28,14 @@ pub async fn fetch(
     let declared = header(&opened.headers, "content-length")
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(|len| usize::try_from(len).unwrap_or(usize::MAX));
-    if declared
+    let unread = declared
         .zip(unread_over)
-        .is_some_and(|(len, limit)| len > limit)
-    {
-        return Ok(UpstreamResponse {
-            status: opened.status,
-            status_text: opened.status_text,
-            headers: opened.headers,
-            body: Vec::new(),
-        });
-    }
-    let body = read(ports, opened.body.as_mut(), declared, max_body).await?;
+        .is_some_and(|(len, limit)| len > limit);
+    let body = if unread {
+        Vec::new()
+    } else {
+        read(ports, opened.body.as_mut(), declared, max_body).await?
+    };
     Ok(UpstreamResponse {
         status: opened.status,
         status_text: opened.status_text,
