@@ -13,7 +13,7 @@
 
 import os from "node:os";
 import { startWorker } from "../tests/e2e/worker.mjs";
-import { MCP_HEADERS, callBody, frozenUpstream, headlineCases, startTrivial, timed, toolResult } from "./lib/tool-calls.mjs";
+import { MCP_HEADERS, callBody, frozenUpstream, headlineCases, settle, startTrivial, timed, toolResult } from "./lib/tool-calls.mjs";
 
 const N = Number.parseInt(process.argv[2] ?? "150", 10);
 const BUILDS = process.argv.length > 3 ? process.argv.slice(3) : ["build"];
@@ -45,6 +45,7 @@ try {
           const { ms: t, text } = await timed(workers[slot - 1].mcpUrl, call, MCP_HEADERS);
           toolResult(text, `${BUILDS[slot - 1]}: ${c.tool}`);
           ms[slot] = t;
+          await settle();
         }
       }
       if (i >= WARMUP) BUILDS.forEach((_, k) => diffs[k].push(ms[k + 1] - ms[0]));

@@ -376,7 +376,8 @@ pub trait Background {
     fn artifacts(&self) -> Rc<dyn ArtifactStore>;
     /// The log, owned likewise.
     fn log(&self) -> Rc<dyn Log>;
-    /// Runs `task` to its end after (or beside) the response.
+    /// Runs `task` to its end, starting once the response has been handed over: nothing the
+    /// task does may delay the reply.
     fn spawn(&self, task: LocalBoxFuture<'static, ()>);
 }
 

@@ -54,6 +54,18 @@ export function toolResult(text, label) {
   return reply.result;
 }
 
+/**
+ * Milliseconds the benches wait after each tool call before the next request. A call may leave
+ * work running after its reply (the artifact write under `waitUntil`); Miniflare's R2 simulator
+ * does that write on the worker's own thread, where R2 would do it across the network, so
+ * without a pause it lands on the clock of whichever call comes next. Clients space their calls
+ * by far more (a model reads each reply); tools-latency.mjs also reports a case without the pause.
+ */
+export const SETTLE_MS = 75;
+
+/** Waits {@link SETTLE_MS}. */
+export const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+
 /** POSTs `body`; returns the milliseconds to the end of the reply and its text. Throws on a status other than 200. */
 export async function timed(url, body, headers) {
   const start = performance.now();
