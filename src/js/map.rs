@@ -189,6 +189,18 @@ impl<K: Borrow<str> + Ord + Clone, V> JsMap<K, V> {
         map
     }
 
+    /// An object of entries whose keys the caller knows to be distinct and none integer-like, in
+    /// insertion order: [`JsMap::from_entries`] without its checks (the parser knows its keys).
+    pub fn from_distinct_named(named: Vec<(K, V)>) -> Self {
+        debug_assert!(
+            !has_repeated_key(&named)
+                && !named
+                    .iter()
+                    .any(|(k, _)| array_index_key(k.borrow()).is_some())
+        );
+        JsMap { named, extra: None }
+    }
+
     /// Sets `key` to `value`, as `object[key] = value` does: a new integer-like key takes its
     /// numeric place, any other new key goes last, an existing key keeps its place. Returns the
     /// previous value.

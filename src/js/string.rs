@@ -75,20 +75,6 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
     }
 }
 
-/// Which bytes `JSON.stringify` escapes: controls, `"` and `\`. All are ASCII, so a byte scan
-/// never lands inside a multi-byte UTF-8 sequence.
-static NEEDS_ESCAPE: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        table[b] = true;
-        b += 1;
-    }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    table
-};
-
 /// Writes `s` as a JSON string literal with `JSON.stringify`'s escapes, handing the text to
 /// `push` in pieces (so any output, a `String` or a renderer's sink, takes it without a copy).
 pub fn write_json_string(s: &str, mut push: impl FnMut(&str)) {
@@ -145,53 +131,54 @@ pub fn json_string_len(s: &str) -> usize {
 /// The index of the first byte at or after `from` that needs an escape (a control character,
 /// `"` or `\`: also where a JSON string's plain run ends), or `bytes.len()`.
 ///
-/// Eight bytes at a time: most strings (keys, URLs, names, dates) need no escape at all.
+/// Eight bytes at a time: most strings (keys, URLs, names, dates) need no escape at all. All the
+/// bytes it looks for are ASCII, so the index is never inside a multi-byte UTF-8 sequence.
 pub fn next_escape(bytes: &[u8], from: usize) -> usize {
     let mut i = from;
     while let Some(chunk) = bytes.get(i..i + 8) {
         let Ok(word) = <[u8; 8]>::try_from(chunk) else {
             break;
         };
-        if word_needs_escape(u64::from_le_bytes(word)) {
-            break;
+        let hits = escape_hits(u64::from_le_bytes(word));
+        if hits != 0 {
+            return i + first_hit(hits);
         }
         i += 8;
     }
-    // The tail: short keys and values end here, so check it as one word before looking byte by
-    // byte. A long string's last eight bytes overlap bytes already found clean; a short one is
-    // assembled in a register (a copy through memory would stall the load that follows).
-    let tail_len = bytes.len() - i.min(bytes.len());
-    if tail_len > 0 && tail_len < 8 {
-        let word = match bytes.get(bytes.len().saturating_sub(8)..) {
-            Some(last) if last.len() == 8 => <[u8; 8]>::try_from(last).map(u64::from_le_bytes).ok(),
-            _ => Some(
-                bytes
-                    .get(i..)
-                    .unwrap_or_default()
-                    .iter()
-                    .rev()
-                    .fold(u64::from_le_bytes([b'a'; 8]), |w, &b| {
-                        (w << 8) | u64::from(b)
-                    }),
-            ),
-        };
-        if word.is_some_and(|w| !word_needs_escape(w)) {
-            return bytes.len();
-        }
+    // The tail, fewer than eight bytes: short keys and values end here, so it is checked as one
+    // word too, its bytes at the bottom and harmless ones above them. A long text's last eight
+    // bytes are loaded at once and shifted down; a short one is assembled in a register (a copy
+    // through memory would stall the load that follows).
+    let tail_len = bytes.len().saturating_sub(i);
+    if tail_len == 0 {
+        return bytes.len();
     }
-    while let Some(&b) = bytes.get(i) {
-        if NEEDS_ESCAPE[usize::from(b)] {
-            return i;
-        }
-        i += 1;
+    const PLAIN: u64 = u64::from_le_bytes([b'a'; 8]);
+    let word = match bytes.get(bytes.len().saturating_sub(8)..) {
+        Some(last) if last.len() == 8 => <[u8; 8]>::try_from(last).map_or(PLAIN, |last| {
+            // 1..=7 bytes below the tail to drop.
+            let below = 8 * (8 - tail_len as u32);
+            (u64::from_le_bytes(last) >> below) | (PLAIN << (64 - below))
+        }),
+        _ => bytes
+            .get(i..)
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .fold(PLAIN, |w, &b| (w << 8) | u64::from(b)),
+    };
+    match escape_hits(word) {
+        0 => bytes.len(),
+        hits => i + first_hit(hits),
     }
-    bytes.len()
 }
 
-/// Whether any of the eight bytes is a control character, `"` or `\\` (SWAR: each term has a
-/// high bit set exactly when some byte is below 0x20, or zero after the xor).
+/// The high bit of each of the eight bytes (little-endian) that is a control character, `"` or
+/// `\\`, and possibly of bytes above such a one (SWAR: each term has a high bit set when a byte
+/// is below 0x20, or zero after the xor; a borrow can only spill upwards from a byte that is
+/// one), so the lowest bit set is exact.
 #[inline(always)]
-fn word_needs_escape(x: u64) -> bool {
+fn escape_hits(x: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let quote = x ^ (ONES * u64::from(b'"'));
@@ -199,7 +186,13 @@ fn word_needs_escape(x: u64) -> bool {
     let hits = (x.wrapping_sub(ONES * 0x20) & !x)
         | (quote.wrapping_sub(ONES) & !quote)
         | (backslash.wrapping_sub(ONES) & !backslash);
-    hits & HIGHS != 0
+    hits & HIGHS
+}
+
+/// The index in its word of the lowest byte [`escape_hits`] marks.
+#[inline(always)]
+fn first_hit(hits: u64) -> usize {
+    (hits.trailing_zeros() / 8) as usize
 }
 
 #[cfg(test)]
@@ -234,6 +227,28 @@ mod tests {
                         "len {len} at {at} byte {special}"
                     );
                     assert_eq!(next_escape(&bytes, at + 1), len);
+                }
+            }
+        }
+        // The first of several, from any start, in texts shorter and longer than a word.
+        let naive = |bytes: &[u8], from: usize| {
+            (from..bytes.len())
+                .find(|&i| bytes[i] < 0x20 || bytes[i] == b'"' || bytes[i] == b'\\')
+                .unwrap_or(bytes.len())
+        };
+        for len in 0..20 {
+            for a in 0..len {
+                for b in a..len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[a] = 0x01;
+                    bytes[b] = b'"';
+                    for from in 0..=len {
+                        assert_eq!(
+                            next_escape(&bytes, from),
+                            naive(&bytes, from),
+                            "len {len} at {a}, {b} from {from}"
+                        );
+                    }
                 }
             }
         }

@@ -5,7 +5,7 @@
 //! `String` per entry would cost an allocation each and four more bytes in every entry.
 
 use std::borrow::Borrow;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -103,11 +103,33 @@ impl serde::Serialize for Key {
 /// The keys met so far in one parse, each shared by every entry that has it. Bounded, so that
 /// a body of ever new keys costs no more than one allocation per key, as without it: keys
 /// longer than [`Interner::MAX_KEY_BYTES`] and keys met once the set holds
-/// [`Interner::MAX_KEYS`] are allocated on their own. An ordered set rather than a hash table:
+/// [`Interner::MAX_KEYS`] are allocated on their own. An ordered map rather than a hash table:
 /// its cost does not depend on the keys' hashes, which the upstream chooses.
+///
+/// The items of a page have the same keys in the same order, so each shared key remembers the
+/// keys of the last object that was its value (or an item of its array value), and the n-th key
+/// of the next such object is first compared with the n-th key of that one: a page's keys are
+/// found with one comparison each, the ordered map searched only when the guess is wrong (a
+/// hostile body can make every guess wrong, which costs one comparison more).
 #[derive(Default)]
 pub struct Interner {
-    keys: BTreeSet<Key>,
+    /// The shared keys, by id.
+    slots: Vec<Slot>,
+    /// The id of every shared key.
+    ids: BTreeMap<Key, u32>,
+    /// The mark [`Interner::close_object`] set on the keys of the object it saw last.
+    mark: u32,
+}
+
+struct Slot {
+    key: Key,
+    /// Whether the key is integer-like (see [`crate::js::array_index_key`]).
+    array_index: bool,
+    /// The last [`Interner::close_object`] mark set on it.
+    mark: u32,
+    /// The ids of the keys of the last object that was this key's value (at most
+    /// [`Interner::SHAPE_KEYS`]).
+    shape: Vec<u32>,
 }
 
 impl Interner {
@@ -115,20 +137,76 @@ impl Interner {
     pub const MAX_KEY_BYTES: usize = 64;
     /// Most keys shared in one parse.
     pub const MAX_KEYS: usize = 4096;
+    /// The id of a key not shared, and the owner of an object that is no key's value.
+    pub const UNSHARED: u32 = u32::MAX;
+    /// Most keys of an object remembered for the guess.
+    const SHAPE_KEYS: usize = 256;
 
     /// The key `text`, shared with earlier ones when it is one of them.
     pub fn key(&mut self, text: &str) -> Key {
-        if text.len() > Self::MAX_KEY_BYTES {
-            return Key::from(text);
+        self.key_and_id(text, Self::UNSHARED, 0).0
+    }
+
+    /// The key `text`, the `index`-th of an object that is the value of the key of id `owner`,
+    /// and its id for [`Interner::close_object`] ([`Interner::UNSHARED`] when the key is not
+    /// shared).
+    pub fn key_and_id(&mut self, text: &str, owner: u32, index: usize) -> (Key, u32) {
+        let guess = self
+            .slot(owner)
+            .and_then(|slot| slot.shape.get(index).copied());
+        if let Some((id, slot)) = guess.and_then(|id| Some((id, self.slot(id)?))) {
+            if slot.key.as_str() == text {
+                return (slot.key.clone(), id);
+            }
         }
-        if let Some(key) = self.keys.get(text) {
-            return key.clone();
+        let id = match self.ids.get(text) {
+            Some(&id) => id,
+            None if text.len() > Self::MAX_KEY_BYTES || self.slots.len() >= Self::MAX_KEYS => {
+                return (Key::from(text), Self::UNSHARED);
+            }
+            None => {
+                let key = Key::from(text);
+                // Fewer than MAX_KEYS, so below UNSHARED.
+                let id = self.slots.len() as u32;
+                self.ids.insert(key.clone(), id);
+                self.slots.push(Slot {
+                    array_index: crate::js::array_index_key(text).is_some(),
+                    key,
+                    mark: 0,
+                    shape: Vec::new(),
+                });
+                id
+            }
+        };
+        (self.slots[id as usize].key.clone(), id)
+    }
+
+    fn slot(&self, id: u32) -> Option<&Slot> {
+        self.slots.get(id as usize)
+    }
+
+    /// An object whose keys have these ids closes, the value of the key of id `owner`: its keys
+    /// become the guess for the next one's. Returns whether its keys are known to be distinct
+    /// and none integer-like, so that the object keeps its entries as they come
+    /// ([`crate::js::JsMap::from_distinct_named`]); false when in doubt (a key not shared), so
+    /// that the object is built the general way.
+    pub fn close_object(&mut self, owner: u32, ids: &[u32]) -> bool {
+        if let Some(slot) = self.slots.get_mut(owner as usize) {
+            let ids = &ids[..ids.len().min(Self::SHAPE_KEYS)];
+            if slot.shape != ids {
+                slot.shape.clear();
+                slot.shape.extend_from_slice(ids);
+            }
         }
-        let key = Key::from(text);
-        if self.keys.len() < Self::MAX_KEYS {
-            self.keys.insert(key.clone());
+        // A mark repeats only after 2^32 objects; a stale one can only make the answer false.
+        self.mark = self.mark.wrapping_add(1);
+        for &id in ids {
+            match self.slots.get_mut(id as usize) {
+                Some(slot) if !slot.array_index && slot.mark != self.mark => slot.mark = self.mark,
+                _ => return false,
+            }
         }
-        key
+        true
     }
 }
 
@@ -158,7 +236,7 @@ mod tests {
         for i in 0..Interner::MAX_KEYS {
             keys.key(&format!("k{i}"));
         }
-        assert_eq!(keys.keys.len(), Interner::MAX_KEYS);
+        assert_eq!(keys.slots.len(), Interner::MAX_KEYS);
         assert!(!shared(&keys.key("new"), &keys.key("new")));
         // Those kept before the bound are still shared.
         assert!(shared(&keys.key("k0"), &keys.key("k0")));

@@ -94,6 +94,8 @@ struct Parser<'a> {
     /// end when it closes, so every map and array is allocated once at its exact size (which
     /// also keeps a parsed tree compact in memory, and rendering it fast).
     entries: Vec<(Key, Value)>,
+    /// The interner's id of each entry's key, alongside `entries`.
+    key_ids: Vec<u32>,
     /// Items of the arrays being parsed, likewise.
     items: Vec<Value>,
     /// The object keys met so far, shared between the entries that repeat them.
@@ -112,6 +114,7 @@ impl<'a> Parser<'a> {
             pos: 0,
             release_at,
             entries: Vec::new(),
+            key_ids: Vec::new(),
             items: Vec::new(),
             keys: Interner::default(),
         }
@@ -119,7 +122,7 @@ impl<'a> Parser<'a> {
 
     fn document(&mut self) -> Result<Value, ParseError> {
         self.skip_ws();
-        let v = self.value(0)?;
+        let v = self.value(0, Interner::UNSHARED)?;
         self.skip_ws();
         if self.pos != self.text.len() {
             return Err(self.err("unexpected data after the JSON value"));
@@ -168,11 +171,13 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
+    /// The value at the position; `owner` is the interner id of the key whose value it is (or
+    /// whose array holds it), from which its first key is guessed.
+    fn value(&mut self, depth: usize, owner: u32) -> Result<Value, ParseError> {
         match self.peek() {
             None => Err(self.err("unexpected end of input")),
-            Some(b'{') => self.object(depth + 1),
-            Some(b'[') => self.array(depth + 1),
+            Some(b'{') => self.object(depth + 1, owner),
+            Some(b'[') => self.array(depth + 1, owner),
             Some(b'"') => Ok(Value::String(self.string()?)),
             Some(b't') => self.expect_word("true", Value::Bool(true)),
             Some(b'f') => self.expect_word("false", Value::Bool(false)),
@@ -182,7 +187,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
+    fn object(&mut self, depth: usize, owner: u32) -> Result<Value, ParseError> {
         if depth > MAX_DEPTH {
             return Err(self.err("nesting too deep"));
         }
@@ -198,30 +203,37 @@ impl<'a> Parser<'a> {
             if self.peek() != Some(b'"') {
                 return Err(self.err("expected a string key"));
             }
-            let key = self.key()?;
+            let (key, id) = self.key(owner, self.entries.len() - start)?;
             self.skip_ws();
             if self.peek() != Some(b':') {
                 return Err(self.err("expected ':' after an object key"));
             }
             self.pos += 1;
             self.skip_ws();
-            let v = self.value(depth)?;
+            let v = self.value(depth, id)?;
             self.entries.push((key, v));
+            self.key_ids.push(id);
             self.release();
             self.skip_ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
+                    let distinct = self.keys.close_object(owner, &self.key_ids[start..]);
+                    self.key_ids.truncate(start);
                     let entries = self.entries.split_off(start);
-                    return Ok(Value::Object(Map::from_entries(entries)));
+                    return Ok(Value::Object(if distinct {
+                        Map::from_distinct_named(entries)
+                    } else {
+                        Map::from_entries(entries)
+                    }));
                 }
                 _ => return Err(self.err("expected ',' or '}' in an object")),
             }
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
+    fn array(&mut self, depth: usize, owner: u32) -> Result<Value, ParseError> {
         if depth > MAX_DEPTH {
             return Err(self.err("nesting too deep"));
         }
@@ -234,7 +246,7 @@ impl<'a> Parser<'a> {
         let start = self.items.len();
         loop {
             self.skip_ws();
-            let v = self.value(depth)?;
+            let v = self.value(depth, owner)?;
             self.items.push(v);
             self.release();
             self.skip_ws();
@@ -287,24 +299,36 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// An object key: the text between the quotes interned as it is when it has no escape.
-    fn key(&mut self) -> Result<Key, ParseError> {
-        let start = self.pos + 1;
-        let end = next_escape(self.text.as_bytes(), start);
-        let plain = (self.text.as_bytes().get(end) == Some(&b'"')).then_some(end);
-        match plain {
+    /// The end of the string at the position when it has no escape: the closing quote's index.
+    fn plain_string_end(&self) -> Option<usize> {
+        let end = next_escape(self.text.as_bytes(), self.pos + 1);
+        (self.text.as_bytes().get(end) == Some(&b'"')).then_some(end)
+    }
+
+    /// An object key and its interner id, the `index`-th key of an object that is the value of
+    /// the key of id `owner`: the text between the quotes interned as it is when it has no
+    /// escape.
+    fn key(&mut self, owner: u32, index: usize) -> Result<(Key, u32), ParseError> {
+        match self.plain_string_end() {
             Some(end) => {
+                let start = self.pos + 1;
                 self.pos = end + 1;
-                Ok(self.keys.key(&self.text[start..end]))
+                Ok(self.keys.key_and_id(&self.text[start..end], owner, index))
             }
             None => {
                 let text = self.string()?;
-                Ok(self.keys.key(&text))
+                Ok(self.keys.key_and_id(&text, owner, index))
             }
         }
     }
 
     fn string(&mut self) -> Result<String, ParseError> {
+        // Most strings have no escape: one scan, one allocation of the exact size.
+        if let Some(end) = self.plain_string_end() {
+            let text = self.text[self.pos + 1..end].to_owned();
+            self.pos = end + 1;
+            return Ok(text);
+        }
         self.pos += 1;
         let mut out = String::new();
         let mut run = self.pos;
@@ -466,6 +490,71 @@ mod tests {
         assert!(std::ptr::eq(key(0, 0).as_ptr(), key(1, 0).as_ptr()));
         assert!(std::ptr::eq(key(0, 1).as_ptr(), key(1, 1).as_ptr()));
         assert_eq!(v.to_compact_json(), r#"[{"id":1,"ab":2},{"id":3,"ab":4}]"#);
+    }
+
+    #[test]
+    fn strings_with_escapes_anywhere_decode_as_serde_json_does() {
+        // Escapes and the closing quote at every offset from the word boundaries the scan uses,
+        // in texts shorter and longer than a word, surrogate pairs split at every place.
+        let pieces = [
+            r"\n",
+            r#"\""#,
+            r"\\",
+            r"\u00e9",
+            r"\ud83d\ude00",
+            r"\ud800",
+            r"\udc00x",
+            "é",
+            "😀",
+        ];
+        for before in 0..18 {
+            for after in 0..10 {
+                for piece in pieces {
+                    let text = format!("\"{}{piece}{}\"", "a".repeat(before), "b".repeat(after));
+                    let want: String = serde_json::from_str(&text).unwrap_or_else(|_| {
+                        text[1..text.len() - 1]
+                            .replace(r"\ud800", "\u{FFFD}")
+                            .replace(r"\udc00", "\u{FFFD}")
+                    });
+                    assert_eq!(parse(&text).unwrap(), Value::from(want.as_str()), "{text}");
+                    // As a key too, and with the text ending right after the string.
+                    let object = format!("{{{text}:{text}}}");
+                    let Value::Object(map) = parse(&object).unwrap() else {
+                        panic!("{object}")
+                    };
+                    assert_eq!(map.keys().next().map(Key::as_str), Some(want.as_str()));
+                }
+            }
+        }
+        for bad in [
+            "\"ab\u{1}c\"",
+            "\"abcdefghij\u{1f}\"",
+            "\"abcdefgh",
+            "\"a\\",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn keys_in_a_changing_order_repeated_or_not_shared_build_objects_as_json_parse() {
+        // Items of one array with the same keys, then others in another order, repeated,
+        // integer-like and too long to share: the guess from the previous item is wrong each time.
+        let long = "k".repeat(Interner::MAX_KEY_BYTES + 1);
+        let text = format!(
+            r#"[{{"a":1,"b":2}},{{"a":1,"b":2}},{{"b":3,"a":4}},{{"a":5,"a":6}},{{"b":1,"1":0,"a":1}},
+               {{"{long}":1,"{long}":2}},{{"a":[{{"x":1}}],"b":{{"a":2}}}},{{"b":7,"b":8,"c":9}}]"#
+        );
+        let v = parse(&text).unwrap();
+        assert_eq!(
+            v.to_compact_json(),
+            format!(
+                r#"[{{"a":1,"b":2}},{{"a":1,"b":2}},{{"b":3,"a":4}},{{"a":6}},{{"1":0,"b":1,"a":1}},{{"{long}":2}},{{"a":[{{"x":1}}],"b":{{"a":2}}}},{{"b":8,"c":9}}]"#
+            )
+        );
+        let Value::Array(items) = &v else { panic!() };
+        assert_eq!(items[4].get("1"), Some(&Value::from(0)));
+        assert_eq!(items[7].get("c"), Some(&Value::from(9)));
     }
 
     /// A JSON array of `n` objects, about 60 bytes each.
