@@ -9,6 +9,8 @@
 //! envelope; 0: the body itself, as an Atlassian read), then [`stages_run`].
 
 use devtools_mcp_edge::mcp::CallToolResult;
+use devtools_mcp_edge::projection::jq::JqProgram;
+use devtools_mcp_edge::projection::{Limits, Projection};
 use devtools_mcp_edge::render::{self, render, OutputFormat, DEFAULT_MAX_UNITS};
 use devtools_mcp_edge::structured::{self, Envelope};
 use devtools_mcp_edge::value::{parse_bytes, Map, Value};
@@ -71,6 +73,8 @@ pub extern "C" fn bench_render(format: u32, runs: u32) -> usize {
 /// What [`stages_load`] prepares from the input.
 struct Stages {
     value: Value,
+    /// The body alone, which a tool's `jq` argument applies to.
+    body: Value,
     envelope: Envelope,
     /// The text a truncated result carries (cut at the default bound, guidance added).
     cut_text: String,
@@ -92,26 +96,32 @@ pub extern "C" fn stages_load(whole: u32) -> u32 {
     };
     let (value, envelope) = if whole == 1 {
         let mut map = Map::new();
-        map.insert("data".into(), body);
+        map.insert("data".into(), body.clone());
         map.insert("nextPage".into(), Value::Null);
         (Value::Object(map), Envelope::Whole)
     } else {
-        (body, Envelope::DataOnly)
+        (body.clone(), Envelope::DataOnly)
     };
     let (text, cut) = render::render_bounded(&value, OutputFormat::Toon, DEFAULT_MAX_UNITS);
     *stages = Some(Stages {
         cut_text: cut.map_or_else(|| text.clone(), |c| c.apply(&text, None)),
         whole_text: render(&value, OutputFormat::Toon),
         value,
+        body,
         envelope,
     });
     1
 }
 
+/// The `jq` argument of bench/lib/tool-calls.mjs's headline case, which is JMESPath.
+const JQ_ROWS: &str = "workflow_runs[*].{id: id, status: status, conclusion: conclusion}";
+
 /// Runs stage `stage` `runs` times: 0 parse and drop, 1 clone and drop, 2 render_bounded TOON,
 /// 3 render_bounded JSON, 4 whole TOON, 5 compact length, 6 artifact JSON, 7 null_non_finite
 /// (on a clone), 8 reply of the cut text, 9 reply of the whole text, 10 reply with
-/// structuredContent, 11 UTF-8 check of the input. Returns a length so nothing is optimized out.
+/// structuredContent, 11 UTF-8 check of the input, 12 the jq program `length` on the body (its
+/// input converted to jaq's values), 13 the headline case's JMESPath `jq` on the body. Returns a
+/// length so nothing is optimized out.
 #[no_mangle]
 pub extern "C" fn stages_run(stage: u32, runs: u32) -> usize {
     let (Ok(state), Ok(stages)) = (STATE.lock(), STAGES.lock()) else {
@@ -119,6 +129,7 @@ pub extern "C" fn stages_run(stage: u32, runs: u32) -> usize {
     };
     let Some(Stages {
         value,
+        body,
         envelope,
         cut_text,
         whole_text,
@@ -126,6 +137,9 @@ pub extern "C" fn stages_run(stage: u32, runs: u32) -> usize {
     else {
         return 0;
     };
+    let jq_length = JqProgram::compile("length").ok();
+    let rows = Projection::compile(JQ_ROWS);
+    let limits = Limits::default();
     let reply = |result: CallToolResult| serde_json::to_vec(&result).map_or(0, |v| v.len());
     let mut out = 0;
     for _ in 0..runs {
@@ -150,6 +164,13 @@ pub extern "C" fn stages_run(stage: u32, runs: u32) -> usize {
             9 => reply(CallToolResult::text(whole_text.clone())),
             10 => reply(CallToolResult::text("x").with_structured(value.clone())),
             11 => usize::from(std::str::from_utf8(black_box(&state.input)).is_ok()),
+            12 => jq_length
+                .as_ref()
+                .and_then(|p| p.run(body, &limits).ok())
+                .map_or(0, |v| usize::from(v != Value::Null)),
+            13 => rows
+                .apply_with(body, &limits)
+                .map_or(0, |v| usize::from(v != Value::Null)),
             _ => 0,
         };
     }
