@@ -38,7 +38,7 @@ impl Held {
 
 /// Addresses are already well spread; one multiplication mixes the alignment bits away.
 #[derive(Default)]
-struct AddressHasher(u64);
+pub(super) struct AddressHasher(u64);
 
 impl Hasher for AddressHasher {
     fn finish(&self) -> u64 {
@@ -106,9 +106,14 @@ fn recall(v: &Val) -> Option<u64> {
     })
 }
 
+/// Whether a container of `size` is worth remembering.
+pub(super) fn remembered(size: u64) -> bool {
+    size >= REMEMBER_FROM
+}
+
 /// Remembers the size of `v` when it is a container large enough to be worth it.
 pub(crate) fn remember(v: &Val, size: u64) {
-    if size < REMEMBER_FROM {
+    if !remembered(size) {
         return;
     }
     let held = match v {
