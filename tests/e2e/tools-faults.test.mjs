@@ -2,7 +2,8 @@
 // timeouts (UPSTREAM_TIMEOUT_MS), connections reset mid-body or closed without an answer, bodies
 // over UPSTREAM_MAX_BYTES (announced, or streamed without end and cut off at the bound), redirects
 // to another host (never followed), non-JSON bodies, and vendors without credentials. Each must be
-// a clear error result, and no credential may leak into any of them.
+// a clear error result, and no credential may leak into any of them. A body that arrives in uneven
+// pieces over time must still be read whole.
 
 import { test, before, after, beforeEach } from "node:test";
 import assert from "node:assert/strict";
@@ -77,6 +78,35 @@ test("an endless body is read as a stream and cut off at the bound", async () =>
     // Kernel socket buffers hold a few MiB beyond what the reader took before it stopped.
     assert.ok(fault.bytesSent < MAX_BYTES + 16 * 1024 * 1024, `${tool}: stopped near the bound (${fault.bytesSent} bytes sent)`);
     assert.equal(fault.clientClosed, true, `${tool}: the worker hung up on the stream`);
+  }
+});
+
+test("a body that arrives in uneven pieces over time is read whole, with or without its length", async () => {
+  // Pieces smaller and larger than one read of the worker's (64 KiB), some splitting a
+  // multi-byte character, with pauses so that each read gets what has arrived so far.
+  const runs = Array.from({ length: 2500 }, (_, i) => ({ id: i, name: `run ${i} — é ✓ 𝄞` }));
+  const body = Buffer.from(JSON.stringify({ total_count: runs.length, workflow_runs: runs }));
+  const sizes = [1, 2, 3, 4095, 4097, 70000, 65536, 65537, 10, 30000];
+  const path = "/repos/octo-org/hello-world/actions/runs";
+  for (const declared of [true, false]) {
+    stack.upstream.route("GET", new RegExp(`^${path}$`), async (req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json", ...(declared ? { "Content-Length": body.length } : {}) });
+      for (let at = 0, k = 0; at < body.length; k++) {
+        const end = Math.min(body.length, at + sizes[k % sizes.length]);
+        res.write(body.subarray(at, end));
+        at = end;
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      res.end();
+    });
+    const out = await stack.callJson("github_list_workflow_runs", {
+      owner: "octo-org",
+      repo: "hello-world",
+      perPage: 100,
+      jq: "[total_count, length(workflow_runs), workflow_runs[0].name, workflow_runs[-1]]",
+    });
+    assert.deepEqual(out.data, [runs.length, runs.length, runs[0].name, runs.at(-1)], `Content-Length ${declared ? "given" : "absent"}`);
+    stack.upstream.reset();
   }
 });
 
