@@ -8,10 +8,12 @@
 //! [`stages_load`] instead (`whole` = 1: the body becomes `{data, nextPage}` as a GitHub list's
 //! envelope; 0: the body itself, as an Atlassian read), then [`stages_run`].
 
-use devtools_mcp_edge::mcp::CallToolResult;
+use devtools_mcp_edge::jsonrpc::{Id, Response};
+use devtools_mcp_edge::mcp::{CallToolResult, ProtocolVersion};
 use devtools_mcp_edge::projection::jq::JqProgram;
 use devtools_mcp_edge::projection::{Limits, Projection};
 use devtools_mcp_edge::render::{self, render, OutputFormat, DEFAULT_MAX_UNITS};
+use devtools_mcp_edge::server::call_reply;
 use devtools_mcp_edge::structured::{self, Envelope};
 use devtools_mcp_edge::value::{parse_bytes, Map, Value};
 use std::hint::black_box;
@@ -140,7 +142,14 @@ pub extern "C" fn stages_run(stage: u32, runs: u32) -> usize {
     let jq_length = JqProgram::compile("length").ok();
     let rows = Projection::compile(JQ_ROWS);
     let limits = Limits::default();
-    let reply = |result: CallToolResult| serde_json::to_vec(&result).map_or(0, |v| v.len());
+    // As the server answers a tools/call: the result's text, then the response around it.
+    let reply = |result: CallToolResult| {
+        call_reply(result, ProtocolVersion::V2025_06_18).map_or(0, |r| {
+            let mut out = Vec::new();
+            let response = Response::success(Id::Number(1.into()), r);
+            response.write_json(&mut out).map_or(0, |()| out.len())
+        })
+    };
     let mut out = 0;
     for _ in 0..runs {
         out = match stage {

@@ -153,6 +153,47 @@ impl ErrorObject {
     }
 }
 
+/// A method's result as JSON text that this server wrote itself, with serde_json or with the
+/// crate's own JSON writers, and that is sent as it is: a tool result of megabytes goes
+/// straight from the server's types to text, never through a `serde_json::Value` tree, and is
+/// not parsed again to be checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultJson(String);
+
+impl ResultJson {
+    /// `value` as serde_json writes it, into a buffer of `capacity` bytes to start with (a good
+    /// estimate spares a large result the copies of a growing buffer).
+    pub fn of(value: &impl Serialize, capacity: usize) -> Result<ResultJson, serde_json::Error> {
+        let mut buf = Vec::with_capacity(capacity);
+        serde_json::to_writer(&mut buf, value)?;
+        // serde_json writes UTF-8: the check never fails, and costs far less than a parse.
+        String::from_utf8(buf)
+            .map(ResultJson)
+            .map_err(serde::ser::Error::custom)
+    }
+
+    /// Text one of the crate's JSON writers produced, which is one JSON value by construction
+    /// (each caller's tests compare it with what serde_json writes).
+    pub(crate) fn written(text: String) -> ResultJson {
+        ResultJson(text)
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Serialize for ResultJson {
+    /// Inside other serde output the text can only go in as a checked `RawValue`: the server
+    /// writes its responses with [`Response::write_json`] instead, which copies it.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        RawValue::from_string(self.0.clone())
+            .map_err(serde::ser::Error::custom)?
+            .serialize(serializer)
+    }
+}
+
 /// A response object: exactly one of `result` and `error` is set.
 #[derive(Clone, Debug, Serialize)]
 pub struct Response {
@@ -160,10 +201,9 @@ pub struct Response {
     pub jsonrpc: &'static str,
     /// The request's id; `null` when it could not be read.
     pub id: Option<Id>,
-    /// The result, on success, already serialized: a large tool result goes straight from the
-    /// server's own types to JSON text, never through a `serde_json::Value` tree.
+    /// The result, on success, already serialized.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<Box<RawValue>>,
+    pub result: Option<ResultJson>,
     /// The error, on failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorObject>,
@@ -171,13 +211,32 @@ pub struct Response {
 
 impl Response {
     /// A success response.
-    pub fn success(id: Id, result: Box<RawValue>) -> Response {
+    pub fn success(id: Id, result: ResultJson) -> Response {
         Response {
             jsonrpc: "2.0",
             id: Some(id),
             result: Some(result),
             error: None,
         }
+    }
+
+    /// Appends the response's JSON to `out`: what serde_json writes for it, the result copied
+    /// as it is.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        out.extend_from_slice(b"{\"jsonrpc\":");
+        serde_json::to_writer(&mut *out, self.jsonrpc)?;
+        out.extend_from_slice(b",\"id\":");
+        serde_json::to_writer(&mut *out, &self.id)?;
+        if let Some(result) = &self.result {
+            out.extend_from_slice(b",\"result\":");
+            out.extend_from_slice(result.get().as_bytes());
+        }
+        if let Some(error) = &self.error {
+            out.extend_from_slice(b",\"error\":");
+            serde_json::to_writer(&mut *out, error)?;
+        }
+        out.push(b'}');
+        Ok(())
     }
 
     /// An error response; `id` is `None` when the request's id could not be determined.
@@ -381,19 +440,44 @@ mod tests {
         }
     }
 
+    /// Both ways of writing a response: [`Response::write_json`], and serde for a caller that
+    /// embeds one.
+    fn written(response: &Response) -> String {
+        let mut out = Vec::new();
+        response.write_json(&mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(out, serde_json::to_string(response).unwrap());
+        out
+    }
+
     #[test]
     fn responses_serialize_with_null_id_and_one_member() {
-        let result = serde_json::value::to_raw_value(&json!({})).unwrap();
+        let result = ResultJson::of(&json!({}), 0).unwrap();
         let ok = Response::success(Id::String("x".into()), result);
-        assert_eq!(
-            serde_json::to_string(&ok).unwrap(),
-            r#"{"jsonrpc":"2.0","id":"x","result":{}}"#
-        );
+        assert_eq!(written(&ok), r#"{"jsonrpc":"2.0","id":"x","result":{}}"#);
         let err = Response::failure(None, ErrorObject::parse_error("eof"));
         assert_eq!(
-            serde_json::to_string(&err).unwrap(),
+            written(&err),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: eof"}}"#
         );
+        let id = Id::Number(7.into());
+        let with_data = ErrorObject::invalid_params("x").with_data(json!({"a": [1, "é\n"]}));
+        assert_eq!(
+            written(&Response::failure(Some(id), with_data)),
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Invalid params: x","data":{"a":[1,"é\n"]}}}"#
+        );
+    }
+
+    #[test]
+    fn a_written_result_is_copied_as_it_is() {
+        // Not JSON: a result is never parsed again on its way out, so the text shows unchanged.
+        let text = ResultJson::written("{\"k\": 01}".into());
+        let response = Response::success(Id::String("x".into()), text);
+        let mut out = Vec::new();
+        response.write_json(&mut out).unwrap();
+        assert_eq!(out, br#"{"jsonrpc":"2.0","id":"x","result":{"k": 01}}"#);
+        // serde can only embed it checked.
+        assert!(serde_json::to_string(&response).is_err());
     }
 
     #[test]
@@ -403,8 +487,8 @@ mod tests {
         else {
             panic!("not a request")
         };
-        let result = serde_json::value::to_raw_value(&json!(null)).unwrap();
-        let out = serde_json::to_string(&Response::success(r.id, result)).unwrap();
+        let result = ResultJson::of(&json!(null), 0).unwrap();
+        let out = written(&Response::success(r.id, result));
         assert!(out.contains("18446744073709551615"), "{out}");
     }
 }

@@ -283,7 +283,6 @@ pub enum ContentBlock {
     /// Text for the model.
     Text {
         /// The text.
-        #[serde(serialize_with = "json_text")]
         text: String,
     },
     /// An image.
@@ -312,18 +311,6 @@ pub enum ContentBlock {
         /// The contents.
         resource: ResourceContents,
     },
-}
-
-/// A text as its JSON string literal, escaped a word at a time by
-/// [`crate::js::write_json_string`] (the escapes serde_json writes too): a tool's text can be
-/// hundreds of kilobytes, and serde_json's byte-at-a-time escaping takes several times as long
-/// in wasm.
-fn json_text<S: serde::Serializer>(text: &str, serializer: S) -> Result<S::Ok, S::Error> {
-    let mut literal = String::with_capacity(text.len() + text.len() / 8 + 2);
-    crate::value::write_json_string(text, &mut literal);
-    serde_json::value::RawValue::from_string(literal)
-        .map_err(serde::ser::Error::custom)?
-        .serialize(serializer)
 }
 
 impl ContentBlock {
@@ -367,6 +354,42 @@ impl CallToolResult {
             is_error: true,
             ..CallToolResult::text(text)
         }
+    }
+
+    /// Appends this result's JSON to `out` without its closing brace, so that a caller can add
+    /// members: byte for byte what serde_json writes for it, but texts and `structuredContent`
+    /// are written by the crate's own writers ([`crate::js::write_json_string`], which escapes a
+    /// word at a time where serde_json's byte-at-a-time escaping of a text of hundreds of
+    /// kilobytes takes several times as long in wasm; [`crate::value::Value`]'s compact JSON,
+    /// numbers as their literals), and nothing written is parsed again.
+    pub fn write_json_open(&self, out: &mut String) -> Result<(), serde_json::Error> {
+        out.push_str("{\"content\":[");
+        for (i, block) in self.content.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            match block {
+                ContentBlock::Text { text } => {
+                    out.push_str("{\"type\":\"text\",\"text\":");
+                    crate::value::write_json_string(text, out);
+                    out.push('}');
+                }
+                other => out.push_str(&serde_json::to_string(other)?),
+            }
+        }
+        out.push(']');
+        if let Some(value) = &self.structured_content {
+            out.push_str(",\"structuredContent\":");
+            value.write_compact_json(out);
+        }
+        if self.is_error {
+            out.push_str(",\"isError\":true");
+        }
+        if let Some(meta) = &self.meta {
+            out.push_str(",\"_meta\":");
+            out.push_str(&serde_json::to_string(meta)?);
+        }
+        Ok(())
     }
 
     /// The result with `value` as its `structuredContent`.

@@ -6,6 +6,8 @@
 //! serialization in `reply`.
 
 mod call;
+/// The JSON text of a `tools/call` result (examples/bench_render_wasm.rs times it).
+pub use call::call_reply;
 mod checks;
 mod connection;
 mod dispatch;

@@ -5,10 +5,10 @@
 //! acting identity in `_meta`, the revision's shape); [`call_reply`] serializes the result.
 
 use super::connection;
-use super::dispatch::{parse_required, server_info, to_json, to_raw, Context};
+use super::dispatch::{parse_required, server_info, to_json, Context};
 use super::gate::{self, Gate};
 use super::reply::panic_message;
-use crate::jsonrpc::ErrorObject;
+use crate::jsonrpc::{ErrorObject, ResultJson};
 use crate::mcp::{self, CallToolParams, CallToolResult, ContentBlock, ProtocolVersion};
 use crate::ports::{Level, Ports};
 use crate::structured;
@@ -16,8 +16,6 @@ use crate::tools::registry::{Prepared, Tool, ToolContext, ToolError, ToolSpec};
 use crate::tools::schema;
 use crate::upstream::{UpstreamSettings, Vendor};
 use futures::FutureExt;
-use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json};
 use std::panic::AssertUnwindSafe;
 
@@ -26,7 +24,7 @@ pub async fn call_tool(
     cx: &Context<'_>,
     version: ProtocolVersion,
     params: Option<Map<String, Json>>,
-) -> Result<Box<RawValue>, ErrorObject> {
+) -> Result<ResultJson, ErrorObject> {
     let meta = params
         .as_ref()
         .and_then(|p| p.get("_meta"))
@@ -197,43 +195,40 @@ pub fn finish(
 
 /// A `tools/call` result under 2026-07-28: `resultType` and the server's identity in `_meta`,
 /// as [`run_method`] adds them to the other results, in the same key order.
-#[derive(Serialize)]
-struct StatelessCallResult {
-    #[serde(flatten)]
-    result: CallToolResult,
-    #[serde(rename = "resultType")]
-    result_type: &'static str,
-    /// `_meta` when the result had none (otherwise the server's identity joins the result's own).
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<Map<String, Json>>,
-}
-
 /// The JSON text of a `tools/call` result, written straight from the result: a 16 MiB
 /// `structuredContent` converted to a `serde_json::Value` first would cost several times its
-/// size in memory, against the Workers 128 MB limit (decision 0020). Number literals survive
-/// either way.
+/// size in memory, against the Workers 128 MB limit (decision 0020). Number literals survive,
+/// and the text is not parsed again on its way out ([`CallToolResult::write_json_open`]).
+/// 2026-07-28 adds `resultType` and the server's identity in `_meta`, after the result's own
+/// members (or inside its `_meta`).
 pub fn call_reply(
     mut result: CallToolResult,
     version: ProtocolVersion,
-) -> Result<Box<RawValue>, ErrorObject> {
-    let capacity = reply_capacity(&result);
-    if !version.is_stateless() {
-        return to_raw(&result, capacity);
-    }
-    let server = to_json(&server_info())?;
-    let meta = match result.meta.as_mut() {
-        Some(meta) => {
-            meta.insert(mcp::META_SERVER_INFO.into(), server);
-            None
+) -> Result<ResultJson, ErrorObject> {
+    let mut out = String::with_capacity(reply_capacity(&result));
+    let meta = if version.is_stateless() {
+        let server = to_json(&server_info())?;
+        match result.meta.as_mut() {
+            Some(meta) => {
+                meta.insert(mcp::META_SERVER_INFO.into(), server);
+                None
+            }
+            None => Some(Map::from_iter([(mcp::META_SERVER_INFO.to_owned(), server)])),
         }
-        None => Some(Map::from_iter([(mcp::META_SERVER_INFO.to_owned(), server)])),
+    } else {
+        None
     };
-    let stateless = StatelessCallResult {
-        result,
-        result_type: "complete",
-        meta,
-    };
-    to_raw(&stateless, capacity)
+    let internal = |_| ErrorObject::internal();
+    result.write_json_open(&mut out).map_err(internal)?;
+    if version.is_stateless() {
+        out.push_str(",\"resultType\":\"complete\"");
+    }
+    if let Some(meta) = meta {
+        out.push_str(",\"_meta\":");
+        out.push_str(&serde_json::to_string(&meta).map_err(internal)?);
+    }
+    out.push('}');
+    Ok(ResultJson::written(out))
 }
 
 /// A little over the JSON size of `result`: the compact size of its structured value plus its
@@ -355,6 +350,84 @@ mod tests {
             structured_content: Some(structured),
             is_error: false,
             meta,
+        }
+    }
+
+    /// What serde writes for a 2026-07-28 result: its members flattened, then `resultType` and
+    /// the `_meta` it had none of.
+    #[derive(serde::Serialize)]
+    struct StatelessCallResult {
+        #[serde(flatten)]
+        result: CallToolResult,
+        #[serde(rename = "resultType")]
+        result_type: &'static str,
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Json>>,
+    }
+
+    /// A reply as serde writes it, for comparison.
+    fn serde_reply(mut result: CallToolResult, version: ProtocolVersion) -> String {
+        if !version.is_stateless() {
+            return serde_json::to_string(&result).unwrap();
+        }
+        let server = to_json(&server_info()).unwrap();
+        let meta = match result.meta.as_mut() {
+            Some(meta) => {
+                meta.insert(mcp::META_SERVER_INFO.into(), server);
+                None
+            }
+            None => Some(Map::from_iter([(mcp::META_SERVER_INFO.to_owned(), server)])),
+        };
+        serde_json::to_string(&StatelessCallResult {
+            result,
+            result_type: "complete",
+            meta,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn call_replies_are_what_serde_writes() {
+        let text = "q\"b\\ \u{1}\u{1f}\u{7f} é 𝄞 \t\r\u{8}\u{c}</script>".repeat(3);
+        let structured = crate::value::parse(
+            r#"{"2":1,"a\"\u0000":[1.50,-0,1e400,"\ud834\udd1e"],"b":{},"c":[]}"#,
+        )
+        .unwrap();
+        let link = ContentBlock::ResourceLink {
+            uri: "devtools://artifacts/a".into(),
+            name: "a".into(),
+            description: Some("d\n".into()),
+            mime_type: None,
+        };
+        let results = [
+            CallToolResult::text(""),
+            CallToolResult::error(text.clone()),
+            CallToolResult {
+                content: vec![
+                    ContentBlock::text(text.clone()),
+                    link,
+                    ContentBlock::text("x"),
+                ],
+                structured_content: Some(structured),
+                is_error: true,
+                meta: Some(Map::from_iter([("k".to_owned(), json!([1, "v"]))])),
+            },
+            CallToolResult {
+                content: vec![],
+                structured_content: Some(crate::value::Value::Null),
+                is_error: false,
+                meta: None,
+            },
+        ];
+        for result in results {
+            for version in ProtocolVersion::ALL {
+                let ours = call_reply(result.clone(), version).unwrap();
+                assert_eq!(
+                    ours.get(),
+                    serde_reply(result.clone(), version),
+                    "{version:?}"
+                );
+            }
         }
     }
 

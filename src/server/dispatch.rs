@@ -5,7 +5,7 @@
 
 use super::call;
 use super::gate;
-use super::reply::{json_reply, json_reply_sized, panic_message, rpc_error_reply, status_for};
+use super::reply::{panic_message, responses_reply, rpc_error_reply, status_for};
 use super::version::{
     client_response_reply, effective_version, header_version, PROTOCOL_VERSION_HEADER,
     REFUSAL_STATUS,
@@ -13,7 +13,7 @@ use super::version::{
 use crate::auth::Principal;
 use crate::config::Config;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::jsonrpc::{self, ErrorCode, ErrorObject, Message, Request, Response};
+use crate::jsonrpc::{self, ErrorCode, ErrorObject, Message, Request, Response, ResultJson};
 use crate::mcp::{
     self, CacheHints, CacheScope, DiscoverResult, Implementation, InitializeParams,
     InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
@@ -25,7 +25,6 @@ use crate::tools::Selection;
 use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as Json};
 use std::panic::AssertUnwindSafe;
 
@@ -124,15 +123,13 @@ async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> 
                 Err(error) => return rpc_error_reply(REFUSAL_STATUS, Some(request.id), error),
             };
             let response = answer(cx, request, version).await;
-            // Sized for the result so a large reply is written once, not grown by doubling.
-            let capacity = response.result.as_ref().map_or(0, |r| r.get().len()) + 256;
             let status = match &response.error {
                 None => 200,
                 // 2026-07-28 over HTTP: an unknown method is also an HTTP 404.
                 Some(e) if e.code == ErrorCode::METHOD_NOT_FOUND && version.is_stateless() => 404,
                 Some(e) => status_for(e),
             };
-            json_reply_sized(status, &response, capacity)
+            responses_reply(status, &[response], false)
         }
     }
 }
@@ -178,7 +175,7 @@ async fn batch(cx: &Context<'_>, items: Vec<Json>, header: Option<&str>) -> Http
     if responses.is_empty() {
         HttpResponse::empty(202)
     } else {
-        json_reply(200, &responses)
+        responses_reply(200, &responses, true)
     }
 }
 
@@ -239,16 +236,9 @@ pub(super) fn to_json(value: &impl Serialize) -> Result<Json, ErrorObject> {
     serde_json::to_value(value).map_err(|_| ErrorObject::internal())
 }
 
-/// `value` as JSON text in a buffer of `capacity` bytes to start with (a good estimate spares a
-/// large result the copies of a growing buffer).
-pub(super) fn to_raw(
-    value: &impl Serialize,
-    capacity: usize,
-) -> Result<Box<RawValue>, ErrorObject> {
-    let mut buf = Vec::with_capacity(capacity);
-    serde_json::to_writer(&mut buf, value).map_err(|_| ErrorObject::internal())?;
-    let text = String::from_utf8(buf).map_err(|_| ErrorObject::internal())?;
-    RawValue::from_string(text).map_err(|_| ErrorObject::internal())
+/// `value` as a result's JSON text.
+pub(super) fn to_result(value: &impl Serialize) -> Result<ResultJson, ErrorObject> {
+    ResultJson::of(value, 128).map_err(|_| ErrorObject::internal())
 }
 
 pub(super) fn server_info() -> Implementation {
@@ -263,7 +253,7 @@ async fn run_method(
     cx: &Context<'_>,
     version: ProtocolVersion,
     request: Request,
-) -> Result<Box<RawValue>, ErrorObject> {
+) -> Result<ResultJson, ErrorObject> {
     let Request { method, params, .. } = request;
     // The `tools` array as JSON text, when it comes from the entries serialized once per isolate.
     let mut tools_text = None;
@@ -335,13 +325,13 @@ async fn run_method(
         }
     }
     match tools_text {
-        None => to_raw(&result, 128),
+        None => to_result(&result),
         Some(tools) => with_tools(&tools, &result),
     }
 }
 
 /// `{"tools": <tools>, ...the fields of rest}` as one JSON text, the array copied as it is.
-fn with_tools(tools: &str, rest: &Json) -> Result<Box<RawValue>, ErrorObject> {
+fn with_tools(tools: &str, rest: &Json) -> Result<ResultJson, ErrorObject> {
     let rest = serde_json::to_string(rest).map_err(|_| ErrorObject::internal())?;
     let mut text = String::with_capacity(tools.len() + rest.len() + 12);
     text.push_str("{\"tools\":");
@@ -353,7 +343,8 @@ fn with_tools(tools: &str, rest: &Json) -> Result<Box<RawValue>, ErrorObject> {
             text.push_str(fields);
         }
     }
-    RawValue::from_string(text).map_err(|_| ErrorObject::internal())
+    // Both parts are serde_json's output.
+    Ok(ResultJson::written(text))
 }
 
 fn initialize(params: Option<Map<String, Json>>) -> Result<Json, ErrorObject> {

@@ -11,14 +11,12 @@ const JSON: &str = "application/json";
 /// Serializes `body` as the JSON reply with `status`. Serialization of these types cannot fail
 /// in practice; if it ever did, the client still gets a well-formed -32603.
 pub fn json_reply(status: u16, body: &impl Serialize) -> HttpResponse {
-    json_reply_sized(status, body, 128)
+    let mut bytes = Vec::with_capacity(128);
+    written(status, serde_json::to_writer(&mut bytes, body), bytes)
 }
 
-/// [`json_reply`] written into a buffer of `capacity` bytes to start with (for a large body of
-/// known size, which would otherwise be copied each time the buffer doubles).
-pub fn json_reply_sized(status: u16, body: &impl Serialize, capacity: usize) -> HttpResponse {
-    let mut bytes = Vec::with_capacity(capacity);
-    match serde_json::to_writer(&mut bytes, body) {
+fn written(status: u16, outcome: serde_json::Result<()>, bytes: Vec<u8>) -> HttpResponse {
+    match outcome {
         Ok(()) => HttpResponse::new(status, JSON, bytes),
         Err(_) => HttpResponse::new(
             500,
@@ -26,6 +24,34 @@ pub fn json_reply_sized(status: u16, body: &impl Serialize, capacity: usize) -> 
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#,
         ),
     }
+}
+
+/// The reply holding `responses` (one, or a batch's array), each written by
+/// [`Response::write_json`] into a buffer sized for their results, so that a large result is
+/// copied once and not parsed again.
+pub fn responses_reply(status: u16, responses: &[Response], batch: bool) -> HttpResponse {
+    let results: usize = responses
+        .iter()
+        .filter_map(|r| r.result.as_ref())
+        .map(|r| r.get().len())
+        .sum();
+    let mut bytes = Vec::with_capacity(results + 256 * responses.len());
+    let outcome = (|| {
+        if batch {
+            bytes.push(b'[');
+        }
+        for (i, response) in responses.iter().enumerate() {
+            if i > 0 {
+                bytes.push(b',');
+            }
+            response.write_json(&mut bytes)?;
+        }
+        if batch {
+            bytes.push(b']');
+        }
+        Ok(())
+    })();
+    written(status, outcome, bytes)
 }
 
 /// A reply holding one JSON-RPC error response.
