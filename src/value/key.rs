@@ -108,9 +108,10 @@ impl serde::Serialize for Key {
 ///
 /// The items of a page have the same keys in the same order, so each shared key remembers the
 /// keys of the last object that was its value (or an item of its array value), and the n-th key
-/// of the next such object is first compared with the n-th key of that one: a page's keys are
-/// found with one comparison each, the ordered map searched only when the guess is wrong (a
-/// hostile body can make every guess wrong, which costs one comparison more).
+/// of the next such object is first compared with the n-th key of that one
+/// ([`Interner::guessed`], on the JSON text itself): a page's keys are found with one comparison
+/// each, the ordered map searched only when the guess is wrong (a hostile body can make every
+/// guess wrong, which costs one comparison more).
 #[derive(Default)]
 pub struct Interner {
     /// The shared keys, by id.
@@ -125,6 +126,8 @@ struct Slot {
     key: Key,
     /// Whether the key is integer-like (see [`crate::js::array_index_key`]).
     array_index: bool,
+    /// Whether the key is written in JSON as it is (no character in it needs an escape).
+    plain: bool,
     /// The last [`Interner::close_object`] mark set on it.
     mark: u32,
     /// The ids of the keys of the last object that was this key's value (at most
@@ -144,21 +147,24 @@ impl Interner {
 
     /// The key `text`, shared with earlier ones when it is one of them.
     pub fn key(&mut self, text: &str) -> Key {
-        self.key_and_id(text, Self::UNSHARED, 0).0
+        self.key_and_id(text).0
     }
 
-    /// The key `text`, the `index`-th of an object that is the value of the key of id `owner`,
-    /// and its id for [`Interner::close_object`] ([`Interner::UNSHARED`] when the key is not
-    /// shared).
-    pub fn key_and_id(&mut self, text: &str, owner: u32, index: usize) -> (Key, u32) {
-        let guess = self
-            .slot(owner)
-            .and_then(|slot| slot.shape.get(index).copied());
-        if let Some((id, slot)) = guess.and_then(|id| Some((id, self.slot(id)?))) {
-            if slot.key.as_str() == text {
-                return (slot.key.clone(), id);
-            }
-        }
+    /// The guess for the `index`-th key of an object that is the value of the key of id `owner`,
+    /// and its id, when `json` (the JSON text after the key's opening quote) starts with it: the
+    /// key as written, then the closing quote.
+    pub fn guessed(&self, owner: u32, index: usize, json: &[u8]) -> Option<(Key, u32)> {
+        let id = *self.slot(owner)?.shape.get(index)?;
+        let slot = self.slot(id)?;
+        let key = slot.key.as_bytes();
+        // A plain key's text cannot hold a quote, so the quote after it closes the JSON string.
+        (slot.plain && json.get(key.len()) == Some(&b'"') && json.starts_with(key))
+            .then(|| (slot.key.clone(), id))
+    }
+
+    /// The key `text` and its id for [`Interner::close_object`] ([`Interner::UNSHARED`] when the
+    /// key is not shared).
+    pub fn key_and_id(&mut self, text: &str) -> (Key, u32) {
         let id = match self.ids.get(text) {
             Some(&id) => id,
             None if text.len() > Self::MAX_KEY_BYTES || self.slots.len() >= Self::MAX_KEYS => {
@@ -171,6 +177,7 @@ impl Interner {
                 self.ids.insert(key.clone(), id);
                 self.slots.push(Slot {
                     array_index: crate::js::array_index_key(text).is_some(),
+                    plain: crate::js::next_escape(text.as_bytes(), 0) == text.len(),
                     key,
                     mark: 0,
                     shape: Vec::new(),
@@ -226,6 +233,32 @@ mod tests {
         assert_eq!(a, b);
         assert!(shared(&a, &b));
         assert!(!shared(&a, &keys.key("name")));
+    }
+
+    #[test]
+    fn the_guess_is_the_key_at_the_same_place_in_the_last_object_of_the_owner() {
+        let mut keys = Interner::default();
+        let (owner, (a, ida), (ab, idab)) = (
+            keys.key_and_id("items").1,
+            keys.key_and_id("a"),
+            keys.key_and_id("a\"b"),
+        );
+        assert!(keys.guessed(owner, 0, b"a\":1").is_none());
+        assert!(keys.close_object(owner, &[ida, idab]));
+        let (guess, id) = keys.guessed(owner, 0, b"a\":1").unwrap();
+        assert!(shared(&guess, &a) && id == ida);
+        for other in [&b"ab\":1"[..], b"b\":1", b"a", b""] {
+            assert!(keys.guessed(owner, 0, other).is_none(), "{other:?}");
+        }
+        // Not a key as written in JSON: it is never guessed, but still shared.
+        assert!(keys.guessed(owner, 1, b"a\"b\":1").is_none());
+        assert!(shared(&keys.key("a\"b"), &ab));
+        assert!(keys.guessed(owner, 2, b"a\":1").is_none());
+        // A repeated or integer-like key makes an object not known distinct.
+        assert!(!keys.close_object(owner, &[ida, ida]));
+        let (_, one) = keys.key_and_id("1");
+        assert!(!keys.close_object(owner, &[one]));
+        assert!(!keys.close_object(owner, &[ida, Interner::UNSHARED]));
     }
 
     #[test]

@@ -152,11 +152,20 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.text.as_bytes().get(self.pos).copied()
     }
 
+    /// Inline: called several times per value, and most JSON has no white space at all.
+    #[inline(always)]
     fn skip_ws(&mut self) {
+        if let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.skip_more_ws();
+        }
+    }
+
+    fn skip_more_ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
         }
@@ -306,18 +315,23 @@ impl<'a> Parser<'a> {
     }
 
     /// An object key and its interner id, the `index`-th key of an object that is the value of
-    /// the key of id `owner`: the text between the quotes interned as it is when it has no
-    /// escape.
+    /// the key of id `owner`: the interner's guess when the text has it, else the text between
+    /// the quotes interned as it is when it has no escape.
     fn key(&mut self, owner: u32, index: usize) -> Result<(Key, u32), ParseError> {
+        let start = self.pos + 1;
+        let json = self.text.as_bytes().get(start..).unwrap_or_default();
+        if let Some((key, id)) = self.keys.guessed(owner, index, json) {
+            self.pos = start + key.len() + 1;
+            return Ok((key, id));
+        }
         match self.plain_string_end() {
             Some(end) => {
-                let start = self.pos + 1;
                 self.pos = end + 1;
-                Ok(self.keys.key_and_id(&self.text[start..end], owner, index))
+                Ok(self.keys.key_and_id(&self.text[start..end]))
             }
             None => {
                 let text = self.string()?;
-                Ok(self.keys.key_and_id(&text, owner, index))
+                Ok(self.keys.key_and_id(&text))
             }
         }
     }
@@ -555,6 +569,31 @@ mod tests {
         let Value::Array(items) = &v else { panic!() };
         assert_eq!(items[4].get("1"), Some(&Value::from(0)));
         assert_eq!(items[7].get("c"), Some(&Value::from(9)));
+    }
+
+    #[test]
+    fn a_guessed_key_is_taken_only_when_the_text_is_exactly_it() {
+        // The second item's keys start like the first's, or go on past them, or spell them with
+        // an escape; a key whose text needs escapes is never taken from the guess.
+        let v = parse(concat!(
+            r#"[{"ab":1,"a\"b":2,"c":{"x":1}},{"abc":1,"a\"b":2,"c":{"x\u0079":2}},"#,
+            r#"{"a\u0062":1,"a\"b":2,"cd":{"x":3}},{"a":1,"ab":2}]"#
+        ))
+        .unwrap();
+        assert_eq!(
+            v.to_compact_json(),
+            concat!(
+                r#"[{"ab":1,"a\"b":2,"c":{"x":1}},{"abc":1,"a\"b":2,"c":{"xy":2}},"#,
+                r#"{"ab":1,"a\"b":2,"cd":{"x":3}},{"a":1,"ab":2}]"#
+            )
+        );
+        for cut in [
+            r#"[{"ab":1},{"ab"#,
+            r#"[{"ab":1},{"ab""#,
+            r#"[{"ab":1},{"a"#,
+        ] {
+            assert!(parse(cut).is_err(), "{cut}");
+        }
     }
 
     /// A JSON array of `n` objects, about 60 bytes each.
