@@ -15,6 +15,6 @@ pub use collate::locale_compare;
 pub use map::{array_index_key, JsMap};
 pub use number::{parse_int, string_to_number};
 pub use string::{
-    cmp_utf16, is_blank, is_js_whitespace, json_string_len, next_escape, trim_start, utf16_len,
-    write_json_string,
+    cmp_utf16, is_blank, is_js_whitespace, json_string_len, json_string_units, next_escape,
+    trim_start, utf16_len, write_json_string,
 };

@@ -86,6 +86,12 @@ impl std::error::Error for RenderError {}
 /// infinities (both renderers print `null` there).
 #[inline]
 pub fn write_number(n: &Number, non_finite: &str, out: &mut impl Sink) {
+    if !out.keeps() {
+        let len = crate::js::number::format_literal_len(n.literal(), n.as_f64());
+        // ASCII: a unit a byte.
+        out.count(len.unwrap_or(non_finite.len()));
+        return;
+    }
     match crate::js::number::format_literal(n.literal(), n.as_f64()) {
         Some(text) => out.push_str(text.as_str()),
         None => out.push_str(non_finite),
@@ -137,6 +143,59 @@ mod tests {
             "outputFormat must be \"toon\" or \"json\", not \"JSON\""
         );
         assert_eq!(OutputFormat::Json.as_str(), "json");
+    }
+
+    /// A sink that keeps `bound` units and records what reaches it as text after that.
+    struct Probe {
+        bound: usize,
+        written: usize,
+        counted: usize,
+        pieces_past: usize,
+    }
+
+    impl Sink for Probe {
+        const HANDS_OVER: bool = true;
+        fn push_str(&mut self, s: &str) {
+            if self.keeps() {
+                self.written += utf16_len(s);
+            } else {
+                self.counted += utf16_len(s);
+                self.pieces_past += 1;
+            }
+        }
+        fn push(&mut self, c: char) {
+            self.push_str(c.encode_utf8(&mut [0; 4]));
+        }
+        fn keeps(&self) -> bool {
+            self.written <= self.bound
+        }
+        fn count(&mut self, units: usize) {
+            self.counted += units;
+        }
+    }
+
+    /// Past its bound a sink is handed lengths, not text: only the few pieces that close the
+    /// containers open at the bound reach it.
+    #[test]
+    fn past_the_bound_only_lengths_are_handed_over() {
+        let item = r#"{"id":12,"url":"https://x.test/a:b","n":"é\t😀","t":[{"a":1,"b":"x"}]}"#;
+        let src = format!(
+            r#"{{"data":{{"items":[{}]}},"next":null}}"#,
+            [item; 500].join(",")
+        );
+        let v = parse(&src).unwrap();
+        for format in [OutputFormat::Toon, OutputFormat::Json] {
+            let mut probe = Probe {
+                bound: 1000,
+                written: 0,
+                counted: 0,
+                pieces_past: 0,
+            };
+            render_into(&v, format, &mut probe);
+            let whole = utf16_len(&render(&v, format));
+            assert_eq!(probe.written + probe.counted, whole, "{format:?}");
+            assert!(probe.pieces_past < 10, "{format:?}: {}", probe.pieces_past);
+        }
     }
 
     #[test]

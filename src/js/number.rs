@@ -60,6 +60,15 @@ pub fn format_literal(literal: &str, value: f64) -> Option<NumberText> {
     format_f64(value)
 }
 
+/// The length of [`format_literal`]'s text, without copying it when the literal is printed as
+/// written.
+pub fn format_literal_len(literal: &str, value: f64) -> Option<usize> {
+    if is_canonical_integer(literal.as_bytes()) {
+        return Some(literal.len());
+    }
+    format_literal(literal, value).map(|text| text.len)
+}
+
 /// `String(v)` for a finite double; `None` for NaN and the infinities.
 pub fn format_f64(v: f64) -> Option<NumberText> {
     if !v.is_finite() {

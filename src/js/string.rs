@@ -114,18 +114,29 @@ pub fn write_json_string(s: &str, mut push: impl FnMut(&str)) {
 
 /// The length in bytes of what [`write_json_string`] writes for `s`, without writing it.
 pub fn json_string_len(s: &str) -> usize {
-    let bytes = s.as_bytes();
     // The quotes, and every byte once; an escape adds to that.
-    let mut len = bytes.len() + 2;
+    s.len() + 2 + json_escapes_extra(s.as_bytes())
+}
+
+/// The length in UTF-16 units of what [`write_json_string`] writes for `s`, without writing it.
+pub fn json_string_units(s: &str) -> usize {
+    // Escapes are ASCII: they add as many units as bytes.
+    utf16_len(s) + 2 + json_escapes_extra(s.as_bytes())
+}
+
+/// What the escapes of [`write_json_string`] add to `bytes`: one for a two-character escape,
+/// five for a `\u00XX` one.
+fn json_escapes_extra(bytes: &[u8]) -> usize {
+    let mut extra = 0;
     let mut i = next_escape(bytes, 0);
     while let Some(&b) = bytes.get(i) {
-        len += match b {
+        extra += match b {
             b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
             _ => 5,
         };
         i = next_escape(bytes, i + 1);
     }
-    len
+    extra
 }
 
 /// The index of the first byte at or after `from` that needs an escape (a control character,

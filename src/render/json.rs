@@ -1,8 +1,8 @@
 //! The JSON renderer: byte-identical to JavaScript's `JSON.stringify(value, null, 2)`.
 
-use super::sink::Sink;
+use super::sink::{Counter, Sink};
 use super::{write_number, MAX_RENDER_DEPTH};
-use crate::js::write_json_string;
+use crate::js::{json_string_units, write_json_string};
 use crate::value::Value;
 
 /// Appends `JSON.stringify(value, null, 2)` to `out`.
@@ -37,13 +37,7 @@ fn write_value(value: &Value, depth: usize, pretty: bool, out: &mut impl Sink) {
         Value::String(s) => write_string(s, out),
         Value::Array(items) => {
             out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                line(pretty, depth + 1, out);
-                write_value(item, depth + 1, pretty, out);
-            }
+            members(items.iter().map(|item| (None, item)), 0, depth, pretty, out);
             if !items.is_empty() {
                 line(pretty, depth, out);
             }
@@ -51,19 +45,41 @@ fn write_value(value: &Value, depth: usize, pretty: bool, out: &mut impl Sink) {
         }
         Value::Object(map) => {
             out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                line(pretty, depth + 1, out);
-                write_string(key, out);
-                out.push_str(if pretty { ": " } else { ":" });
-                write_value(item, depth + 1, pretty, out);
-            }
+            let entries = map.iter().map(|(key, item)| (Some(key.as_str()), item));
+            members(entries, 0, depth, pretty, out);
             if !map.is_empty() {
                 line(pretty, depth, out);
             }
             out.push('}');
+        }
+    }
+}
+
+/// The members of a container at `depth` (values, with their keys in an object), the first
+/// being its `index`th: each after a comma unless it is the container's first.
+fn members<'v, S: Sink>(
+    mut entries: impl Iterator<Item = (Option<&'v str>, &'v Value)>,
+    mut index: usize,
+    depth: usize,
+    pretty: bool,
+    out: &mut S,
+) {
+    while let Some((key, item)) = entries.next() {
+        if index > 0 {
+            out.push(',');
+        }
+        line(pretty, depth + 1, out);
+        if let Some(key) = key {
+            write_string(key, out);
+            out.push_str(if pretty { ": " } else { ":" });
+        }
+        write_value(item, depth + 1, pretty, out);
+        index += 1;
+        if S::HANDS_OVER && !out.keeps() {
+            // The rest only counted, by the same code into a sink that only counts.
+            let rest = Counter::units_of(|c| members(entries, index, depth, pretty, c));
+            out.count(rest);
+            return;
         }
     }
 }
@@ -80,6 +96,10 @@ const NEWLINE_SPACES: &str = "\n                                                
 
 fn newline_indent(depth: usize, out: &mut impl Sink) {
     let width = depth * 2;
+    if !out.keeps() {
+        out.count(1 + width);
+        return;
+    }
     if let Some(line_start) = NEWLINE_SPACES.get(..1 + width) {
         out.push_str(line_start);
         return;
@@ -91,6 +111,10 @@ fn newline_indent(depth: usize, out: &mut impl Sink) {
 /// Writes `s` as a JSON string literal with `JSON.stringify`'s escapes.
 #[inline]
 pub fn write_string(s: &str, out: &mut impl Sink) {
+    if !out.keeps() {
+        out.count(json_string_units(s));
+        return;
+    }
     write_json_string(s, |piece| out.push_str(piece));
 }
 

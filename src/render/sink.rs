@@ -21,6 +21,23 @@ pub trait Sink {
             self.push(' ');
         }
     }
+    /// Whether the renderers, once this sink keeps nothing more ([`Sink::keeps`]), hand the rest
+    /// of the rendering to a [`Counter`] and give this sink only its length: a renderer whose
+    /// every output call is a count runs at a fraction of the cost of one that asks a bounded
+    /// sink at every piece of text whether it still keeps it.
+    const HANDS_OVER: bool = false;
+    /// False once nothing more written would be kept, so only lengths matter: the renderers then
+    /// give a scalar's length in UTF-16 units to [`Sink::count`] instead of writing its text.
+    #[inline]
+    fn keeps(&self) -> bool {
+        true
+    }
+    /// Counts `units` UTF-16 units of text that is not written (only once [`Sink::keeps`] is
+    /// false).
+    #[inline]
+    fn count(&mut self, units: usize) {
+        let _ = units;
+    }
 }
 
 impl Sink for String {
@@ -32,6 +49,49 @@ impl Sink for String {
     #[inline]
     fn push(&mut self, c: char) {
         String::push(self, c);
+    }
+}
+
+/// A sink that keeps nothing: the length of what is written, in UTF-16 units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counter {
+    units: usize,
+}
+
+impl Counter {
+    /// The length of what `write` writes into a counter.
+    #[inline]
+    pub fn units_of(write: impl FnOnce(&mut Counter)) -> usize {
+        let mut counter = Counter::default();
+        write(&mut counter);
+        counter.units
+    }
+}
+
+impl Sink for Counter {
+    #[inline]
+    fn push_str(&mut self, s: &str) {
+        self.units += utf16_len(s);
+    }
+
+    #[inline]
+    fn push(&mut self, c: char) {
+        self.units += c.len_utf16();
+    }
+
+    #[inline]
+    fn push_spaces(&mut self, n: usize) {
+        self.units += n;
+    }
+
+    #[inline]
+    fn keeps(&self) -> bool {
+        false
+    }
+
+    #[inline]
+    fn count(&mut self, units: usize) {
+        self.units += units;
     }
 }
 
@@ -101,6 +161,8 @@ impl Bounded {
 }
 
 impl Sink for Bounded {
+    const HANDS_OVER: bool = true;
+
     #[inline]
     fn push_str(&mut self, s: &str) {
         if self.fits_uncounted(s.len()) {
@@ -133,13 +195,25 @@ impl Sink for Bounded {
     /// Past the bound, spaces are only counted: indentation grows with depth, and counting it
     /// space by space made a deeply nested value cost its depth times its size.
     fn push_spaces(&mut self, n: usize) {
-        if self.counting && self.full() {
-            self.units += n;
-        } else {
+        if self.keeps() {
             for _ in 0..n {
                 self.push(' ');
             }
+        } else {
+            self.units += n;
         }
+    }
+
+    /// Past the bound the rest of a rendering is only counted: building and escaping its text
+    /// cost as much as rendering the whole value.
+    #[inline]
+    fn keeps(&self) -> bool {
+        !(self.counting && self.full())
+    }
+
+    #[inline]
+    fn count(&mut self, units: usize) {
+        self.units += units;
     }
 }
 

@@ -7,9 +7,9 @@
 //! array, its fields become inherited. Inherited fields are visible to the tabular check (`key in
 //! row`) and to row values (`row[key]`); [`lookup`] reproduces that.
 
-use super::sink::Sink;
+use super::sink::{Counter, Sink};
 use super::{write_number, MAX_RENDER_DEPTH};
-use crate::js::{array_index_key, is_js_whitespace, next_escape};
+use crate::js::{array_index_key, is_js_whitespace, next_escape, utf16_len};
 use crate::value::{Key, Map, Value};
 
 /// The key that `normalizeValue` turns into a prototype link.
@@ -44,9 +44,12 @@ enum Field<'v> {
 impl<S: Sink> Encoder<'_, S> {
     /// Starts a new line (lines are joined by `\n`, with no trailing newline) at `depth`.
     fn start_line(&mut self, depth: usize) {
-        if self.first {
-            self.first = false;
-        } else {
+        let newline = !std::mem::replace(&mut self.first, false);
+        if !self.out.keeps() {
+            self.out.count(usize::from(newline) + depth * 2);
+            return;
+        }
+        if newline {
             self.out.push('\n');
         }
         let mut width = depth * 2;
@@ -57,11 +60,41 @@ impl<S: Sink> Encoder<'_, S> {
         }
     }
 
+    /// True once the sink keeps nothing more and wants the rest of the rendering counted by
+    /// [`Encoder::count_rest`]. The loops over fields, rows and items ask after each one.
+    #[inline]
+    fn past_bound(&self) -> bool {
+        S::HANDS_OVER && !self.out.keeps()
+    }
+
+    /// Gives the sink the length of what `rest` writes, rendered into a [`Counter`] by the same
+    /// code, so the count is the length of the text it stands for.
+    fn count_rest(&mut self, rest: impl FnOnce(&mut Encoder<'_, Counter>)) {
+        let mut first = self.first;
+        let units = Counter::units_of(|counter| {
+            let mut enc = Encoder {
+                out: counter,
+                first,
+            };
+            rest(&mut enc);
+            first = enc.first;
+        });
+        self.first = first;
+        self.out.count(units);
+    }
+
     /// `key: value` lines for an object's own fields.
-    fn fields<'v>(&mut self, entries: impl Iterator<Item = (&'v Key, &'v Value)>, depth: usize) {
-        for (key, value) in entries {
+    fn fields<'v>(
+        &mut self,
+        mut entries: impl Iterator<Item = (&'v Key, &'v Value)>,
+        depth: usize,
+    ) {
+        while let Some((key, value)) = entries.next() {
             if key != PROTO {
                 self.field(key, value, depth);
+            }
+            if self.past_bound() {
+                return self.count_rest(|rest| rest.fields(entries, depth));
             }
         }
     }
@@ -100,13 +133,7 @@ impl<S: Sink> Encoder<'_, S> {
         let primitive_rows = |v: &Value| matches!(v, Value::Array(a) if a.iter().all(is_primitive));
         if items.iter().all(primitive_rows) {
             self.header(key, items.len(), None);
-            for item in items {
-                self.start_line(depth + 1);
-                self.out.push_str("- ");
-                if let Value::Array(inner) = item {
-                    self.inline_array(inner);
-                }
-            }
+            self.primitive_rows(items, depth + 1);
             return;
         }
         if let Some(fields) = tabular_fields(items) {
@@ -115,8 +142,32 @@ impl<S: Sink> Encoder<'_, S> {
             return;
         }
         self.header(key, items.len(), None);
-        for item in items {
-            self.list_item(item, depth + 1);
+        self.list_items(items, depth + 1);
+    }
+
+    /// `- [N]: a,b` lines at `depth` for arrays of primitives.
+    fn primitive_rows(&mut self, items: &[Value], depth: usize) {
+        for (i, item) in items.iter().enumerate() {
+            self.start_line(depth);
+            self.out.push_str("- ");
+            if let Value::Array(inner) = item {
+                self.inline_array(inner);
+            }
+            if self.past_bound() {
+                let rest = items.get(i + 1..).unwrap_or_default();
+                return self.count_rest(|enc| enc.primitive_rows(rest, depth));
+            }
+        }
+    }
+
+    /// The items of a list-form array, at `depth`.
+    fn list_items(&mut self, items: &[Value], depth: usize) {
+        for (i, item) in items.iter().enumerate() {
+            self.list_item(item, depth);
+            if self.past_bound() {
+                let rest = items.get(i + 1..).unwrap_or_default();
+                return self.count_rest(|enc| enc.list_items(rest, depth));
+            }
         }
     }
 
@@ -161,7 +212,11 @@ impl<S: Sink> Encoder<'_, S> {
     }
 
     fn rows(&mut self, rows: &[Value], fields: &[&str], depth: usize) {
-        for row in rows {
+        for (i, row) in rows.iter().enumerate() {
+            if self.past_bound() {
+                let rest = rows.get(i..).unwrap_or_default();
+                return self.count_rest(|enc| enc.rows(rest, fields, depth));
+            }
             let Value::Object(map) = row else { continue };
             self.start_line(depth);
             if keys_match(map, fields) {
@@ -218,9 +273,7 @@ impl<S: Sink> Encoder<'_, S> {
         } else {
             self.length(items.len());
             self.out.push(':');
-            for item in items {
-                self.list_item(item, items_depth);
-            }
+            self.list_items(items, items_depth);
         }
     }
 
@@ -378,6 +431,14 @@ static UNSAFE_BYTE: [bool; 256] = {
 
 /// Writes a string value, bare when the reference leaves it unquoted.
 fn write_string(s: &str, out: &mut impl Sink) {
+    if !out.keeps() {
+        out.count(if is_safe_unquoted(s) {
+            utf16_len(s)
+        } else {
+            quoted_units(s)
+        });
+        return;
+    }
     if is_safe_unquoted(s) {
         out.push_str(s);
     } else {
@@ -443,11 +504,29 @@ fn write_key(key: &str, out: &mut impl Sink) {
         && bytes
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.');
+    if !out.keeps() {
+        // A bare key is ASCII: a unit a byte.
+        out.count(if bare { key.len() } else { quoted_units(key) });
+        return;
+    }
     if bare {
         out.push_str(key);
     } else {
         write_quoted(key, out);
     }
+}
+
+/// The length in UTF-16 units of [`write_quoted`]'s text for `s`: the quotes, `s`, and one more
+/// unit for each escaped byte.
+fn quoted_units(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    let mut units = utf16_len(s) + 2;
+    let mut i = next_escape(bytes, 0);
+    while let Some(&b) = bytes.get(i) {
+        units += usize::from(matches!(b, b'\\' | b'"' | b'\n' | b'\r' | b'\t'));
+        i = next_escape(bytes, i + 1);
+    }
+    units
 }
 
 /// A quoted string with the only escapes TOON has: `\\ \" \n \r \t`.

@@ -29,6 +29,7 @@ mod protocol_toolsets;
 mod protocol_transport;
 mod render_depth;
 mod render_goldens;
+mod render_length;
 mod render_spec_fixtures;
 mod render_truncate;
 mod security;
