@@ -3,8 +3,8 @@
 //! limit, or handed to the core piece by piece ([`UpstreamHttp::open`]).
 //!
 //! A streamed body is read with a BYOB reader into large buffers: workerd's default reader hands
-//! out 4 KiB chunks, so a 300 KB page took about 77 crossings into wasm, each a JS promise, a
-//! copy and a timer; one timer covers the whole request instead ([`Deadline`]).
+//! out 4 KiB chunks, about 77 crossings into wasm for a 300 KB page, each a JS promise and a
+//! copy. One timer covers the whole request rather than one per read ([`Deadline`]).
 
 use crate::ports::{
     BodyStream, StreamedResponse, TransportError, UpstreamHttp, UpstreamRequest, UpstreamResponse,
