@@ -22,6 +22,7 @@ const STAGES = [
   "parse (and drop)", "clone (and drop)", "render_bounded TOON, 40,000", "render_bounded JSON, 40,000", "render TOON, whole",
   "compact length", "artifact JSON", "null_non_finite (on a clone)", "reply of the cut text", "reply of the whole text",
   "reply with structuredContent", "UTF-8 check of the body", "jq `length` (body to jaq)", "JMESPath of the jq case",
+  "parse of a copy (and drop)", "the same, text released",
 ];
 
 function cargoBuild(args, name) {

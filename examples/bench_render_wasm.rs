@@ -15,7 +15,7 @@ use devtools_mcp_edge::projection::{Limits, Projection};
 use devtools_mcp_edge::render::{self, render, OutputFormat, DEFAULT_MAX_UNITS};
 use devtools_mcp_edge::server::call_reply;
 use devtools_mcp_edge::structured::{self, Envelope};
-use devtools_mcp_edge::value::{parse_bytes, Map, Value};
+use devtools_mcp_edge::value::{parse_bytes, parse_owned, Map, Value};
 use std::hint::black_box;
 use std::sync::Mutex;
 
@@ -122,8 +122,9 @@ const JQ_ROWS: &str = "workflow_runs[*].{id: id, status: status, conclusion: con
 /// 3 render_bounded JSON, 4 whole TOON, 5 compact length, 6 artifact JSON, 7 null_non_finite
 /// (on a clone), 8 reply of the cut text, 9 reply of the whole text, 10 reply with
 /// structuredContent, 11 UTF-8 check of the input, 12 the jq program `length` on the body (its
-/// input converted to jaq's values), 13 the headline case's JMESPath `jq` on the body. Returns a
-/// length so nothing is optimized out.
+/// input converted to jaq's values), 13 the headline case's JMESPath `jq` on the body, 14 parse
+/// of a copy of the input (and drop), 15 the same with the text released as it is parsed (what
+/// the worker does with a JSON body). Returns a length so nothing is optimized out.
 #[no_mangle]
 pub extern "C" fn stages_run(stage: u32, runs: u32) -> usize {
     let (Ok(state), Ok(stages)) = (STATE.lock(), STAGES.lock()) else {
@@ -185,6 +186,10 @@ pub extern "C" fn stages_run(stage: u32, runs: u32) -> usize {
                 .as_ref()
                 .and_then(|p| p.apply_with(body, &limits).ok())
                 .map_or(0, |v| usize::from(v != Value::Null)),
+            14 => String::from_utf8(state.input.clone())
+                .map_or(0, |text| usize::from(parse_bytes(text.as_bytes()).is_ok())),
+            15 => String::from_utf8(state.input.clone())
+                .map_or(0, |text| usize::from(parse_owned(text).is_ok())),
             _ => 0,
         };
     }
