@@ -488,6 +488,14 @@ mod tests {
         assert_eq!(parse(&deep).unwrap_err().message, "nesting too deep");
         let bomb = "{\"a\":".repeat(100_000);
         assert!(parse(&bomb).is_err());
+        // Objects in objects, each key guessed from the one above it.
+        let nested = |n: usize| "{\"a\":".repeat(n) + "1" + &"}".repeat(n);
+        let v = parse(&nested(MAX_DEPTH)).unwrap();
+        assert_eq!(v.to_compact_json(), nested(MAX_DEPTH));
+        assert_eq!(
+            parse(&nested(MAX_DEPTH + 1)).unwrap_err().message,
+            "nesting too deep"
+        );
     }
 
     #[test]
