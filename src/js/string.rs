@@ -37,30 +37,68 @@ pub fn utf16_len(text: &str) -> usize {
     // Every character starts with one non-continuation byte and counts one unit, except the
     // four-byte (astral) ones, which are surrogate pairs: two units. Eight bytes at a time: the
     // renderers count every piece of a long text past its cut, and most of it is ASCII.
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
     let bytes = text.as_bytes();
     let mut words = bytes.chunks_exact(8);
     let mut units = 0;
     for chunk in &mut words {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        if x & HIGHS == 0 {
-            units += 8;
-            continue;
-        }
-        // High bit of each byte: set for a continuation byte (10xxxxxx), and for a four-byte
-        // lead (11110xxx).
-        let continuation = x & !(x << 1) & HIGHS;
-        let astral = x & (x << 1) & (x << 2) & (x << 3) & HIGHS;
-        units += 8 - continuation.count_ones() as usize + astral.count_ones() as usize;
+        units += word_units(word(chunk));
     }
     units
         + words
             .remainder()
             .iter()
-            .map(|&b| usize::from((b & 0xc0) != 0x80) + usize::from(b >= 0xf0))
+            .map(|&b| byte_units(b))
             .sum::<usize>()
+}
+
+/// [`utf16_len`] of `text` when none of its bytes needs an escape in a JSON string (a control
+/// character, `"` or `\\`), else `None`: both in one pass, for the lengths of quoted strings,
+/// which seldom need an escape.
+pub fn utf16_len_unescaped(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut words = bytes.chunks_exact(8);
+    let mut units = 0;
+    for chunk in &mut words {
+        let x = word(chunk);
+        if escape_hits(x) != 0 {
+            return None;
+        }
+        units += word_units(x);
+    }
+    for &b in words.remainder() {
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            return None;
+        }
+        units += byte_units(b);
+    }
+    Some(units)
+}
+
+#[inline(always)]
+fn word(chunk: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(chunk);
+    u64::from_le_bytes(word)
+}
+
+/// UTF-16 units of the characters that start in the eight bytes of `x`.
+#[inline(always)]
+fn word_units(x: u64) -> usize {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    if x & HIGHS == 0 {
+        return 8;
+    }
+    // High bit of each byte: set for a continuation byte (10xxxxxx), and for a four-byte lead
+    // (11110xxx).
+    let continuation = x & !(x << 1) & HIGHS;
+    let astral = x & (x << 1) & (x << 2) & (x << 3) & HIGHS;
+    8 - continuation.count_ones() as usize + astral.count_ones() as usize
+}
+
+/// UTF-16 units of the character that starts at byte `b`, if one does.
+#[inline(always)]
+fn byte_units(b: u8) -> usize {
+    usize::from((b & 0xc0) != 0x80) + usize::from(b >= 0xf0)
 }
 
 /// String order of JavaScript's `<` and of `Array.prototype.sort`: by UTF-16 code units.
@@ -121,7 +159,10 @@ pub fn json_string_len(s: &str) -> usize {
 /// The length in UTF-16 units of what [`write_json_string`] writes for `s`, without writing it.
 pub fn json_string_units(s: &str) -> usize {
     // Escapes are ASCII: they add as many units as bytes.
-    utf16_len(s) + 2 + json_escapes_extra(s.as_bytes())
+    match utf16_len_unescaped(s) {
+        Some(units) => units + 2,
+        None => utf16_len(s) + 2 + json_escapes_extra(s.as_bytes()),
+    }
 }
 
 /// What the escapes of [`write_json_string`] add to `bytes`: one for a two-character escape,
@@ -223,6 +264,32 @@ mod tests {
             "\"a\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}é😀\u{2028}\""
         );
         assert_eq!(literal(""), "\"\"");
+    }
+
+    #[test]
+    fn lengths_of_literals_agree_with_the_literals() {
+        let pieces = [
+            "a", "é", "日", "😀", "\"", "\\", "\n", "\u{1}", "\u{7f}", "\u{2028}",
+        ];
+        for len in 0..20 {
+            for (k, piece) in pieces.iter().enumerate() {
+                for at in 0..len {
+                    // A piece at every position of ASCII runs shorter and longer than a word.
+                    let s = "x".repeat(at) + piece + &"y".repeat(len - at) + pieces[len % (k + 1)];
+                    let needs_escape = s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\');
+                    let units = utf16_len(&s);
+                    assert_eq!(units, s.encode_utf16().count(), "{s:?}");
+                    assert_eq!(
+                        utf16_len_unescaped(&s),
+                        (!needs_escape).then_some(units),
+                        "{s:?}"
+                    );
+                    let lit = literal(&s);
+                    assert_eq!(json_string_len(&s), lit.len(), "{s:?}");
+                    assert_eq!(json_string_units(&s), lit.encode_utf16().count(), "{s:?}");
+                }
+            }
+        }
     }
 
     #[test]

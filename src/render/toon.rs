@@ -9,11 +9,17 @@
 
 use super::sink::{Counter, Sink};
 use super::{write_number, MAX_RENDER_DEPTH};
-use crate::js::{array_index_key, is_js_whitespace, next_escape, utf16_len};
+use crate::js::{array_index_key, is_js_whitespace, next_escape, utf16_len, utf16_len_unescaped};
 use crate::value::{Key, Map, Value};
 
 /// The key that `normalizeValue` turns into a prototype link.
 const PROTO: &str = "__proto__";
+
+/// Whether `key` is [`PROTO`] (asked of every key: the length first).
+#[inline]
+fn is_proto(key: &str) -> bool {
+    key.len() == PROTO.len() && key == PROTO
+}
 
 /// Appends the TOON encoding of `value` to `out`.
 pub fn write_toon(value: &Value, out: &mut impl Sink) {
@@ -90,7 +96,7 @@ impl<S: Sink> Encoder<'_, S> {
         depth: usize,
     ) {
         while let Some((key, value)) = entries.next() {
-            if key != PROTO {
+            if !is_proto(key) {
                 self.field(key, value, depth);
             }
             if self.past_bound() {
@@ -221,7 +227,7 @@ impl<S: Sink> Encoder<'_, S> {
             self.start_line(depth);
             if keys_match(map, fields) {
                 // The usual case: every row lists the header's keys in the header's order.
-                let own = map.iter().filter(|(k, _)| k.as_str() != PROTO);
+                let own = map.iter().filter(|(k, _)| !is_proto(k));
                 for (i, (_, value)) in own.enumerate() {
                     if i > 0 {
                         self.out.push(',');
@@ -279,8 +285,9 @@ impl<S: Sink> Encoder<'_, S> {
 
     /// An object as a list item: its first field on the `- ` line, the others one level deeper.
     fn list_item_object(&mut self, map: &Map, depth: usize) {
-        let mut entries = map.iter().filter(|(k, _)| k.as_str() != PROTO);
-        let Some((key, value)) = entries.next() else {
+        // The first own field; `fields` skips a `__proto__` key among the others itself.
+        let mut entries = map.iter();
+        let Some((key, value)) = entries.find(|(k, _)| !is_proto(k)) else {
             self.start_line(depth);
             self.out.push('-');
             return;
@@ -360,7 +367,7 @@ fn tabular_fields(items: &[Value]) -> Option<Vec<&str>> {
     let fields: Vec<&str> = first
         .keys()
         .map(Key::as_str)
-        .filter(|k| *k != PROTO)
+        .filter(|k| !is_proto(k))
         .collect();
     if fields.is_empty() {
         return None;
@@ -375,7 +382,7 @@ fn tabular_fields(items: &[Value]) -> Option<Vec<&str>> {
             }
             continue;
         }
-        let own = row.keys().filter(|k| k.as_str() != PROTO).count();
+        let own = row.keys().filter(|k| !is_proto(k)).count();
         if own != fields.len() {
             return None;
         }
@@ -399,7 +406,7 @@ fn keys_match(map: &Map, fields: &[&str]) -> bool {
 /// through `__proto__`. Fields inherited from `Object.prototype` or `Array.prototype` are
 /// functions, which the callers treat like absent fields.
 fn lookup<'v>(map: &'v Map, key: &str, depth: usize) -> Field<'v> {
-    if key != PROTO {
+    if !is_proto(key) {
         if let Some(v) = map.get(key) {
             return Field::Value(v);
         }
@@ -429,6 +436,18 @@ static UNSAFE_BYTE: [bool; 256] = {
     table
 };
 
+/// Bytes a bare key may hold: `[A-Za-z0-9_.]`.
+static KEY_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
+        b += 1;
+    }
+    table
+};
+
 /// Writes a string value, bare when the reference leaves it unquoted.
 fn write_string(s: &str, out: &mut impl Sink) {
     if !out.keeps() {
@@ -448,20 +467,27 @@ fn write_string(s: &str, out: &mut impl Sink) {
 
 fn is_safe_unquoted(s: &str) -> bool {
     let bytes = s.as_bytes();
-    match bytes.first() {
-        None | Some(b'-') => return false,
-        Some(_) => {}
-    }
-    if bytes.iter().any(|&b| UNSAFE_BYTE[usize::from(b)]) {
-        return false;
-    }
-    let (Some(first), Some(last)) = (s.chars().next(), s.chars().next_back()) else {
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
         return false;
     };
-    if is_js_whitespace(first) || is_js_whitespace(last) {
+    if first == b'-' || bytes.iter().any(|&b| UNSAFE_BYTE[usize::from(b)]) {
         return false;
     }
-    !matches!(s, "true" | "false" | "null") && !is_numeric_like(bytes)
+    // An ASCII end is whitespace only as a space, vertical tab or form feed (tab and line breaks
+    // are unsafe bytes); others are decoded.
+    let edge_space = |b: u8, c: Option<char>| match b {
+        b' ' | 0x0b | 0x0c => true,
+        0..=0x7f => false,
+        _ => c.is_some_and(is_js_whitespace),
+    };
+    if edge_space(first, s.chars().next()) || edge_space(last, s.chars().next_back()) {
+        return false;
+    }
+    match first {
+        b'0'..=b'9' => !is_numeric_like(bytes),
+        b't' | b'f' | b'n' => !matches!(s, "true" | "false" | "null"),
+        _ => true,
+    }
 }
 
 /// `/^-?\d+(?:\.\d+)?(?:e[+-]?\d+)?$/i` (the reference's other pattern, `^0\d+$`, is a subset).
@@ -501,9 +527,7 @@ fn write_key(key: &str, out: &mut impl Sink) {
     let bare = bytes
         .first()
         .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.');
+        && bytes.iter().all(|&b| KEY_BYTE[usize::from(b)]);
     if !out.keeps() {
         // A bare key is ASCII: a unit a byte.
         out.count(if bare { key.len() } else { quoted_units(key) });
@@ -519,6 +543,9 @@ fn write_key(key: &str, out: &mut impl Sink) {
 /// The length in UTF-16 units of [`write_quoted`]'s text for `s`: the quotes, `s`, and one more
 /// unit for each escaped byte.
 fn quoted_units(s: &str) -> usize {
+    if let Some(units) = utf16_len_unescaped(s) {
+        return units + 2;
+    }
     let bytes = s.as_bytes();
     let mut units = utf16_len(s) + 2;
     let mut i = next_escape(bytes, 0);
