@@ -2,8 +2,9 @@
 //! on a wasm-sized stack (1 MiB, the Rust default for wasm32), in both formats, for every shape of
 //! nesting the TOON encoder treats differently.
 
-use devtools_mcp_edge::render::{render, OutputFormat, MAX_RENDER_DEPTH};
+use devtools_mcp_edge::render::{render, render_bounded, OutputFormat, MAX_RENDER_DEPTH};
 use devtools_mcp_edge::value::{parse, Value, MAX_DEPTH};
+use std::hint::black_box;
 
 const WASM_STACK: usize = 1 << 20;
 
@@ -30,6 +31,13 @@ fn deepest_parsable_values_render_on_a_wasm_sized_stack() {
             .spawn(move || {
                 let toon = render(&value, OutputFormat::Toon);
                 let json = render(&value, OutputFormat::Json);
+                // Bounded, the levels past the bound are counted by the encoders handed over to a
+                // counting sink partway down: the same depth again, on the same stack.
+                for format in [OutputFormat::Toon, OutputFormat::Json] {
+                    for max in [0, 1_000] {
+                        black_box(render_bounded(&value, format, max));
+                    }
+                }
                 (toon.len(), json.len())
             })
             .expect("thread starts");
