@@ -76,6 +76,15 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     Ok(write_response(server.serve(request, &body, ports).await))
 }
 
+/// How long background work waits before it starts. `waitUntil` polls a task in a microtask,
+/// before workerd has even taken the response, and a response whose reader runs on the isolate's
+/// thread (a caller through a service binding, Miniflare's proxy) is sent in later turns of the
+/// event loop; the runtime says nothing when it is gone. Work started meanwhile (writing an
+/// artifact's pieces, or a local R2 simulator's side of the put) delays the reply, so it waits a
+/// few milliseconds: nothing next to R2's own write latency, and `artifact_read` waits for an
+/// artifact in flight.
+const AFTER_REPLY: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// Work after the response through `ctx.waitUntil`, which keeps the request alive until it ends.
 struct WaitUntil {
     ctx: Rc<Context>,
@@ -92,12 +101,8 @@ impl Background for WaitUntil {
     }
 
     fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
-        // `waitUntil` polls the task in a microtask, which runs before workerd takes the response
-        // it was handed: whatever the task did before its first wait (writing an artifact's first
-        // piece, and R2's side of the put in a local simulator) would delay the reply. A timer
-        // turn lets the response go first.
         self.ctx.wait_until(async move {
-            worker::Delay::from(std::time::Duration::ZERO).await;
+            worker::Delay::from(AFTER_REPLY).await;
             task.await
         });
     }
