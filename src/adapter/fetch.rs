@@ -188,6 +188,8 @@ impl BodyStream for FetchBody {
         Box::pin(async move {
             let (Some(reader), Some(deadline)) = (self.reader.as_mut(), self.deadline.as_ref())
             else {
+                // No body, or its end was read: either way the timer has nothing left to guard.
+                self.deadline = None;
                 return Ok(None);
             };
             if deadline.has_passed() {

@@ -145,8 +145,10 @@ impl Interner {
     /// Most keys of an object remembered for the guess.
     const SHAPE_KEYS: usize = 256;
 
-    /// The key `text`, shared with earlier ones when it is one of them.
-    pub fn key(&mut self, text: &str) -> Key {
+    /// The key `text`, shared with earlier ones when it is one of them (the tests' shorthand for
+    /// [`Interner::key_and_id`]).
+    #[cfg(test)]
+    fn key(&mut self, text: &str) -> Key {
         self.key_and_id(text).0
     }
 
