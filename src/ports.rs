@@ -376,8 +376,8 @@ pub trait Background {
     fn artifacts(&self) -> Rc<dyn ArtifactStore>;
     /// The log, owned likewise.
     fn log(&self) -> Rc<dyn Log>;
-    /// Runs `task` to its end, starting once the response has been handed over: nothing the
-    /// task does may delay the reply.
+    /// Runs `task` to its end, its start deferred so that it does not compete with sending the
+    /// response (the runtime does not say when the response is gone).
     fn spawn(&self, task: LocalBoxFuture<'static, ()>);
 }
 

@@ -83,10 +83,16 @@ test("a write that keeps the thread busy starts only after the reply is out", as
   const first = await busy.call("jira_get", search);
   assert.ok(idOf(first), `the search is truncated and names its artifact: ${first.text.slice(-300)}`);
   assert.ok(await artifactKey(busy.worker.mf, idOf(first), inner), "the first artifact is written");
-  const start = performance.now();
-  const r = await busy.call("jira_get", search);
-  const ms = performance.now() - start;
-  assert.ok(idOf(r), r.text.slice(-300));
-  assert.ok(ms < BUSY_MS / 2, `the reply took ${ms.toFixed(0)} ms: the write's ${BUSY_MS} ms of CPU ran before it`);
-  assert.ok(await artifactKey(busy.worker.mf, idOf(r), inner), "written after the reply");
+  // The write waits a few ms for the reply to go, which a loaded machine can outlast now and then;
+  // a write started at once holds up every reply, so the fastest of three tells the two apart.
+  const times = [];
+  for (let i = 0; i < 3; i++) {
+    const start = performance.now();
+    const r = await busy.call("jira_get", search);
+    times.push(performance.now() - start);
+    assert.ok(idOf(r), r.text.slice(-300));
+    assert.ok(await artifactKey(busy.worker.mf, idOf(r), inner), "written after the reply");
+  }
+  const fastest = Math.min(...times);
+  assert.ok(fastest < BUSY_MS / 2, `the fastest reply took ${fastest.toFixed(0)} ms: the write's ${BUSY_MS} ms of CPU ran before it`);
 });
