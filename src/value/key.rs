@@ -120,6 +120,8 @@ pub struct Interner {
     ids: BTreeMap<Key, u32>,
     /// The mark [`Interner::close_object`] set on the keys of the object it saw last.
     mark: u32,
+    /// The slot of [`Interner::root`], once asked for.
+    root: Option<u32>,
 }
 
 struct Slot {
@@ -188,6 +190,26 @@ impl Interner {
             }
         };
         (self.slots[id as usize].key.clone(), id)
+    }
+
+    /// The owner of the whole text's value, which no key owns: the items of a top-level array
+    /// are guessed from the item before, as a key's are. Its slot is never a key's: no text
+    /// finds it and no object's keys include it.
+    pub fn root(&mut self) -> u32 {
+        if let Some(id) = self.root {
+            return id;
+        }
+        // At most MAX_KEYS slots before it, so far below UNSHARED.
+        let id = self.slots.len() as u32;
+        self.slots.push(Slot {
+            key: Key::from(""),
+            array_index: false,
+            plain: false,
+            mark: 0,
+            shape: Vec::new(),
+        });
+        self.root = Some(id);
+        id
     }
 
     fn slot(&self, id: u32) -> Option<&Slot> {

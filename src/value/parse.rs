@@ -122,7 +122,8 @@ impl<'a> Parser<'a> {
 
     fn document(&mut self) -> Result<Value, ParseError> {
         self.skip_ws();
-        let v = self.value(0, Interner::UNSHARED)?;
+        let root = self.keys.root();
+        let v = self.value(0, root)?;
         self.skip_ws();
         if self.pos != self.text.len() {
             return Err(self.err("unexpected data after the JSON value"));
@@ -426,6 +427,25 @@ impl<'a> Parser<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn items_of_a_top_level_array_are_guessed_from_the_item_before() {
+        let mut p = Parser::new(Cow::Borrowed(r#"[{"a":1,"b":2},{"a":3,"b":4}]"#));
+        let v = p.document().unwrap();
+        assert_eq!(v, parse(r#"[{"a":1,"b":2},{"a":3,"b":4}]"#).unwrap());
+        let root = p.keys.root();
+        let (a, _) = p
+            .keys
+            .guessed(root, 0, b"a\":")
+            .expect("the first key is guessed");
+        let (b, _) = p
+            .keys
+            .guessed(root, 1, b"b\":")
+            .expect("the second key is guessed");
+        assert_eq!((&*a, &*b), ("a", "b"));
+        // The root's slot is no key's: a key spelled like its name is a key of its own.
+        assert_ne!(p.keys.key_and_id("").1, root);
+    }
 
     #[test]
     fn accepts_what_json_parse_accepts() {
