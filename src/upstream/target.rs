@@ -141,14 +141,16 @@ fn matched_form(vendor: Vendor, path: &str) -> String {
         Some(stripped) if !stripped.is_empty() => stripped.to_owned(),
         _ => path.to_owned(),
     };
-    if vendor == Vendor::Jira {
-        let version = matched
-            .strip_prefix("/rest/api/")
-            .map(|rest| rest.split('/').next().unwrap_or_default());
-        if let Some(v) = version {
-            if v == "2" || v.eq_ignore_ascii_case("latest") {
-                matched = format!("/rest/api/3{}", &matched["/rest/api/".len() + v.len()..]);
-            }
+    // Policy globs ignore ASCII case, so the alias is recognised in any case too: otherwise
+    // `/Rest/api/2/...` would escape a rule on `/rest/api/3/...`.
+    const API: &str = "/rest/api/";
+    let has_api_prefix = matched
+        .get(..API.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(API));
+    if vendor == Vendor::Jira && has_api_prefix {
+        let v = matched[API.len()..].split('/').next().unwrap_or_default();
+        if v == "2" || v.eq_ignore_ascii_case("latest") {
+            matched = format!("/rest/api/3{}", &matched[API.len() + v.len()..]);
         }
     }
     matched
@@ -322,6 +324,18 @@ mod tests {
                 "/rest/api/LATEST/",
                 "/rest/api/3",
                 "/rest/api/LATEST/",
+            ),
+            (
+                Vendor::Jira,
+                "/Rest/API/2/issue/SECRET-1",
+                "/rest/api/3/issue/SECRET-1",
+                "/Rest/API/2/issue/SECRET-1",
+            ),
+            (
+                Vendor::Jira,
+                "/REST/api/Latest",
+                "/rest/api/3",
+                "/REST/api/Latest",
             ),
             (
                 Vendor::Jira,

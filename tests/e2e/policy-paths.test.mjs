@@ -85,7 +85,7 @@ test("2. spellings a server routes to the denied resource are refused or matched
 });
 
 test("3. several names for one resource are matched as one: Jira's API versions, CircleCI's vcs slugs", async () => {
-  for (const path of ["/rest/api/2/issue/SECRET-1", "/rest/api/latest/issue/SECRET-1", "/rest/api/LATEST/issue/SECRET-1/"]) {
+  for (const path of ["/rest/api/2/issue/SECRET-1", "/rest/api/latest/issue/SECRET-1", "/rest/api/LATEST/issue/SECRET-1/", "/Rest/API/2/issue/SECRET-1"]) {
     stack.upstream.reset();
     const r = await stack.call("jira_get", { path }, "alice");
     assertRefusal(r.result, "policy_denied", { rule: "no-secret-issues", path: "/rest/api/3/issue/SECRET-1" });
