@@ -139,7 +139,8 @@ fuzz_target!(|data: &[u8]| {
 });
 
 /// The segments `vendor`'s server routes `path` to, with the aliases policy reads as one
-/// resource put in one form (Jira's API version as 3; CircleCI's vcs slugs are sent canonical).
+/// resource put in one form (Jira's API version as 3, in any ASCII case of `rest/api`, as the
+/// globs ignore case; CircleCI's vcs slugs are sent canonical).
 /// Tomcat (Jira, Confluence) drops `;params` from each segment, then decodes (with encoded
 /// slashes allowed, as some deployments configure it) and resolves; the others split first and
 /// decode inside each segment.
@@ -168,8 +169,8 @@ fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
     }
     if vendor == Vendor::Jira
         && segments.len() > 2
-        && segments[0] == b"rest"
-        && segments[1] == b"api"
+        && segments[0].eq_ignore_ascii_case(b"rest")
+        && segments[1].eq_ignore_ascii_case(b"api")
         && (segments[2] == b"2" || segments[2].eq_ignore_ascii_case(b"latest"))
     {
         segments[2] = b"3".to_vec();
