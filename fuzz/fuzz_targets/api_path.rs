@@ -139,8 +139,7 @@ fuzz_target!(|data: &[u8]| {
 });
 
 /// The segments `vendor`'s server routes `path` to, with the aliases policy reads as one
-/// resource put in one form (Jira's API version as 3, in any ASCII case of `rest/api`, as the
-/// globs ignore case; CircleCI's vcs slugs are sent canonical).
+/// resource put in one form (Jira's API version as 3; CircleCI's vcs slugs are sent canonical).
 /// Tomcat (Jira, Confluence) drops `;params` from each segment, then decodes (with encoded
 /// slashes allowed, as some deployments configure it) and resolves; the others split first and
 /// decode inside each segment.
@@ -167,16 +166,16 @@ fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
             _ => segments.push(segment),
         }
     }
+    // Case is compared as the matcher does (ASCII only), so the alias is read in any case too.
+    segments.iter_mut().for_each(|s| s.make_ascii_lowercase());
     if vendor == Vendor::Jira
         && segments.len() > 2
-        && segments[0].eq_ignore_ascii_case(b"rest")
-        && segments[1].eq_ignore_ascii_case(b"api")
-        && (segments[2] == b"2" || segments[2].eq_ignore_ascii_case(b"latest"))
+        && segments[0] == b"rest"
+        && segments[1] == b"api"
+        && (segments[2] == b"2" || segments[2] == b"latest")
     {
         segments[2] = b"3".to_vec();
     }
-    // Case is compared as the matcher does (ASCII only).
-    segments.iter_mut().for_each(|s| s.make_ascii_lowercase());
     segments
 }
 
