@@ -14,6 +14,7 @@ pub mod error;
 pub mod form;
 pub mod idp;
 pub mod metadata;
+pub mod sealed;
 pub mod settings;
 pub mod store;
 pub mod url;
@@ -65,7 +66,13 @@ pub async fn handle(
     request: &HttpRequest,
     ports: Ports<'_>,
 ) -> HttpResponse {
-    let response = match (request.method.as_str(), request.path.as_str()) {
+    let route = (request.method.as_str(), request.path.as_str());
+    if matches!(route, ("GET", AUTHORIZE_PATH) | ("POST", REGISTER_PATH)) {
+        if let Some(refused) = over_limit(request, ports).await {
+            return public_cors(refused);
+        }
+    }
+    let response = match route {
         ("GET", AUTHORIZE_PATH) => return authorize::start(settings, request, ports).await,
         ("POST", AUTHORIZE_PATH) => return authorize::decide(settings, request, ports).await,
         ("GET", CALLBACK_PATH) => {
@@ -78,7 +85,7 @@ pub async fn handle(
             Ok(tokens) => json_reply(200, &json!(tokens)),
             Err(e) => e.reply(),
         },
-        ("POST", REGISTER_PATH) => match client::register(&request.body, ports).await {
+        ("POST", REGISTER_PATH) => match client::register(settings, &request.body, ports).await {
             Ok(registered) => json_reply(201, &registered),
             Err(e) => e.reply(),
         },
@@ -105,6 +112,47 @@ pub async fn handle(
             .with_header("Allow", "GET, POST, OPTIONS"),
     };
     public_cors(response)
+}
+
+/// How long a caller over the limit is told to wait: the limiter's period.
+pub const RATE_LIMIT_RETRY_SECONDS: u64 = 60;
+
+/// A 429 for a caller past the per-address limit on registrations and authorization requests,
+/// the requests anyone may send before signing in. Without a limiter bound, requests go on (the
+/// limiter protects cost, and nothing these requests do is stored) and a warning is logged.
+async fn over_limit(request: &HttpRequest, ports: Ports<'_>) -> Option<HttpResponse> {
+    let address = request.header("CF-Connecting-IP").unwrap_or("unknown");
+    match ports.limiter.admit(&format!("oauth:{address}")).await {
+        Ok(true) => None,
+        Ok(false) => {
+            ports.log.event(
+                Level::Warn,
+                "oauth_rate_limited",
+                &[("path", (&request.path).into())],
+            );
+            Some(
+                json_reply(
+                    429,
+                    &json!({
+                        "error": "temporarily_unavailable",
+                        "error_description": format!(
+                            "too many registrations or authorization requests from this address; \
+                             retry after {RATE_LIMIT_RETRY_SECONDS} seconds"
+                        ),
+                    }),
+                )
+                .with_header("Retry-After", &RATE_LIMIT_RETRY_SECONDS.to_string()),
+            )
+        }
+        Err(e) => {
+            ports.log.event(
+                Level::Warn,
+                "oauth_rate_limit_unavailable",
+                &[("detail", (&e.0).into())],
+            );
+            None
+        }
+    }
 }
 
 fn form_body(request: &HttpRequest) -> Result<form::Params, OAuthError> {

@@ -393,6 +393,14 @@ pub trait Log {
     }
 }
 
+/// Admission of anonymous requests that cost work (client registrations, authorizations), counted
+/// per caller address by the runtime's own limiter (the Workers Rate Limiting binding).
+pub trait RateLimit {
+    /// Whether one more request under `key` stays within the limit; `Err` when no limiter is
+    /// bound or it could not answer.
+    fn admit<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<bool, StoreError>>;
+}
+
 /// The worker's settings (secrets first, then vars), read by name at request time: a policy held
 /// in KV names the secrets of its identities, which are only known once it is read.
 pub trait Settings {
@@ -416,6 +424,8 @@ pub struct Ports<'a> {
     pub oauth: &'a dyn CacheStore,
     /// Encryption at rest of what a grant carries (upstream tokens).
     pub cipher: &'a dyn Cipher,
+    /// The per-address limit on anonymous sign-in requests (`OAUTH_RATE_LIMIT`).
+    pub limiter: &'a dyn RateLimit,
     /// Settings by name.
     pub settings: &'a dyn Settings,
     /// The artifact store (R2 `ARTIFACTS`).

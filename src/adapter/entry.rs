@@ -5,8 +5,8 @@
 use super::approvals::DoApprovals;
 use super::crypto::SubtleCipher;
 use super::env::{
-    setting, ConsoleLog, CryptoRng, EnvSettings, JsClock, ARTIFACTS_BINDING, CACHE_BINDING,
-    OAUTH_BINDING, POLICY_BINDING,
+    setting, BindingLimiter, ConsoleLog, CryptoRng, EnvSettings, JsClock, ARTIFACTS_BINDING,
+    CACHE_BINDING, OAUTH_BINDING, POLICY_BINDING,
 };
 use super::fetch::FetchHttp;
 use super::kv::KvCache;
@@ -49,6 +49,8 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     let oauth = KvCache::awaited(env.kv(OAUTH_BINDING).map_err(missing(OAUTH_BINDING)));
     // Optional: only approval_required rules need it; without it they fail closed.
     let approvals = DoApprovals::new(&env);
+    // Optional: without it anonymous sign-in requests are not limited (and a warning is logged).
+    let limiter = BindingLimiter::new(&env);
     let settings = EnvSettings(&env);
     let artifacts = Rc::new(R2Artifacts::new(
         env.bucket(ARTIFACTS_BINDING)
@@ -65,6 +67,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         oauth: &oauth,
         approvals: &approvals,
         cipher: &SubtleCipher,
+        limiter: &limiter,
         settings: &settings,
         artifacts: &*artifacts,
         clock: &JsClock,

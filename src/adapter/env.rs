@@ -1,7 +1,7 @@
 //! Settings read from the Workers `Env`, and the ports served by JavaScript globals: the clock
 //! (`Date.now()`), randomness (`crypto.getRandomValues`) and the log (`console.log`).
 
-use crate::ports::{Clock, Log, Rng, Settings};
+use crate::ports::{Clock, Log, RateLimit, Rng, Settings, StoreError};
 use futures::future::LocalBoxFuture;
 use worker::Env;
 
@@ -11,6 +11,8 @@ pub const CACHE_BINDING: &str = "HTTP_CACHE";
 pub const POLICY_BINDING: &str = "POLICY";
 /// Binding name of the KV namespace holding sign-in state (OAuth clients, grants, token hashes).
 pub const OAUTH_BINDING: &str = "OAUTH";
+/// Binding name of the rate limiter that bounds anonymous sign-in requests per address.
+pub const RATE_LIMIT_BINDING: &str = "OAUTH_RATE_LIMIT";
 /// Binding name of the R2 bucket holding oversized results.
 pub const ARTIFACTS_BINDING: &str = "ARTIFACTS";
 
@@ -31,6 +33,33 @@ pub struct EnvSettings<'a>(pub &'a Env);
 impl Settings for EnvSettings<'_> {
     fn get(&self, name: &str) -> Option<String> {
         setting(self.0, name)
+    }
+}
+
+/// The Workers Rate Limiting binding [`RATE_LIMIT_BINDING`], when the deployment has it.
+pub struct BindingLimiter(pub Option<worker::RateLimiter>);
+
+impl BindingLimiter {
+    /// The limiter bound in `env`, if any.
+    pub fn new(env: &Env) -> BindingLimiter {
+        BindingLimiter(env.rate_limiter(RATE_LIMIT_BINDING).ok())
+    }
+}
+
+impl RateLimit for BindingLimiter {
+    fn admit<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let limiter = self.0.as_ref().ok_or_else(|| {
+                StoreError(format!(
+                    "binding {RATE_LIMIT_BINDING} is not configured in wrangler.toml"
+                ))
+            })?;
+            limiter
+                .limit(key.to_owned())
+                .await
+                .map(|outcome| outcome.success)
+                .map_err(|e| StoreError(e.to_string()))
+        })
     }
 }
 

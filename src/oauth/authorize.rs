@@ -1,10 +1,17 @@
 //! The browser half of sign-in: the authorization request (`GET /oauth/authorize`), the consent
-//! page with its anti-forgery check (`POST /oauth/authorize`), the hand-off to the identity
-//! provider, and its return (`GET /oauth/callback`), which ends with a code sent to the client.
+//! page (`POST /oauth/authorize`), the hand-off to the identity provider, and its return
+//! (`GET /oauth/callback`), which ends with a code sent to the client.
+//!
+//! Nothing is stored for a caller before a person has signed in: the waiting request travels
+//! sealed, in the consent form and then in the identity provider's `state`. Every step after
+//! the consent page continues only in the browser that was shown it: the page sets a random
+//! cookie, the sealed request carries the same value, and each later step compares the two
+//! (docs/security.md).
 
 use super::client::{self, Client};
 use super::error::OAuthError;
 use super::form::{html_escape, Params};
+use super::sealed::{self, Purpose, Refused};
 use super::settings::{AtlassianApp, OAuthSettings};
 use super::store::{pkce_challenge, NewCode, SignedIn, TokenStore, CODE_TTL_SECONDS};
 use super::url::{redirect_matches, Url};
@@ -15,29 +22,31 @@ use crate::ports::{CacheEntry, Level, Ports};
 use crate::upstream::path::form_urlencode;
 use serde::{Deserialize, Serialize};
 
-/// The cookie that carries the consent page's anti-forgery token.
-const CONSENT_COOKIE: &str = "mcp_oauth_consent";
+/// The cookie that binds one sign-in to the browser that was shown its consent page.
+const BROWSER_COOKIE: &str = "mcp_oauth_browser";
 
-/// An authorization request waiting for consent and then for the identity provider.
+/// The longest `state` a client may send; it travels inside the identity provider's `state`.
+pub const MAX_CLIENT_STATE_LEN: usize = 512;
+
+/// An authorization request waiting for consent and then for the identity provider; it only
+/// ever exists sealed (in the consent form, then in the provider's `state`) or in the store
+/// after the person signed in (waiting for Atlassian).
 #[derive(Clone, Serialize, Deserialize)]
 struct Pending {
     client_id: String,
-    client_name: String,
     redirect_uri: String,
     state: Option<String>,
     code_challenge: String,
     resource: String,
-    csrf: String,
+    /// The value of the [`BROWSER_COOKIE`] set with the consent page.
+    browser: String,
     /// The PKCE verifier toward the identity provider, set once consent is given.
     #[serde(default)]
     idp_verifier: Option<String>,
 }
 
-fn pending_key(id: &str) -> String {
-    format!("authreq:{id}")
-}
-
-/// A page for errors that cannot go back to the client (no valid redirect URI yet).
+/// A page for errors that cannot go back to the client: the client, its redirect URI or the
+/// request is not valid, or the request did not come from the browser that consented.
 fn error_page(status: u16, message: &str) -> HttpResponse {
     page(
         status,
@@ -48,77 +57,90 @@ fn error_page(status: u16, message: &str) -> HttpResponse {
 fn page(status: u16, body: &str) -> HttpResponse {
     let html = format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>Sign in</title>\
-         <style>body{{font-family:sans-serif;max-width:36em;margin:3em auto}}</style></head>\
-         <body>{body}</body></html>"
+         <style>body{{font-family:sans-serif;max-width:36em;margin:3em auto}}\
+         code{{word-break:break-all}}</style></head><body>{body}</body></html>"
     );
     HttpResponse::new(status, "text/html; charset=utf-8", html)
         .with_header("Cache-Control", "no-store")
         .with_header(
             "Content-Security-Policy",
-            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
         )
         .with_header("X-Frame-Options", "DENY")
         .with_header("Referrer-Policy", "no-referrer")
 }
 
-/// A redirect back to the client with `params`, `state` and `iss` (RFC 9207).
+/// A redirect back to the client with `params`, `state` and `iss` (RFC 9207). It ends the
+/// sign-in, so the browser's binding cookie is cleared.
 fn back_to_client(
     settings: &OAuthSettings,
-    redirect_uri: &str,
-    state: Option<&str>,
+    pending: &Pending,
     mut params: Vec<(String, String)>,
 ) -> HttpResponse {
-    if let Some(state) = state {
-        params.push(("state".into(), state.into()));
+    if let Some(state) = &pending.state {
+        params.push(("state".into(), state.clone()));
     }
     params.push(("iss".into(), settings.issuer.clone()));
+    let redirect_uri = &pending.redirect_uri;
     let sep = if redirect_uri.contains('?') { '&' } else { '?' };
     let location = format!("{redirect_uri}{sep}{}", form_urlencode(&params));
     HttpResponse::empty(302)
         .with_header("Location", &location)
         .with_header("Cache-Control", "no-store")
+        .with_header("Set-Cookie", &browser_cookie(settings, "", 0))
 }
 
 fn error_to_client(
     settings: &OAuthSettings,
-    redirect_uri: &str,
-    state: Option<&str>,
+    pending: &Pending,
     error: &OAuthError,
 ) -> HttpResponse {
     let params = vec![
         ("error".to_owned(), error.code.to_owned()),
         ("error_description".to_owned(), error.description.clone()),
     ];
-    back_to_client(settings, redirect_uri, state, params)
+    back_to_client(settings, pending, params)
 }
 
-/// `GET /oauth/authorize`: checks the client and redirect URI (errors shown here), then the
-/// rest (errors sent back to the client), and shows the consent page.
+/// The `Set-Cookie` value of the binding cookie: `HttpOnly`, `SameSite=Lax` (sent on the
+/// top-level redirects back from the providers, never on another site's POST), `Secure` on an
+/// https issuer, and scoped to the sign-in endpoints.
+fn browser_cookie(settings: &OAuthSettings, value: &str, max_age: u64) -> String {
+    let secure = if settings.issuer.starts_with("https://") {
+        "; Secure"
+    } else {
+        ""
+    };
+    format!(
+        "{BROWSER_COOKIE}={value}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"
+    )
+}
+
+/// `GET /oauth/authorize`: checks the client, the redirect URI and the whole request, and shows
+/// the consent page. Until all of them are valid, errors are shown here, never sent to a
+/// redirect URI (RFC 6749 section 4.1.2.1), so the endpoint redirects nobody anywhere.
 pub async fn start(
     settings: &OAuthSettings,
     request: &HttpRequest,
     ports: Ports<'_>,
 ) -> HttpResponse {
-    let params = match Params::parse(&request.query) {
-        Ok(p) => p,
-        Err(e) => return error_page(400, &e.description),
+    let checked = match Params::parse(&request.query) {
+        Ok(params) => checked_request(settings, &params, ports).await,
+        Err(e) => Err(e),
     };
-    let (client, redirect_uri) = match client_and_redirect(settings, &params, ports).await {
-        Ok(found) => found,
-        Err(e) => return error_page(400, &e.description),
-    };
-    let state = params.get("state").ok().flatten().map(str::to_owned);
-    match pending_from(settings, &params, &client, &redirect_uri, ports) {
-        Ok(pending) => consent(settings, pending, ports).await,
-        Err(e) => error_to_client(settings, &redirect_uri, state.as_deref(), &e),
+    match checked {
+        Ok((client, pending)) => consent(settings, &client, pending, ports).await,
+        Err(e) => error_page(400, &e.description),
     }
 }
 
-async fn client_and_redirect(
+/// The client and the pending request, when the client, its redirect URI and every parameter
+/// of the request are valid.
+async fn checked_request(
     settings: &OAuthSettings,
     params: &Params,
     ports: Ports<'_>,
-) -> Result<(Client, String), OAuthError> {
+) -> Result<(Client, Pending), OAuthError> {
     let client_id = params.required("client_id")?;
     let client = client::resolve(settings, client_id, ports).await?;
     let redirect = params.required("redirect_uri")?;
@@ -131,16 +153,6 @@ async fn client_and_redirect(
             "redirect_uri is not one of the client's registered redirect URIs",
         ));
     }
-    Ok((client, redirect.to_owned()))
-}
-
-fn pending_from(
-    settings: &OAuthSettings,
-    params: &Params,
-    client: &Client,
-    redirect_uri: &str,
-    ports: Ports<'_>,
-) -> Result<Pending, OAuthError> {
     if params.required("response_type")? != "code" {
         return Err(OAuthError::unsupported_response_type(
             "only response_type=code is supported",
@@ -169,61 +181,110 @@ fn pending_from(
             )));
         }
     }
-    let store = TokenStore::new(settings, ports);
-    Ok(Pending {
+    if let Some(scope) = params.get("scope")? {
+        if scope.split(' ').any(|s| !s.is_empty() && s != SCOPE) {
+            return Err(OAuthError::invalid_request(format!(
+                "scope may only be {SCOPE}"
+            )));
+        }
+    }
+    let state = params.get("state")?;
+    if state.is_some_and(|s| s.len() > MAX_CLIENT_STATE_LEN) {
+        return Err(OAuthError::invalid_request(format!(
+            "state is longer than {MAX_CLIENT_STATE_LEN} bytes"
+        )));
+    }
+    let pending = Pending {
         client_id: client.client_id.clone(),
-        client_name: client.client_name.clone(),
-        redirect_uri: redirect_uri.to_owned(),
-        state: params.get("state")?.map(str::to_owned),
+        redirect_uri: redirect.to_owned(),
+        state: state.map(str::to_owned),
         code_challenge: challenge.to_owned(),
         resource: settings.resource.clone(),
-        csrf: store.mint(""),
+        browser: TokenStore::new(settings, ports).mint(""),
         idp_verifier: None,
-    })
+    };
+    Ok((client, pending))
 }
 
-async fn save(ports: Ports<'_>, id: &str, pending: &Pending) -> Result<(), String> {
-    put_json(ports, &pending_key(id), pending).await
+/// Seals `pending` for `purpose` until the sign-in's deadline.
+async fn seal_pending(
+    settings: &OAuthSettings,
+    ports: Ports<'_>,
+    purpose: Purpose,
+    pending: &Pending,
+) -> Result<String, OAuthError> {
+    let expires = ports.clock.now_ms() + CODE_TTL_SECONDS * 1000;
+    sealed::seal(settings, ports, purpose, Some(expires), pending).await
 }
 
-/// Stores `value` as JSON under `key` for the lifetime of an authorization code: the waiting
-/// sign-in between two redirects.
-async fn put_json(ports: Ports<'_>, key: &str, value: &impl Serialize) -> Result<(), String> {
-    let value = serde_json::to_vec(value).map_err(|e| e.to_string())?;
-    ports
-        .oauth
-        .put(
-            key,
-            CacheEntry {
-                value,
-                metadata: String::new(),
-            },
-            CODE_TTL_SECONDS,
-        )
-        .await
-        .map_err(|e| e.to_string())
-}
-
-async fn consent(settings: &OAuthSettings, pending: Pending, ports: Ports<'_>) -> HttpResponse {
-    let id = TokenStore::new(settings, ports).mint("");
-    if save(ports, &id, &pending).await.is_err() {
-        return error_page(503, "The sign-in store is unavailable; try again shortly.");
+/// Opens a sealed pending request and checks that `request` comes from the browser it is
+/// bound to; the error is the page to show.
+async fn open_pending(
+    settings: &OAuthSettings,
+    ports: Ports<'_>,
+    purpose: Purpose,
+    text: &str,
+    request: &HttpRequest,
+) -> Result<Pending, HttpResponse> {
+    let pending: Pending = match sealed::open(settings, ports, purpose, text).await {
+        Ok(pending) => pending,
+        Err(Refused::Expired) => {
+            return Err(error_page(
+                400,
+                "This sign-in request has expired; start again from your client.",
+            ))
+        }
+        Err(Refused::Invalid) => {
+            return Err(error_page(
+                400,
+                "This sign-in request is not valid; start again from your client.",
+            ))
+        }
+    };
+    if !same_browser(request, &pending) {
+        ports.log.event(
+            Level::Warn,
+            "oauth_browser_mismatch",
+            &[("step", purpose.name().into())],
+        );
+        return Err(error_page(
+            403,
+            "This sign-in was not started in this browser, so it cannot continue here; nothing \
+             was authorized. Start again from your client.",
+        ));
     }
-    let host = Url::parse(&pending.redirect_uri)
-        .map(|u| if u.host.is_empty() { u.scheme } else { u.host })
-        .unwrap_or_default();
+    Ok(pending)
+}
+
+async fn consent(
+    settings: &OAuthSettings,
+    client: &Client,
+    pending: Pending,
+    ports: Ports<'_>,
+) -> HttpResponse {
+    let sealed = match seal_pending(settings, ports, Purpose::Consent, &pending).await {
+        Ok(sealed) => sealed,
+        Err(e) => return error_page(500, &e.description),
+    };
+    let identified = match client::document_host(&client.client_id) {
+        Some(host) => format!(
+            "It is identified by a metadata document published at <b>{}</b>.",
+            html_escape(&host)
+        ),
+        None => "It registered itself with this server; its name is its own claim.".to_owned(),
+    };
     let body = format!(
         "<h1>Allow {name}?</h1>\
-         <p><b>{name}</b> wants to use the MCP server at {issuer} as you. After you sign in \
-         with {provider}, it will be sent back to <b>{host}</b> and will be able to list and \
-         call this server's tools (CI and project data) with your identity, until you revoke \
-         it.</p>\
+         <p><b>{name}</b> wants to use the MCP server at {issuer} as you. {identified}</p>\
+         <p>After you sign in with {provider}, your authorization will be sent to \
+         <code>{redirect}</code>{host}, which will then be able to list and call this server's \
+         tools (CI and project data) with your identity, until you revoke it. Allow only if you \
+         started this sign-in yourself and recognise that address.</p>\
          <form method=\"post\" action=\"{AUTHORIZE_PATH}\">\
-         <input type=\"hidden\" name=\"request\" value=\"{id}\">\
-         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <input type=\"hidden\" name=\"request\" value=\"{sealed}\">\
          <button name=\"action\" value=\"approve\">Allow and sign in</button> \
          <button name=\"action\" value=\"deny\">Deny</button></form>",
-        name = html_escape(&pending.client_name),
+        name = html_escape(&client.client_name),
         issuer = html_escape(&settings.issuer),
         provider = match settings.atlassian {
             Some(_) => format!(
@@ -232,21 +293,29 @@ async fn consent(settings: &OAuthSettings, pending: Pending, ports: Ports<'_>) -
             ),
             None => settings.provider.label().to_owned(),
         },
-        host = html_escape(&host),
-        csrf = pending.csrf,
+        redirect = html_escape(&pending.redirect_uri),
+        host = redirect_owner(&pending.redirect_uri),
     );
-    let secure = if settings.issuer.starts_with("https://") {
-        "; Secure"
-    } else {
-        ""
-    };
     page(200, &body).with_header(
         "Set-Cookie",
-        &format!(
-            "{CONSENT_COOKIE}={}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age={CODE_TTL_SECONDS}{secure}",
-            pending.csrf
-        ),
+        &browser_cookie(settings, &pending.browser, CODE_TTL_SECONDS),
     )
+}
+
+/// Who receives a redirect, in words: the host of a web address, or the application that
+/// handles a private-use scheme.
+fn redirect_owner(redirect_uri: &str) -> String {
+    match Url::parse(redirect_uri) {
+        Ok(url) if url.scheme == "http" => " (a program on this computer)".to_owned(),
+        Ok(url) if url.scheme == "https" => {
+            format!(" (the site <b>{}</b>)", html_escape(&url.host))
+        }
+        Ok(url) => format!(
+            " (the application registered for <b>{}:</b> links on this device)",
+            html_escape(&url.scheme)
+        ),
+        Err(_) => String::new(),
+    }
 }
 
 fn cookie<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
@@ -260,25 +329,15 @@ fn cookie<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v)
 }
 
-async fn load(ports: Ports<'_>, id: &str) -> Option<Pending> {
-    get_json(ports, &pending_key(id)).await
-}
-
-/// What [`put_json`] stored under `key`, if it is still there and reads as a `T`.
-async fn get_json<T: serde::de::DeserializeOwned>(ports: Ports<'_>, key: &str) -> Option<T> {
-    let entry = ports.oauth.get(key).await.ok()??;
-    serde_json::from_slice(&entry.value).ok()
-}
-
 /// Whether `request` comes from the browser that was shown `pending`'s consent page: it holds
-/// the page's anti-forgery cookie.
+/// the cookie set with the page (compared in constant time).
 fn same_browser(request: &HttpRequest, pending: &Pending) -> bool {
-    cookie(request, CONSENT_COOKIE)
-        .is_some_and(|c| constant_time_eq(pending.csrf.as_bytes(), c.as_bytes()))
+    cookie(request, BROWSER_COOKIE)
+        .is_some_and(|c| constant_time_eq(pending.browser.as_bytes(), c.as_bytes()))
 }
 
-/// `POST /oauth/authorize`: the consent form. The anti-forgery token must be in the form and in
-/// the cookie set with the page, and match the pending request; otherwise nothing happens.
+/// `POST /oauth/authorize`: the consent form. The sealed request must come back from the
+/// browser it was shown to; otherwise nothing happens.
 pub async fn decide(
     settings: &OAuthSettings,
     request: &HttpRequest,
@@ -289,51 +348,36 @@ pub async fn decide(
         Ok(p) => p,
         Err(e) => return error_page(400, &e.description),
     };
-    let (Ok(Some(id)), Ok(Some(csrf))) = (params.get("request"), params.get("csrf")) else {
+    let Ok(Some(sealed)) = params.get("request") else {
         return error_page(400, "The consent form is incomplete.");
     };
-    let Some(mut pending) = load(ports, id).await else {
-        return error_page(
-            400,
-            "This sign-in request has expired or was already used; start again from your client.",
-        );
+    let mut pending = match open_pending(settings, ports, Purpose::Consent, sealed, request).await {
+        Ok(pending) => pending,
+        Err(page) => return page,
     };
-    if !same_browser(request, &pending)
-        || !constant_time_eq(pending.csrf.as_bytes(), csrf.as_bytes())
-    {
-        return error_page(
-            403,
-            "The consent form failed its anti-forgery check; nothing was authorized.",
-        );
-    }
     if params.get("action").ok().flatten() != Some("approve") {
-        let _ = ports.oauth.delete(&pending_key(id)).await;
         let denied = OAuthError::access_denied("the person denied the request");
-        return error_to_client(
-            settings,
-            &pending.redirect_uri,
-            pending.state.as_deref(),
-            &denied,
-        );
+        return error_to_client(settings, &pending, &denied);
     }
     let verifier = TokenStore::new(settings, ports).mint("");
     let challenge = pkce_challenge(&verifier);
     pending.idp_verifier = Some(verifier);
-    if save(ports, id, &pending).await.is_err() {
-        return error_page(503, "The sign-in store is unavailable; try again shortly.");
-    }
+    let state = match seal_pending(settings, ports, Purpose::ProviderState, &pending).await {
+        Ok(state) => state,
+        Err(e) => return error_page(500, &e.description),
+    };
     HttpResponse::empty(302)
         .with_header(
             "Location",
-            &idp::authorization_url(settings, id, &challenge),
+            &idp::authorization_url(settings, &state, &challenge),
         )
         .with_header("Cache-Control", "no-store")
 }
 
-/// `GET /oauth/callback`: the identity provider's answer. The pending request is used once;
-/// the person must pass the allow-list, and may not take a static principal's name. With an
-/// Atlassian app configured, the person then goes on to Atlassian's consent before the code is
-/// issued.
+/// `GET /oauth/callback`: the identity provider's answer, accepted only in the browser that
+/// consented. The person must pass the allow-list, and may not take a static principal's name.
+/// With an Atlassian app configured, the person then goes on to Atlassian's consent before the
+/// code is issued.
 pub async fn callback(
     settings: &OAuthSettings,
     static_principal: &dyn Fn(&str) -> bool,
@@ -344,36 +388,24 @@ pub async fn callback(
         Ok(p) => p,
         Err(e) => return error_page(400, &e.description),
     };
-    let Ok(Some(id)) = params.get("state") else {
+    let Ok(Some(state)) = params.get("state") else {
         return error_page(400, "The identity provider's answer has no state.");
     };
-    let Some(pending) = load(ports, id).await else {
-        return error_page(
-            400,
-            "This sign-in request has expired or was already used; start again from your client.",
-        );
+    let pending = match open_pending(settings, ports, Purpose::ProviderState, state, request).await
+    {
+        Ok(pending) => pending,
+        Err(page) => return page,
     };
-    let Some(verifier) = pending.idp_verifier.clone() else {
-        return error_page(
-            400,
-            "This sign-in request was never approved on the consent page.",
-        );
+    let Some(verifier) = pending.idp_verifier.as_deref() else {
+        return error_page(400, "This sign-in request was never approved.");
     };
-    let _ = ports.oauth.delete(&pending_key(id)).await;
-    let back = |e: OAuthError| {
-        error_to_client(
-            settings,
-            &pending.redirect_uri,
-            pending.state.as_deref(),
-            &e,
-        )
-    };
+    let back = |e: OAuthError| error_to_client(settings, &pending, &e);
     let Ok(Some(code)) = params.get("code") else {
         return back(OAuthError::access_denied(
             "the sign-in at the identity provider did not complete",
         ));
     };
-    let (signed_in, email) = match idp::sign_in(settings, code, &verifier, ports).await {
+    let (signed_in, email) = match idp::sign_in(settings, code, verifier, ports).await {
         Ok(found) => found,
         Err(e) => return back(e),
     };
@@ -423,21 +455,9 @@ async fn issue_code(
         .await;
     let params = match code {
         Ok(code) => vec![("code".into(), code)],
-        Err(e) => {
-            return error_to_client(
-                settings,
-                &pending.redirect_uri,
-                pending.state.as_deref(),
-                &e,
-            )
-        }
+        Err(e) => return error_to_client(settings, pending, &e),
     };
-    back_to_client(
-        settings,
-        &pending.redirect_uri,
-        pending.state.as_deref(),
-        params,
-    )
+    back_to_client(settings, pending, params)
 }
 
 /// A sign-in that passed the identity provider and waits for Atlassian's consent: the pending
@@ -455,8 +475,32 @@ fn atlassian_key(state: &str) -> String {
     format!("atlassian:{state}")
 }
 
+/// Stores `value` as JSON under `key` for the lifetime of an authorization code: a signed-in
+/// person's sign-in between two redirects.
+async fn put_json(ports: Ports<'_>, key: &str, value: &impl Serialize) -> Result<(), String> {
+    let value = serde_json::to_vec(value).map_err(|e| e.to_string())?;
+    ports
+        .oauth
+        .put(
+            key,
+            CacheEntry {
+                value,
+                metadata: String::new(),
+            },
+            CODE_TTL_SECONDS,
+        )
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// What [`put_json`] stored under `key`, if it is still there and reads as a `T`.
+async fn get_json<T: serde::de::DeserializeOwned>(ports: Ports<'_>, key: &str) -> Option<T> {
+    let entry = ports.oauth.get(key).await.ok()??;
+    serde_json::from_slice(&entry.value).ok()
+}
+
 /// Sends the signed-in person on to Atlassian's consent, under a state of its own that keys the
-/// waiting sign-in (used once, and only by the browser holding the consent cookie).
+/// waiting sign-in (used once, and only by the browser that consented).
 async fn to_atlassian(
     settings: &OAuthSettings,
     app: &AtlassianApp,
@@ -492,7 +536,7 @@ async fn to_atlassian(
 }
 
 /// `GET /oauth/atlassian/callback`: Atlassian's answer. The waiting sign-in is used once, by the
-/// browser that holds its consent cookie. Consent given: the code is exchanged and the token,
+/// browser that consented. Consent given: the code is exchanged and the token,
 /// for the configured site, joins the person's upstream tokens. Consent declined: the sign-in
 /// completes without an Atlassian identity. An exchange that fails, or a token that cannot
 /// reach the site, ends the sign-in with the reason sent back to the client.
@@ -527,14 +571,7 @@ pub async fn atlassian_callback(
     }
     let _ = ports.oauth.delete(&key).await;
     let pending = &leg.pending;
-    let back = |e: OAuthError| {
-        error_to_client(
-            settings,
-            &pending.redirect_uri,
-            pending.state.as_deref(),
-            &e,
-        )
-    };
+    let back = |e: OAuthError| error_to_client(settings, pending, &e);
     let store = TokenStore::new(settings, ports);
     let mut upstream = match store
         .unseal(&pending.client_id, &leg.principal, leg.sealed.as_deref())

@@ -1,12 +1,13 @@
-//! OAuth clients: dynamic registration (RFC 7591) stored in KV, and Client ID Metadata
-//! Documents (an https URL as `client_id`, fetched with SSRF protection, bounded in size and
-//! time, and cached). Every client is public (PKCE, no secret).
+//! OAuth clients: dynamic registration (RFC 7591), stateless (the client id is the registration,
+//! sealed with the deployment's key, so an anonymous caller writes nothing), and Client ID
+//! Metadata Documents (an https URL as `client_id`, fetched with SSRF protection, bounded in size
+//! and time). Every client is public (PKCE, no secret).
 
 use super::error::OAuthError;
+use super::sealed::{self, Purpose};
 use super::settings::OAuthSettings;
-use super::store::token_hash;
 use super::url::{is_internal_host, is_loopback_host, redirect_uri_problem, Url};
-use crate::ports::{CacheEntry, Ports, UpstreamRequest};
+use crate::ports::{Ports, UpstreamRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 
@@ -16,10 +17,11 @@ pub const MAX_REGISTRATION_BYTES: usize = 16 * 1024;
 pub const MAX_METADATA_BYTES: usize = 5 * 1024;
 /// How long a metadata document fetch may take, in milliseconds.
 pub const METADATA_TIMEOUT_MS: u64 = 5_000;
-/// How long a fetched metadata document is reused, in seconds.
-pub const METADATA_CACHE_SECONDS: u64 = 600;
-/// How long a dynamic registration lives without use, in seconds (90 days).
-pub const REGISTRATION_TTL_SECONDS: u64 = 90 * 86_400;
+/// The prefix of every client id this server issues: the sealed registration follows it.
+pub const CLIENT_PREFIX: &str = "mcp_c_";
+/// The most bytes a registration may hold (its name and redirect URIs as JSON): it travels in
+/// the client id, and the client id in every authorization request.
+pub const MAX_SEALED_CLIENT_BYTES: usize = 1024;
 /// The most redirect URIs a client may register.
 pub const MAX_REDIRECT_URIS: usize = 10;
 /// The longest client name kept, in characters.
@@ -96,6 +98,8 @@ fn client_from(metadata: Metadata, client_id: String) -> Result<Client, OAuthErr
     })
 }
 
+/// The key under which registrations were once stored; still read so that clients registered
+/// then keep working until those records expire.
 fn client_key(id: &str) -> String {
     format!("client:{id}")
 }
@@ -104,10 +108,23 @@ fn store_error(e: crate::ports::StoreError) -> OAuthError {
     OAuthError::server_error(format!("the sign-in store is unavailable ({e})"))
 }
 
-/// `POST /oauth/register`: stores the client and answers RFC 7591's 201. Whatever
-/// authentication method was asked for, the client is registered as public (`none`): this
-/// server issues no client secrets, and says so in the answer.
-pub async fn register(body: &[u8], ports: Ports<'_>) -> Result<Json, OAuthError> {
+/// A registration as its client id carries it.
+#[derive(Serialize, Deserialize)]
+struct Registration {
+    #[serde(rename = "n")]
+    client_name: String,
+    #[serde(rename = "r")]
+    redirect_uris: Vec<String>,
+}
+
+/// `POST /oauth/register`: answers RFC 7591's 201 with a client id that is the registration
+/// itself, sealed; nothing is stored. Whatever authentication method was asked for, the client
+/// is registered as public (`none`): this server issues no client secrets, and says so.
+pub async fn register(
+    settings: &OAuthSettings,
+    body: &[u8],
+    ports: Ports<'_>,
+) -> Result<Json, OAuthError> {
     if body.len() > MAX_REGISTRATION_BYTES {
         return Err(OAuthError::invalid_client_metadata(format!(
             "the registration request is larger than {MAX_REGISTRATION_BYTES} bytes"
@@ -116,28 +133,26 @@ pub async fn register(body: &[u8], ports: Ports<'_>) -> Result<Json, OAuthError>
     let metadata: Metadata = serde_json::from_slice(body).map_err(|e| {
         OAuthError::invalid_client_metadata(format!("not a JSON client metadata object: {e}"))
     })?;
-    let mut id = [0u8; 16];
-    ports.rng.fill(&mut id);
-    let id = id.iter().map(|b| format!("{b:02x}")).collect::<String>();
-    let client = client_from(metadata, id)?;
-    let value = serde_json::to_vec(&client).map_err(|e| OAuthError::server_error(e.to_string()))?;
-    ports
-        .oauth
-        .put(
-            &client_key(&client.client_id),
-            CacheEntry {
-                value,
-                metadata: String::new(),
-            },
-            REGISTRATION_TTL_SECONDS,
-        )
-        .await
-        .map_err(store_error)?;
+    let client = client_from(metadata, String::new())?;
+    let registration = Registration {
+        client_name: client.client_name,
+        redirect_uris: client.redirect_uris,
+    };
+    let size = serde_json::to_vec(&registration)
+        .map_err(|e| OAuthError::server_error(e.to_string()))?
+        .len();
+    if size > MAX_SEALED_CLIENT_BYTES {
+        return Err(OAuthError::invalid_client_metadata(format!(
+            "the client name and redirect URIs take {size} bytes; at most \
+             {MAX_SEALED_CLIENT_BYTES} can be registered"
+        )));
+    }
+    let sealed = sealed::seal(settings, ports, Purpose::Client, None, &registration).await?;
     Ok(json!({
-        "client_id": client.client_id,
+        "client_id": format!("{CLIENT_PREFIX}{sealed}"),
         "client_id_issued_at": ports.clock.now_ms() / 1000,
-        "client_name": client.client_name,
-        "redirect_uris": client.redirect_uris,
+        "client_name": registration.client_name,
+        "redirect_uris": registration.redirect_uris,
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
         "token_endpoint_auth_method": "none",
@@ -155,6 +170,16 @@ pub async fn resolve(
     client_id: &str,
     ports: Ports<'_>,
 ) -> Result<Client, OAuthError> {
+    if let Some(sealed) = client_id.strip_prefix(CLIENT_PREFIX) {
+        let registration: Registration = sealed::open(settings, ports, Purpose::Client, sealed)
+            .await
+            .map_err(|_| OAuthError::invalid_client("client_id is not registered"))?;
+        return Ok(Client {
+            client_id: client_id.to_owned(),
+            client_name: registration.client_name,
+            redirect_uris: registration.redirect_uris,
+        });
+    }
     if !is_metadata_url(client_id) {
         let entry = ports
             .oauth
@@ -166,12 +191,6 @@ pub async fn resolve(
             .map_err(|_| OAuthError::invalid_client("client_id is not registered"));
     }
     let url = document_url(settings, client_id)?;
-    let cache_key = format!("cimd:{}", token_hash(client_id));
-    if let Ok(Some(entry)) = ports.oauth.get(&cache_key).await {
-        if let Ok(client) = serde_json::from_slice::<Client>(&entry.value) {
-            return Ok(client);
-        }
-    }
     let response = ports
         .http
         .send(
@@ -204,23 +223,17 @@ pub async fn resolve(
             "the client metadata document's client_id is not its own URL",
         ));
     }
-    let client = client_from(metadata, client_id.to_owned())
-        .map_err(|e| OAuthError::invalid_client(e.description))?;
-    if let Ok(value) = serde_json::to_vec(&client) {
-        // A failed cache write only costs a fetch next time.
-        let _ = ports
-            .oauth
-            .put(
-                &cache_key,
-                CacheEntry {
-                    value,
-                    metadata: String::new(),
-                },
-                METADATA_CACHE_SECONDS,
-            )
-            .await;
+    client_from(metadata, client_id.to_owned())
+        .map_err(|e| OAuthError::invalid_client(e.description))
+}
+
+/// The host that publishes `client_id`'s metadata document, when the client is identified by
+/// one: the consent page names it, since the document's author chose the client's name.
+pub fn document_host(client_id: &str) -> Option<String> {
+    if !is_metadata_url(client_id) {
+        return None;
     }
-    Ok(client)
+    Url::parse(client_id).ok().map(|url| url.host)
 }
 
 /// Checks a metadata document URL before anything is fetched: https with a path and no user,

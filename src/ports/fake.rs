@@ -524,6 +524,31 @@ impl HashCipher {
     }
 }
 
+/// A limiter that admits `limit` requests per key (every request while no limit is set), and
+/// fails like an absent binding when `unbound` is set.
+#[derive(Debug, Default)]
+pub struct CountingLimiter {
+    /// Requests admitted per key; `None` admits all.
+    pub limit: Cell<Option<u32>>,
+    /// Answer every request with an error, as a deployment without the binding does.
+    pub unbound: Cell<bool>,
+    counts: RefCell<HashMap<String, u32>>,
+}
+
+impl RateLimit for CountingLimiter {
+    fn admit<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<bool, StoreError>> {
+        let answer = if self.unbound.get() {
+            Err(StoreError("no rate limiter is bound".into()))
+        } else {
+            let mut counts = self.counts.borrow_mut();
+            let seen = counts.entry(key.to_owned()).or_default();
+            *seen += 1;
+            Ok(self.limit.get().is_none_or(|limit| *seen <= limit))
+        };
+        Box::pin(async move { answer })
+    }
+}
+
 impl Cipher for HashCipher {
     fn seal<'a>(
         &'a self,
@@ -677,6 +702,8 @@ pub struct FakeEnv {
     pub approvals: MemoryApprovals,
     /// Encryption at rest.
     pub cipher: HashCipher,
+    /// The per-address limiter (unlimited until a limit is set).
+    pub limiter: CountingLimiter,
     /// Settings read at request time.
     pub settings: MemorySettings,
     /// Artifacts.
@@ -714,6 +741,7 @@ impl FakeEnv {
             oauth: MemoryCache::new(clock.clone()),
             approvals: MemoryApprovals::default(),
             cipher: HashCipher::default(),
+            limiter: CountingLimiter::default(),
             settings: MemorySettings::default(),
             artifacts,
             clock,
@@ -731,6 +759,7 @@ impl FakeEnv {
             oauth: &self.oauth,
             approvals: &self.approvals,
             cipher: &self.cipher,
+            limiter: &self.limiter,
             settings: &self.settings,
             artifacts: &self.artifacts,
             clock: &self.clock,

@@ -1,4 +1,4 @@
-//! Host tests of the sign-in flow: registration, the consent page and its anti-forgery check,
+//! Host tests of the sign-in flow: registration, the consent page and its browser binding,
 //! the GitHub hand-off (a scripted GitHub), the code exchange, refresh and revocation, the
 //! refusals (each with the right OAuth error and nothing issued), and the Atlassian consent
 //! chained after the sign-in when an Atlassian app is configured.
@@ -104,8 +104,8 @@ fn authorize_query(client_id: &str, redirect: &str) -> String {
     ])
 }
 
-/// The consent page's hidden fields and cookie.
-fn consent(server: &Server, env: &FakeEnv, client_id: &str) -> (String, String, String) {
+/// The consent page's sealed request and the browser's binding cookie.
+fn consent(server: &Server, env: &FakeEnv, client_id: &str) -> (String, String) {
     let response = send_on(
         server,
         env,
@@ -139,13 +139,13 @@ fn consent(server: &Server, env: &FakeEnv, client_id: &str) -> (String, String, 
         .next()
         .unwrap()
         .to_owned();
-    (field("request"), field("csrf"), cookie)
+    (field("request"), cookie)
 }
 
 /// The browser half up to the identity provider's return: the worker's answer to it, and the
 /// consent cookie the browser holds.
 fn through_github(server: &Server, env: &FakeEnv, client_id: &str) -> (HttpResponse, String) {
-    let (request, csrf, cookie) = consent(server, env, client_id);
+    let (request, cookie) = consent(server, env, client_id);
     let response = send_on(
         server,
         env,
@@ -156,11 +156,7 @@ fn through_github(server: &Server, env: &FakeEnv, client_id: &str) -> (HttpRespo
                 ("Content-Type", "application/x-www-form-urlencoded"),
                 ("Cookie", &cookie),
             ],
-            &form(&[
-                ("request", &request),
-                ("csrf", &csrf),
-                ("action", "approve"),
-            ]),
+            &form(&[("request", &request), ("action", "approve")]),
         ),
     );
     assert_eq!(response.status, 302);
@@ -176,7 +172,7 @@ fn through_github(server: &Server, env: &FakeEnv, client_id: &str) -> (HttpRespo
         http(
             "GET",
             &format!("/oauth/callback?code=gh-code&state={state}"),
-            &[],
+            &[("Cookie", &cookie)],
             "",
         ),
     );
@@ -303,7 +299,7 @@ fn refusals_at_authorization_and_exchange_issue_nothing() {
     );
     assert_eq!(response.status, 400);
     assert!(response.header("Location").is_none());
-    // A token for another resource.
+    // A token for another resource: the request is not valid, so it is refused on a page too.
     let response = send_on(
         &server,
         &env,
@@ -317,10 +313,9 @@ fn refusals_at_authorization_and_exchange_issue_nothing() {
             "",
         ),
     );
-    assert_eq!(
-        query_param(&location(&response), "error").as_deref(),
-        Some("invalid_target")
-    );
+    assert_eq!(response.status, 400);
+    assert!(response.header("Location").is_none());
+    assert!(String::from_utf8_lossy(&response.body).contains("resource must be"));
 }
 
 #[test]
@@ -364,7 +359,7 @@ fn people_outside_the_allow_list_or_with_a_static_name_are_refused() {
         let server = server_with(settings);
         let env = FakeEnv::with_http(github(login));
         let client_id = register(&server, &env);
-        let (request, csrf, cookie) = consent(&server, &env, &client_id);
+        let (request, cookie) = consent(&server, &env, &client_id);
         let response = send_on(
             &server,
             &env,
@@ -375,11 +370,7 @@ fn people_outside_the_allow_list_or_with_a_static_name_are_refused() {
                     ("Content-Type", "application/x-www-form-urlencoded"),
                     ("Cookie", &cookie),
                 ],
-                &form(&[
-                    ("request", &request),
-                    ("csrf", &csrf),
-                    ("action", "approve"),
-                ]),
+                &form(&[("request", &request), ("action", "approve")]),
             ),
         );
         let state = query_param(&location(&response), "state").unwrap();
@@ -389,7 +380,7 @@ fn people_outside_the_allow_list_or_with_a_static_name_are_refused() {
             http(
                 "GET",
                 &format!("/oauth/callback?code=c&state={state}"),
-                &[],
+                &[("Cookie", &cookie)],
                 "",
             ),
         );
@@ -536,17 +527,12 @@ fn a_token_issued_for_another_resource_is_refused_at_mcp() {
 }
 
 #[test]
-fn a_consent_without_its_anti_forgery_check_never_reaches_the_provider() {
+fn a_consent_or_callback_from_another_browser_never_reaches_the_provider() {
     let server = oauth_server();
     let env = FakeEnv::with_http(github("octocat"));
     let client_id = register(&server, &env);
-    let (request, csrf, cookie) = consent(&server, &env, &client_id);
-    let forged = [
-        ("", csrf.as_str()),
-        (cookie.as_str(), "forged"),
-        ("mcp_oauth_consent=forged", "forged"),
-    ];
-    for (cookie, csrf) in forged {
+    let (request, cookie) = consent(&server, &env, &client_id);
+    for cookie in ["", "mcp_oauth_browser=forged", "mcp_oauth_consent=x"] {
         let response = send_on(
             &server,
             &env,
@@ -557,26 +543,57 @@ fn a_consent_without_its_anti_forgery_check_never_reaches_the_provider() {
                     ("Content-Type", "application/x-www-form-urlencoded"),
                     ("Cookie", cookie),
                 ],
-                &form(&[("request", &request), ("csrf", csrf), ("action", "approve")]),
+                &form(&[("request", &request), ("action", "approve")]),
             ),
         );
-        assert_eq!(response.status, 403, "{cookie} {csrf}");
+        assert_eq!(response.status, 403, "{cookie}");
         assert!(response.header("Location").is_none());
     }
-    // The request was never approved, so the provider's answer for it gives no code.
+    // The consent form's sealed request is not a provider state.
     let response = send_on(
         &server,
         &env,
         http(
             "GET",
             &format!("/oauth/callback?code=c&state={request}"),
-            &[],
+            &[("Cookie", &cookie)],
             "",
         ),
     );
     assert_eq!(response.status, 400);
     assert!(response.header("Location").is_none());
+    // Approved in one browser, the provider's answer opened in another: refused on a page.
+    let response = send_on(
+        &server,
+        &env,
+        http(
+            "POST",
+            "/oauth/authorize",
+            &[
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("Cookie", &cookie),
+            ],
+            &form(&[("request", &request), ("action", "approve")]),
+        ),
+    );
+    let state = query_param(&location(&response), "state").unwrap();
+    for other in ["", "mcp_oauth_browser=someone-else"] {
+        let response = send_on(
+            &server,
+            &env,
+            http(
+                "GET",
+                &format!("/oauth/callback?code=c&state={state}"),
+                &[("Cookie", other)],
+                "",
+            ),
+        );
+        assert_eq!(response.status, 403, "{other}");
+        assert!(response.header("Location").is_none());
+    }
     assert!(env.http.sent().is_empty(), "the provider was called");
+    // Nothing was stored for any of it.
+    assert!(env.oauth.dump().is_empty(), "{:?}", env.oauth.dump());
 }
 
 const ATLASSIAN_CLOUD: &str = "11111111-2222-3333-4444-555555555555";
