@@ -71,7 +71,8 @@ fn page(status: u16, body: &str) -> HttpResponse {
 }
 
 /// A redirect back to the client with `params`, `state` and `iss` (RFC 9207). It ends the
-/// sign-in, so the browser's binding cookie is cleared.
+/// sign-in, so the browser's binding cookie is cleared. 303, since it also answers the consent
+/// form's POST, which must not be reposted.
 fn back_to_client(
     settings: &OAuthSettings,
     pending: &Pending,
@@ -84,7 +85,7 @@ fn back_to_client(
     let redirect_uri = &pending.redirect_uri;
     let sep = if redirect_uri.contains('?') { '&' } else { '?' };
     let location = format!("{redirect_uri}{sep}{}", form_urlencode(&params));
-    HttpResponse::empty(302)
+    HttpResponse::empty(303)
         .with_header("Location", &location)
         .with_header("Cache-Control", "no-store")
         .with_header("Set-Cookie", &browser_cookie(settings, "", 0))
@@ -366,7 +367,8 @@ pub async fn decide(
         Ok(state) => state,
         Err(e) => return error_page(500, &e.description),
     };
-    HttpResponse::empty(302)
+    // 303: the browser must go on with a GET and must not repost the form (RFC 9700 4.12).
+    HttpResponse::empty(303)
         .with_header(
             "Location",
             &idp::authorization_url(settings, &state, &challenge),
@@ -527,7 +529,7 @@ async fn to_atlassian(
         .await
         .map_err(|e| OAuthError::server_error(format!("the sign-in store is unavailable ({e})")))?;
     let redirect = atlassian_redirect(settings);
-    Ok(HttpResponse::empty(302)
+    Ok(HttpResponse::empty(303)
         .with_header(
             "Location",
             &atlassian::authorization_url(app, &redirect, &state),

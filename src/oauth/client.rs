@@ -10,6 +10,7 @@ use super::url::{is_internal_host, is_loopback_host, redirect_uri_problem, Url};
 use crate::ports::{Ports, UpstreamRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
+use std::cell::RefCell;
 
 /// The largest registration request body, in bytes.
 pub const MAX_REGISTRATION_BYTES: usize = 16 * 1024;
@@ -17,6 +18,40 @@ pub const MAX_REGISTRATION_BYTES: usize = 16 * 1024;
 pub const MAX_METADATA_BYTES: usize = 5 * 1024;
 /// How long a metadata document fetch may take, in milliseconds.
 pub const METADATA_TIMEOUT_MS: u64 = 5_000;
+/// How long a fetched metadata document is reused, in seconds.
+pub const METADATA_CACHE_SECONDS: u64 = 600;
+/// The most metadata documents an isolate keeps in memory.
+const MAX_CACHED_DOCUMENTS: usize = 32;
+
+thread_local! {
+    /// Metadata documents this isolate fetched, with when each expires (ms since the epoch):
+    /// kept in memory because nothing a caller sends before signing in is written to storage.
+    static DOCUMENTS: RefCell<Vec<(u64, Client)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The cached client `client_id`, if this isolate fetched its document and it is still fresh.
+fn cached_document(client_id: &str, now_ms: u64) -> Option<Client> {
+    DOCUMENTS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        cache.retain(|(expires, _)| *expires > now_ms);
+        cache
+            .iter()
+            .find(|(_, c)| c.client_id == client_id)
+            .map(|(_, c)| c.clone())
+    })
+}
+
+/// Keeps `client` for [`METADATA_CACHE_SECONDS`], dropping the oldest past the bound.
+fn cache_document(client: &Client, now_ms: u64) {
+    DOCUMENTS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() == MAX_CACHED_DOCUMENTS {
+            cache.remove(0);
+        }
+        cache.push((now_ms + METADATA_CACHE_SECONDS * 1000, client.clone()));
+    })
+}
+
 /// The prefix of every client id this server issues: the sealed registration follows it.
 pub const CLIENT_PREFIX: &str = "mcp_c_";
 /// The most bytes a registration may hold (its name and redirect URIs as JSON): it travels in
@@ -191,6 +226,10 @@ pub async fn resolve(
             .map_err(|_| OAuthError::invalid_client("client_id is not registered"));
     }
     let url = document_url(settings, client_id)?;
+    let now = ports.clock.now_ms();
+    if let Some(client) = cached_document(client_id, now) {
+        return Ok(client);
+    }
     let response = ports
         .http
         .send(
@@ -223,8 +262,10 @@ pub async fn resolve(
             "the client metadata document's client_id is not its own URL",
         ));
     }
-    client_from(metadata, client_id.to_owned())
-        .map_err(|e| OAuthError::invalid_client(e.description))
+    let client = client_from(metadata, client_id.to_owned())
+        .map_err(|e| OAuthError::invalid_client(e.description))?;
+    cache_document(&client, now);
+    Ok(client)
 }
 
 /// The host that publishes `client_id`'s metadata document, when the client is identified by

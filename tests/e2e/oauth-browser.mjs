@@ -1,15 +1,15 @@
 // A headless stand-in for the person at the browser during an OAuth sign-in against the worker:
-// it opens the authorization URL, approves the consent page (sending back its anti-forgery field
-// and cookie, as a browser does), and follows the redirects through the identity provider (the
-// fake upstream's, which approves at once), and through Atlassian's consent when the worker chains
-// it (approved at once too), until the worker sends it back to the client. The consent cookie
-// goes with every request to the worker, as a browser sends a SameSite=Lax cookie on top-level
-// navigations.
+// it opens the authorization URL, approves the consent page (sending back its sealed request with
+// the cookie the page set, as a browser does), and follows the redirects through the identity
+// provider (the fake upstream's, which approves at once), and through Atlassian's consent when the
+// worker chains it (approved at once too), until the worker sends it back to the client. The
+// cookie goes with every request to the worker, as a browser sends a SameSite=Lax cookie on
+// top-level navigations.
 
 import { createHash, randomBytes } from "node:crypto";
 
 /** The hidden field `name` of the consent page. */
-function field(html, name) {
+export function field(html, name) {
   const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
   if (!m) throw new Error(`the consent page has no ${name} field: ${html.slice(0, 400)}`);
   return m[1];
@@ -31,11 +31,11 @@ export async function signInHeadless(authorizeUrl, providerOrigin) {
     method: "POST",
     redirect: "manual",
     headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie },
-    body: new URLSearchParams({ request: field(html, "request"), csrf: field(html, "csrf"), action: "approve" }),
+    body: new URLSearchParams({ request: field(html, "request"), action: "approve" }),
   });
   for (let hops = 0; hops < 5; hops++) {
     const location = response.headers.get("location");
-    if (response.status !== 302 || !location) {
+    if (![302, 303].includes(response.status) || !location) {
       throw new Error(`sign-in stopped with HTTP ${response.status}: ${(await response.text()).slice(0, 400)}`);
     }
     await response.arrayBuffer();

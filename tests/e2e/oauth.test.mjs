@@ -1,6 +1,6 @@
 // OAuth in workerd: with MCP_OAUTH_ISSUER set, the discovery documents are served, a request
-// without credentials is pointed at them, a client registers (written to the OAUTH KV binding),
-// and a static token keeps serving. The sign-in itself, with the SDK client, is in
+// without credentials is pointed at them, a client registers (its id is the sealed registration;
+// nothing is written to the OAUTH KV binding), and a static token keeps serving. The sign-in itself, with the SDK client, is in
 // oauth-sdk.test.mjs.
 
 import { test, after } from "node:test";
@@ -53,7 +53,7 @@ test("a request without credentials is pointed at discovery; a static token stil
   assert.equal(ok.status, 200);
 });
 
-test("registration answers 201 and keeps the client in the OAUTH namespace", async () => {
+test("registration answers 201 with a sealed client id and stores nothing", async () => {
   const r = await fetch(`${worker.url}/oauth/register`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
@@ -61,10 +61,10 @@ test("registration answers 201 and keeps the client in the OAUTH namespace", asy
   });
   assert.equal(r.status, 201, await r.clone().text());
   const body = await r.json();
-  assert.equal(typeof body.client_id, "string");
+  assert.match(body.client_id, /^mcp_c_[A-Za-z0-9_-]+$/);
+  assert.equal(body.token_endpoint_auth_method, "none");
   const kv = await worker.mf.getKVNamespace("OAUTH");
-  const keys = (await kv.list()).keys.map((k) => k.name);
-  assert.ok(keys.length > 0, "nothing written to OAUTH");
+  assert.deepEqual((await kv.list()).keys, [], "a registration wrote to OAUTH");
 });
 
 test("an unknown issued token is refused with invalid_token", async () => {

@@ -41,7 +41,7 @@ function compatibilityDate() {
  * the test build of `make build-probe`).
  * Returns { url, mcpUrl, mf, setVars, twinFetch, close }. Throws when the build is missing.
  */
-export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped = {}, outbound, twin = false, ledger = true, build = "build" } = {}) {
+export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped = {}, outbound, twin = false, ledger = true, build = "build", rateLimit } = {}) {
   const dir = path.join(ROOT, build);
   if (!existsSync(path.join(dir, "index.js"))) {
     throw new Error(`${build}/index.js is missing: run \`make ${build}\` first`);
@@ -59,6 +59,8 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
     wrappedBindings: Object.fromEntries(Object.keys(wrapped).map((binding) => [binding, standIn(binding)])),
     ...(outbound ? { outboundService: (request) => record(outbound, request) } : {}),
     bindings: vars,
+    // The OAUTH_RATE_LIMIT binding of wrangler.toml, with the limit a test asks for.
+    ...(rateLimit ? { ratelimits: { OAUTH_RATE_LIMIT: { simple: { limit: rateLimit, period: 60 } } } } : {}),
   };
   const shared = {
     host: "127.0.0.1",

@@ -159,7 +159,7 @@ fn through_github(server: &Server, env: &FakeEnv, client_id: &str) -> (HttpRespo
             &form(&[("request", &request), ("action", "approve")]),
         ),
     );
-    assert_eq!(response.status, 302);
+    assert_eq!(response.status, 303);
     let to_github = location(&response);
     assert!(
         to_github.starts_with("https://github.com/login/oauth/authorize?"),
