@@ -9,7 +9,7 @@
 import { createHash, randomBytes } from "node:crypto";
 
 /** The hidden field `name` of the consent page. */
-export function field(html, name) {
+function field(html, name) {
   const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
   if (!m) throw new Error(`the consent page has no ${name} field: ${html.slice(0, 400)}`);
   return m[1];

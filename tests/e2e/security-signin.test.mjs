@@ -10,7 +10,6 @@ import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import { startWorker } from "./worker.mjs";
 import { startFakeUpstream } from "./fake-upstream.mjs";
-import { field } from "./oauth-browser.mjs";
 
 const VICTIM = "octocat";
 const ATTACKER_REDIRECT = "https://attacker.example/cb";
@@ -87,6 +86,12 @@ function validParams(clientId, redirect, challenge) {
     code_challenge_method: "S256", state: "st" };
 }
 
+/** The consent form's fields as a browser submits them (every hidden field the page has). */
+function consentForm(html, action = "approve") {
+  const hidden = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)];
+  return new URLSearchParams([...hidden.map((m) => [m[1], m[2]]), ["action", action]]);
+}
+
 /** Opens the consent page in `b` and approves it; returns the identity provider's URL. */
 async function approveIn(b, url) {
   const page = await b.go(url);
@@ -95,9 +100,9 @@ async function approveIn(b, url) {
   const approved = await b.go(`${worker.url}/oauth/authorize`, {
     method: "POST",
     headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ request: field(html, "request"), action: "approve" }),
+    body: consentForm(html),
   });
-  assert.equal(approved.status, 303, await approved.text());
+  assert.ok([302, 303].includes(approved.status), await approved.text());
   const location = approved.headers.get("location");
   assert.ok(location.startsWith(`${upstream.url}/login/oauth/authorize?`), location);
   return location;
@@ -106,7 +111,7 @@ async function approveIn(b, url) {
 /** Follows `url` in `b` through the provider back to the worker; returns the worker's answer. */
 async function throughProvider(b, url) {
   const fromProvider = await b.go(url);
-  assert.equal(fromProvider.status, 302);
+  assert.equal(fromProvider.status, 302, "the fake provider approves at once");
   const callback = fromProvider.headers.get("location");
   assert.ok(callback.startsWith(`${worker.url}/oauth/callback?`), callback);
   return b.go(callback);
@@ -158,7 +163,7 @@ test("the consent form posted from another browser, or replayed after the sign-i
   const post = (b) => b.go(`${worker.url}/oauth/authorize`, {
     method: "POST",
     headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ request: field(html, "request"), action: "approve" }),
+    body: consentForm(html),
   });
   const other = await post(browser());
   assert.equal(other.status, 403);
@@ -270,9 +275,9 @@ test("strangers write nothing: registrations and authorization requests leave th
       const approved = await b.go(`${worker.url}/oauth/authorize`, {
         method: "POST",
         headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ request: field(html, "request"), action: "approve" }),
+        body: consentForm(html),
       });
-      assert.equal(approved.status, 303);
+      assert.ok([302, 303].includes(approved.status));
     }
   }
   assert.equal((await kv.list()).keys.length, before, "an anonymous caller wrote to the OAUTH namespace");
