@@ -67,7 +67,12 @@ pub async fn handle(
     ports: Ports<'_>,
 ) -> HttpResponse {
     let route = (request.method.as_str(), request.path.as_str());
-    if matches!(route, ("GET", AUTHORIZE_PATH) | ("POST", REGISTER_PATH)) {
+    if matches!(
+        route,
+        ("GET" | "POST", AUTHORIZE_PATH)
+            | ("POST", REGISTER_PATH)
+            | ("GET", CALLBACK_PATH | ATLASSIAN_CALLBACK_PATH)
+    ) {
         if let Some(refused) = over_limit(request, ports).await {
             return public_cors(refused);
         }
@@ -117,12 +122,27 @@ pub async fn handle(
 /// How long a caller over the limit is told to wait: the limiter's period.
 pub const RATE_LIMIT_RETRY_SECONDS: u64 = 60;
 
-/// A 429 for a caller past the per-address limit on registrations and authorization requests,
-/// the requests anyone may send before signing in. Without a limiter bound, requests go on (the
-/// limiter protects cost, and nothing these requests do is stored) and a warning is logged.
+/// The key a caller's sign-in requests are counted under: its IPv4 address, or the /64 prefix
+/// of its IPv6 address (one host usually holds a whole /64, and may pick any address in it).
+fn limit_key(address: &str) -> String {
+    match address.trim().parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V6(v6)) => {
+            let [a, b, c, d, ..] = v6.segments();
+            format!("oauth:{a:x}:{b:x}:{c:x}:{d:x}::/64")
+        }
+        Ok(std::net::IpAddr::V4(v4)) => format!("oauth:{v4}"),
+        Err(_) => "oauth:unknown".to_owned(),
+    }
+}
+
+/// A 429 for a caller past the per-address limit on the requests anyone may send before
+/// signing in: registrations, authorization requests, consent forms and the providers'
+/// callbacks (each callback costs a call to the provider with this server's client secret).
+/// Without a limiter bound, requests go on (the limiter protects cost, and nothing these
+/// requests do is stored) and a warning is logged.
 async fn over_limit(request: &HttpRequest, ports: Ports<'_>) -> Option<HttpResponse> {
-    let address = request.header("CF-Connecting-IP").unwrap_or("unknown");
-    match ports.limiter.admit(&format!("oauth:{address}")).await {
+    let key = limit_key(request.header("CF-Connecting-IP").unwrap_or(""));
+    match ports.limiter.admit(&key).await {
         Ok(true) => None,
         Ok(false) => {
             ports.log.event(
@@ -136,8 +156,8 @@ async fn over_limit(request: &HttpRequest, ports: Ports<'_>) -> Option<HttpRespo
                     &json!({
                         "error": "temporarily_unavailable",
                         "error_description": format!(
-                            "too many registrations or authorization requests from this address; \
-                             retry after {RATE_LIMIT_RETRY_SECONDS} seconds"
+                            "too many sign-in requests from this address; retry after \
+                             {RATE_LIMIT_RETRY_SECONDS} seconds"
                         ),
                     }),
                 )
@@ -354,5 +374,22 @@ pub async fn authenticate(
             );
             Err("Unauthorized: the access token cannot be checked right now; retry")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::limit_key;
+
+    #[test]
+    fn callers_are_counted_by_ipv4_address_or_ipv6_prefix() {
+        assert_eq!(limit_key("203.0.113.7"), "oauth:203.0.113.7");
+        assert_eq!(
+            limit_key("2001:db8:1:2:aaaa::1"),
+            limit_key("2001:DB8:1:2:ffff:1:2:3")
+        );
+        assert_ne!(limit_key("2001:db8:1:2::1"), limit_key("2001:db8:1:3::1"));
+        assert_eq!(limit_key(""), "oauth:unknown");
+        assert_eq!(limit_key("not an address"), "oauth:unknown");
     }
 }

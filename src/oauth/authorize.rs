@@ -22,8 +22,13 @@ use crate::ports::{CacheEntry, Level, Ports};
 use crate::upstream::path::form_urlencode;
 use serde::{Deserialize, Serialize};
 
-/// The cookie that binds one sign-in to the browser that was shown its consent page.
-const BROWSER_COOKIE: &str = "mcp_oauth_browser";
+/// The cookie that binds one sign-in to the browser that was shown its consent page, on an
+/// https issuer. The `__Host-` prefix makes browsers refuse it unless it was set by this origin
+/// over https with `Path=/` and no `Domain`, so neither a sibling subdomain nor a plain-http
+/// response can plant one whose value an outsider knows.
+const BROWSER_COOKIE_SECURE: &str = "__Host-mcp_oauth_browser";
+/// The same cookie on a loopback http issuer (a local run), where `__Host-` cannot be set.
+const BROWSER_COOKIE_LOCAL: &str = "mcp_oauth_browser";
 
 /// The longest `state` a client may send; it travels inside the identity provider's `state`.
 pub const MAX_CLIENT_STATE_LEN: usize = 512;
@@ -38,7 +43,7 @@ struct Pending {
     state: Option<String>,
     code_challenge: String,
     resource: String,
-    /// The value of the [`BROWSER_COOKIE`] set with the consent page.
+    /// The value of the binding cookie set with the consent page.
     browser: String,
     /// The PKCE verifier toward the identity provider, set once consent is given.
     #[serde(default)]
@@ -64,7 +69,7 @@ fn page(status: u16, body: &str) -> HttpResponse {
         .with_header("Cache-Control", "no-store")
         .with_header(
             "Content-Security-Policy",
-            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
         )
         .with_header("X-Frame-Options", "DENY")
         .with_header("Referrer-Policy", "no-referrer")
@@ -103,18 +108,26 @@ fn error_to_client(
     back_to_client(settings, pending, params)
 }
 
-/// The `Set-Cookie` value of the binding cookie: `HttpOnly`, `SameSite=Lax` (sent on the
-/// top-level redirects back from the providers, never on another site's POST), `Secure` on an
-/// https issuer, and scoped to the sign-in endpoints.
-fn browser_cookie(settings: &OAuthSettings, value: &str, max_age: u64) -> String {
-    let secure = if settings.issuer.starts_with("https://") {
-        "; Secure"
+/// The binding cookie's name for `settings`' issuer.
+fn browser_cookie_name(settings: &OAuthSettings) -> &'static str {
+    if settings.issuer.starts_with("https://") {
+        BROWSER_COOKIE_SECURE
     } else {
-        ""
+        BROWSER_COOKIE_LOCAL
+    }
+}
+
+/// The `Set-Cookie` value of the binding cookie: `HttpOnly`, `SameSite=Lax` (sent on the
+/// top-level redirects back from the providers, never on another site's POST), and on an https
+/// issuer `__Host-` with `Secure` and `Path=/`; a local run's is scoped to the sign-in paths.
+fn browser_cookie(settings: &OAuthSettings, value: &str, max_age: u64) -> String {
+    let name = browser_cookie_name(settings);
+    let scope = if name == BROWSER_COOKIE_SECURE {
+        "Path=/; Secure"
+    } else {
+        "Path=/oauth"
     };
-    format!(
-        "{BROWSER_COOKIE}={value}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"
-    )
+    format!("{name}={value}; {scope}; HttpOnly; SameSite=Lax; Max-Age={max_age}")
 }
 
 /// `GET /oauth/authorize`: checks the client, the redirect URI and the whole request, and shows
@@ -242,7 +255,7 @@ async fn open_pending(
             ))
         }
     };
-    if !same_browser(request, &pending) {
+    if !same_browser(settings, request, &pending) {
         ports.log.event(
             Level::Warn,
             "oauth_browser_mismatch",
@@ -319,21 +332,26 @@ fn redirect_owner(redirect_uri: &str) -> String {
     }
 }
 
+/// The value of the cookie `name`, when the request carries it exactly once: a second cookie of
+/// the same name (one planted for a longer path or a parent domain is sent first) makes the
+/// browser's own value ambiguous, so it counts as none.
 fn cookie<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
-    request
+    let mut found = request
         .headers
         .iter()
         .filter(|(k, _)| k.eq_ignore_ascii_case("Cookie"))
         .flat_map(|(_, v)| v.split(';'))
         .filter_map(|c| c.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v)
+        .filter(|(k, _)| *k == name)
+        .map(|(_, v)| v);
+    let first = found.next();
+    found.next().map_or(first, |_| None)
 }
 
 /// Whether `request` comes from the browser that was shown `pending`'s consent page: it holds
-/// the cookie set with the page (compared in constant time).
-fn same_browser(request: &HttpRequest, pending: &Pending) -> bool {
-    cookie(request, BROWSER_COOKIE)
+/// the cookie set with the page, once (compared in constant time).
+fn same_browser(settings: &OAuthSettings, request: &HttpRequest, pending: &Pending) -> bool {
+    cookie(request, browser_cookie_name(settings))
         .is_some_and(|c| constant_time_eq(pending.browser.as_bytes(), c.as_bytes()))
 }
 
@@ -396,7 +414,10 @@ pub async fn callback(
     let pending = match open_pending(settings, ports, Purpose::ProviderState, state, request).await
     {
         Ok(pending) => pending,
-        Err(page) => return page,
+        Err(page) => {
+            spend_refused_code(settings, state, &params, ports).await;
+            return page;
+        }
     };
     let Some(verifier) = pending.idp_verifier.as_deref() else {
         return error_page(400, "This sign-in request was never approved.");
@@ -436,6 +457,34 @@ pub async fn callback(
         };
     }
     issue_code(settings, &pending, signed_in, ports).await
+}
+
+/// Spends the provider's code of a callback refused because it came from another browser. The
+/// code was issued for whoever signed in at the provider, for the PKCE challenge sealed in the
+/// state; left unspent, anyone who later opened the refused URL in the browser that started the
+/// sign-in (the address of an error page is easily asked for, or logged) would finish that
+/// sign-in there. Exchanging it at the provider, and dropping what comes back, spends it.
+async fn spend_refused_code(
+    settings: &OAuthSettings,
+    state: &str,
+    params: &Params,
+    ports: Ports<'_>,
+) {
+    let Ok(Some(code)) = params.get("code") else {
+        return;
+    };
+    let Ok(pending) = sealed::open::<Pending>(settings, ports, Purpose::ProviderState, state).await
+    else {
+        return;
+    };
+    if let Some(verifier) = pending.idp_verifier.as_deref() {
+        let spent = idp::sign_in(settings, code, verifier, ports).await.is_ok();
+        ports.log.event(
+            Level::Warn,
+            "oauth_refused_code_spent",
+            &[("exchanged", spent.into())],
+        );
+    }
 }
 
 /// The end of a sign-in: the authorization code for `signed_in`, sent back to the client.
@@ -564,7 +613,7 @@ pub async fn atlassian_callback(
             "This sign-in request has expired or was already used; start again from your client.",
         );
     };
-    if !same_browser(request, &leg.pending) {
+    if !same_browser(settings, request, &leg.pending) {
         return error_page(
             403,
             "This answer from Atlassian does not belong to a sign-in started in this browser; \

@@ -96,6 +96,12 @@ fn client_from(metadata: Metadata, client_id: String) -> Result<Client, OAuthErr
         )));
     }
     for uri in &uris {
+        if !uri.is_ascii() {
+            return Err(OAuthError::invalid_redirect_uri(
+                "a redirect URI must be ASCII (percent-encode other characters), so that the \
+                 consent page shows it as the browser will open it",
+            ));
+        }
         if let Some(problem) = redirect_uri_problem(uri) {
             return Err(OAuthError::invalid_redirect_uri(problem));
         }
@@ -119,7 +125,7 @@ fn client_from(metadata: Metadata, client_id: String) -> Result<Client, OAuthErr
         .client_name
         .unwrap_or_default()
         .chars()
-        .filter(|c| !c.is_control())
+        .filter(|&c| !c.is_control() && !reorders_text(c))
         .take(MAX_NAME_CHARS)
         .collect();
     Ok(Client {
@@ -135,6 +141,13 @@ fn client_from(metadata: Metadata, client_id: String) -> Result<Client, OAuthErr
 
 /// The key under which registrations were once stored; still read so that clients registered
 /// then keep working until those records expire.
+/// True for the invisible characters that reorder or hide text (bidirectional controls,
+/// zero-width characters): in a client's name they could make the consent page read otherwise.
+fn reorders_text(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
 fn client_key(id: &str) -> String {
     format!("client:{id}")
 }
@@ -216,6 +229,10 @@ pub async fn resolve(
         });
     }
     if !is_metadata_url(client_id) {
+        // Only the 32 hex digits of an earlier stored registration can name one.
+        if client_id.len() != 32 || !client_id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(OAuthError::invalid_client("client_id is not registered"));
+        }
         let entry = ports
             .oauth
             .get(&client_key(client_id))

@@ -117,6 +117,12 @@ async function throughProvider(b, url) {
   return b.go(callback);
 }
 
+/** The worker's callback URL the provider sends a browser to from `providerUrl` (a fresh code). */
+async function victimCallback(providerUrl) {
+  const fromProvider = await fetch(providerUrl, { redirect: "manual" });
+  return fromProvider.headers.get("location");
+}
+
 /** True when the worker's answer sends the browser to `redirect` (with a code or an error). */
 const sendsTo = (response, redirect) => (response.headers.get("location") ?? "").startsWith(redirect);
 
@@ -127,6 +133,7 @@ test("an identity-provider link approved in the attacker's browser does not sign
   const { challenge } = pkce();
   const attacker = browser();
   const providerUrl = await approveIn(attacker, authorizeUrl(validParams(clientId, ATTACKER_REDIRECT, challenge)));
+  const approvedCookie = attacker.jar.get("mcp_oauth_browser");
   upstream.idp.login = VICTIM;
   // The victim opens it: no cookie of the worker's at all, or one from a sign-in of their own.
   const victim = browser();
@@ -140,6 +147,21 @@ test("an identity-provider link approved in the attacker's browser does not sign
   const withOwnCookie = await throughProvider(victim, providerUrl);
   assert.equal(withOwnCookie.status, 403, await withOwnCookie.text());
   assert.ok(!sendsTo(withOwnCookie, ATTACKER_REDIRECT));
+  // A cookie planted in the victim's browser with the attacker's value (sent before the
+  // victim's own, as a cookie for a longer path is) makes the browser ambiguous: refused.
+  const planted = await fetch(await victimCallback(providerUrl), {
+    redirect: "manual",
+    headers: { Cookie: `mcp_oauth_browser=${attacker.jar.get("mcp_oauth_browser")}; mcp_oauth_browser=${victim.jar.get("mcp_oauth_browser")}` },
+  });
+  assert.equal(planted.status, 403, await planted.text());
+  // The refused callback's URL, leaked and replayed in the attacker's browser, holds a spent
+  // code: the sign-in ends with an error, never a code.
+  const refusedUrl = await victimCallback(providerUrl);
+  assert.equal((await browser().go(refusedUrl)).status, 403);
+  const replayed = await attacker.go(refusedUrl);
+  assert.ok(sendsTo(replayed, ATTACKER_REDIRECT), `${replayed.status} ${replayed.headers.get("location")}`);
+  assert.equal(new URL(replayed.headers.get("location")).searchParams.get("code"), null);
+  attacker.jar.set("mcp_oauth_browser", approvedCookie);
   // The attacker's own browser finishing it signs in whoever the provider says, and that is
   // refused here because the attacker is not on the allow-list.
   upstream.idp.login = "mallory";
@@ -283,11 +305,27 @@ test("strangers write nothing: registrations and authorization requests leave th
   assert.equal((await kv.list()).keys.length, before, "an anonymous caller wrote to the OAUTH namespace");
 });
 
+test("a client cannot disguise its name or redirect on the consent page", async () => {
+  const r = await fetch(`${worker.url}/oauth/register`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ client_name: "Claude \u202Eedoc\u202C\u200B", redirect_uris: ["https://app.example/cb"] }),
+  });
+  assert.equal(r.status, 201);
+  const { client_id: clientId, client_name: name } = await r.json();
+  assert.equal(name, "Claude edoc");
+  const page = await (await fetch(authorizeUrl(validParams(clientId, "https://app.example/cb", pkce().challenge)))).text();
+  assert.doesNotMatch(page, /[\u202A-\u202E\u200B-\u200F]/);
+  const idn = await register(["https://\u0430pple.com/cb"]);
+  assert.equal(idn.status, 400);
+  assert.equal((await idn.json()).error, "invalid_redirect_uri");
+});
+
 test("a sealed registration is its own client id: tampered or forged ids are unknown clients", async () => {
   const clientId = await registered(["https://app.example/cb"]);
   assert.ok(clientId.startsWith("mcp_c_"), clientId);
   const flipped = clientId.slice(0, -3) + (clientId.at(-3) === "A" ? "B" : "A") + clientId.slice(-2);
-  for (const id of [flipped, `${clientId}x`, "mcp_c_", "0123456789abcdef0123456789abcdef"]) {
+  for (const id of [flipped, `${clientId}x`, "mcp_c_", "0123456789abcdef0123456789abcdef", "x".repeat(600)]) {
     const r = await fetch(authorizeUrl(validParams(id, "https://app.example/cb", pkce().challenge)), { redirect: "manual" });
     const body = await r.text();
     assert.equal(r.status, 400, id);
@@ -311,6 +349,15 @@ test("registrations and authorization requests are limited per address, with Ret
   const authorize = await fetch(`${limited.url}/oauth/authorize?client_id=x`, { headers: address, redirect: "manual" });
   assert.equal(authorize.status, 429);
   assert.equal(authorize.headers.get("location"), null);
+  for (const [method, path] of [["POST", "/oauth/authorize"], ["GET", "/oauth/callback?state=x&code=y"]]) {
+    const r = await fetch(`${limited.url}${path}`, { method, headers: address, redirect: "manual" });
+    assert.equal(r.status, 429, `${method} ${path}`);
+  }
+  // An IPv6 caller is counted by its /64: another address in it does not start afresh.
+  const v6 = (n) => ({ "CF-Connecting-IP": `2001:db8:5:6::${n}` });
+  const v6Statuses = [];
+  for (let i = 0; i <= LIMIT; i++) v6Statuses.push((await register(["http://127.0.0.1:9/cb"], limited.url, v6(i + 1))).status);
+  assert.deepEqual(v6Statuses, [...Array(LIMIT).fill(201), 429]);
   // The token endpoint, which a signed-in client needs, is not limited this way.
   const token = await fetch(`${limited.url}/oauth/token`, {
     method: "POST",

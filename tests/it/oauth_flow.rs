@@ -562,7 +562,10 @@ fn a_consent_or_callback_from_another_browser_never_reaches_the_provider() {
     );
     assert_eq!(response.status, 400);
     assert!(response.header("Location").is_none());
-    // Approved in one browser, the provider's answer opened in another: refused on a page.
+    // Approved in one browser, the provider's answer opened in another (with no cookie, another
+    // value, or the starting browser's value planted before its own, as a cookie for a longer
+    // path or a parent domain is sent): refused on a page, and the provider's code is spent, so
+    // the refused URL is worth nothing in the browser that started it.
     let response = send_on(
         &server,
         &env,
@@ -577,7 +580,14 @@ fn a_consent_or_callback_from_another_browser_never_reaches_the_provider() {
         ),
     );
     let state = query_param(&location(&response), "state").unwrap();
-    for other in ["", "mcp_oauth_browser=someone-else"] {
+    assert!(env.oauth.dump().is_empty(), "{:?}", env.oauth.dump());
+    let planted = format!("{cookie}; __Host-mcp_oauth_browser=the-victims-own");
+    for other in [
+        "",
+        "__Host-mcp_oauth_browser=someone-else",
+        planted.as_str(),
+    ] {
+        let before = env.http.sent().len();
         let response = send_on(
             &server,
             &env,
@@ -590,10 +600,49 @@ fn a_consent_or_callback_from_another_browser_never_reaches_the_provider() {
         );
         assert_eq!(response.status, 403, "{other}");
         assert!(response.header("Location").is_none());
+        let exchanges: Vec<String> = env.http.sent()[before..]
+            .iter()
+            .filter(|r| r.url.ends_with("/login/oauth/access_token"))
+            .map(|r| String::from_utf8_lossy(r.body.as_deref().unwrap_or_default()).into_owned())
+            .collect();
+        assert_eq!(exchanges.len(), 1, "{other}: the code is spent once");
+        assert!(exchanges[0].contains("code=c&"), "{}", exchanges[0]);
     }
-    assert!(env.http.sent().is_empty(), "the provider was called");
     // Nothing was stored for any of it.
     assert!(env.oauth.dump().is_empty(), "{:?}", env.oauth.dump());
+}
+
+#[test]
+fn the_binding_cookie_is_host_only_and_secure_on_an_https_issuer() {
+    let server = oauth_server();
+    let env = FakeEnv::with_http(github("octocat"));
+    let client_id = register(&server, &env);
+    let response = send_on(
+        &server,
+        &env,
+        http(
+            "GET",
+            &format!("/oauth/authorize?{}", authorize_query(&client_id, REDIRECT)),
+            &[],
+            "",
+        ),
+    );
+    let set = response.header("Set-Cookie").unwrap();
+    let attributes: Vec<&str> = set.split("; ").collect();
+    assert!(
+        attributes[0].starts_with("__Host-mcp_oauth_browser="),
+        "{set}"
+    );
+    for wanted in [
+        "Path=/",
+        "Secure",
+        "HttpOnly",
+        "SameSite=Lax",
+        "Max-Age=600",
+    ] {
+        assert!(attributes.contains(&wanted), "{wanted} in {set}");
+    }
+    assert!(!set.contains("Domain"), "{set}");
 }
 
 const ATLASSIAN_CLOUD: &str = "11111111-2222-3333-4444-555555555555";
