@@ -545,6 +545,51 @@ mod tests {
         }
     }
 
+    #[test]
+    fn an_approver_named_by_alias_or_provider_group_decides_and_the_entry_is_kept() {
+        let mut book = Book::default();
+        let mut r = request("apr_1", "github~1", "h", 0);
+        r.approvers = vec!["Carol".into(), "github:acme".into()];
+        call(&mut book, r.clone());
+        let decide_as = |book: &mut Book, name: &str, aliases: &[&str]| {
+            let op = Op::Decide {
+                now_ms: 1,
+                id: "apr_1".into(),
+                approver: name.into(),
+                aliases: aliases.iter().map(|a| a.to_string()).collect(),
+                approve: true,
+                reason: None,
+            };
+            match book.apply(op).0 {
+                Reply::Decided { result } => result,
+                other => panic!("{other:?}"),
+            }
+        };
+        // A login that is not the approver's alias, or an organisation they are not in: refused.
+        assert_eq!(
+            decide_as(&mut book, "github~2", &["dave", "github:other"]),
+            Err(Refusal::NotApprover)
+        );
+        let listed = |book: &mut Book, aliases: &[&str]| {
+            let op = Op::Pending {
+                now_ms: 1,
+                approver: "github~3".into(),
+                aliases: aliases.iter().map(|a| a.to_string()).collect(),
+            };
+            match book.apply(op).0 {
+                Reply::Pending { records, .. } => records.len(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(listed(&mut book, &["GitHub:ACME"]), 1);
+        assert_eq!(listed(&mut book, &["github:acme-evil"]), 0);
+        let decided = decide_as(&mut book, "github~3", &["carol", "github:acme"]).unwrap();
+        assert_eq!(decided.decided_by.as_deref(), Some("github~3"));
+        assert_eq!(decided.decided_as.as_deref(), Some("Carol"));
+        // The approval holds while the approver list still names that entry.
+        assert!(matches!(call(&mut book, r), CallOutcome::Run { .. }));
+    }
+
     fn call(book: &mut Book, request: Record) -> CallOutcome {
         let now_ms = request.created_at_ms;
         match book.apply(Op::Call { now_ms, request }).0 {

@@ -188,4 +188,29 @@ mod tests {
             oidc_principal("https://b.example/u", "1")
         );
     }
+
+    #[test]
+    fn admit_checks_the_name_the_static_names_and_the_allow_list() {
+        let mut settings = crate::oauth::store::tests::settings();
+        settings.allow.users = vec!["octocat".into()];
+        settings.allow.groups = vec!["acme".into()];
+        settings.allow.static_names = vec!["ci".into()];
+        let person = |principal: &str, attributes: &[&str]| SignedIn {
+            principal: principal.into(),
+            groups: attributes.iter().map(|a| a.to_string()).collect(),
+            upstream: Vec::new(),
+        };
+        assert!(admit(&settings, &person("github~1", &["login:OctoCat"])).is_ok());
+        assert!(admit(&settings, &person("github~2", &["login:x", "github:acme"])).is_ok());
+        let refused = [
+            person("octocat", &["login:octocat"]),
+            person("github~3", &["login:ci", "github:acme"]),
+            person("github~4", &["login:mallory", "github:other"]),
+            person(&oidc_principal("u", "5"), &["email:octocat@example.com"]),
+        ];
+        for p in refused {
+            let err = admit(&settings, &p).unwrap_err();
+            assert_eq!(err.code, "access_denied", "{p:?}");
+        }
+    }
 }

@@ -704,7 +704,7 @@ pub struct GrantIdentity {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::config::{Config, MCP_OAUTH_ISSUER};
     use crate::ports::fake::FakeEnv;
@@ -714,7 +714,8 @@ mod tests {
     const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
     const REDIRECT: &str = "http://127.0.0.1:3000/callback";
 
-    fn settings() -> OAuthSettings {
+    /// GitHub sign-in settings admitting `alice`.
+    pub(in crate::oauth) fn settings() -> OAuthSettings {
         let pairs = [
             (MCP_OAUTH_ISSUER, "https://mcp.example.com"),
             (

@@ -384,6 +384,26 @@ mod tests {
     }
 
     #[test]
+    fn provider_groups_logins_addresses_and_stable_names_need_no_definition() {
+        let doc = r#"{"groups": {"release": ["carol@example.com", "github~583231"]},
+            "rules": [{"id": "a", "match": {"groups": ["github:acme", "oidc:Release Managers/EU"],
+                       "principals": ["octo-cat", "ann+ci@example.com", "oidc~0123456789abcdef0123456789abcdef"]},
+                       "effect": "allow"},
+                      {"id": "b", "effect": "approval_required",
+                       "approvers": {"groups": ["github:acme", "release"]}}]}"#;
+        let policy = parse(doc, &settings).unwrap();
+        assert_eq!(
+            policy.rules[0].groups.as_deref(),
+            Some(
+                &[
+                    "github:acme".to_owned(),
+                    "oidc:Release Managers/EU".to_owned()
+                ][..]
+            )
+        );
+    }
+
+    #[test]
     fn errors_name_the_entry_and_the_problem() {
         let cases = [
             (
@@ -462,6 +482,31 @@ mod tests {
             (
                 r#"{"groups": {"g": ["bad name"]}, "rules": []}"#,
                 "not a principal name",
+            ),
+            (
+                r#"{"groups": {"acme": []}, "rules": []}"#,
+                "groups.acme lists nobody: a group of the identity provider is named directly \
+                 in rules and approvers as github:acme",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "match": {"groups": ["acme"]}, "effect": "allow"}]}"#,
+                "written github:acme or oidc:acme",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "match": {"groups": ["github:a b"]}, "effect": "allow"}]}"#,
+                "\"github:a b\" is not a provider group",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "effect": "approval_required", "approvers": {"groups": ["oidc:"]}}]}"#,
+                "is not a provider group",
+            ),
+            (
+                r#"{"groups": {"github:acme": ["x"]}, "rules": []}"#,
+                "group name \"github:acme\" must be",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "match": {"principals": ["gh:1"]}, "effect": "allow"}]}"#,
+                "not a principal name (a static token's principal, a GitHub login",
             ),
         ];
         for (doc, expected) in cases {
