@@ -54,6 +54,14 @@ const github = await oauthWorker({
   MCP_POLICY: JSON.stringify(GITHUB_POLICY),
 });
 
+// The same document group, in a policy without namespaced groups (as one written before them).
+const plain = await oauthWorker({
+  MCP_OAUTH_PROVIDER: "github",
+  MCP_OAUTH_GITHUB_URL: upstream.url,
+  MCP_OAUTH_ALLOWED_GROUPS: "acme,platform",
+  MCP_POLICY: JSON.stringify({ groups: GITHUB_POLICY.groups, rules: [GITHUB_POLICY.rules[0]] }),
+});
+
 const OIDC_POLICY = {
   rules: [
     { id: "no-logs", match: { tools: ["github_get_job_logs"] }, effect: "deny" },
@@ -68,7 +76,7 @@ const oidc = await oauthWorker({
   MCP_OAUTH_ALLOWED_USERS: "eve@example.com",
   MCP_POLICY: JSON.stringify(OIDC_POLICY),
 });
-after(async () => { await github.close(); await oidc.close(); await upstream.close(); });
+after(async () => { await github.close(); await plain.close(); await oidc.close(); await upstream.close(); });
 
 /** Sets who the fake provider signs in next, and what it says about them. */
 function person({ login = "octocat", id = 583231, orgs = ["acme"], claims = { sub: "user-1" } } = {}) {
@@ -143,9 +151,11 @@ test("a GitHub principal is the numeric user id, and the login matches as a veri
 
 test("a GitHub organisation named like a policy group does not join it; github:acme names the organisation", async () => {
   person({ login: "mallory", id: 31337, orgs: ["platform", "acme"] });
-  const { tokens } = await signInForTokens(github.url, upstream.url);
-  const denied = refusal(await callAs(github, tokens.access_token, "github_list_workflow_runs", RUNS));
+  const { tokens: first } = await signInForTokens(plain.url, upstream.url);
+  const denied = refusal(await callAs(plain, first.access_token, "github_list_workflow_runs", RUNS));
   assert.equal(denied.rule, null, "no rule matched: the document's platform group is alice only");
+  const { tokens } = await signInForTokens(github.url, upstream.url);
+  assert.equal(refusal(await callAs(github, tokens.access_token, "github_list_workflow_runs", RUNS)).rule, null);
   const jobs = await callAs(github, tokens.access_token, "github_list_workflow_jobs", JOBS);
   assert.notEqual(jobs._meta?.code, "policy_denied", JSON.stringify(jobs).slice(0, 400));
 });
