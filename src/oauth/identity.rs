@@ -78,11 +78,13 @@ pub(super) async fn recheck(
                 .await
         }
         Err(reason) => {
+            let aliases = split_attributes(&grant.attributes).0.join(" ");
             ports.log.event(
                 Level::Warn,
                 "oauth_refresh_refused",
                 &[
                     ("principal", (&grant.principal).into()),
+                    ("aliases", (&aliases).into()),
                     ("reason", (&reason).into()),
                 ],
             );
@@ -109,6 +111,7 @@ async fn reread(
     };
     let token = match renewed(settings, &upstream[at], ports).await {
         Ok(token) => token,
+        Err(e) if e.code == "server_error" => return Err(e),
         Err(e) => {
             return Ok(Err(format!(
                 "your identity-provider token has expired and cannot be renewed ({})",

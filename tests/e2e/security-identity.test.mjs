@@ -214,3 +214,15 @@ test("an OpenID Connect e-mail address counts only when the provider verified it
   assert.equal(status, 400, JSON.stringify(body));
   assert.equal(body.error, "invalid_grant");
 });
+
+test("GitHub down at a refresh refuses it for now and revokes nothing", async () => {
+  person({ login: "steady", id: 6161, orgs: ["acme"] });
+  const { clientId, tokens } = await signInForTokens(github.url, upstream.url);
+  upstream.fault({ path: /^\/user$/, status: 503, times: 1 });
+  const [status, body] = await refresh(github, clientId, tokens.refresh_token);
+  assert.equal(status, 500, JSON.stringify(body));
+  assert.equal(body.error, "server_error");
+  // The same refresh token still redeems once GitHub answers again.
+  const [ok, renewed] = await refresh(github, clientId, tokens.refresh_token);
+  assert.equal(ok, 200, JSON.stringify(renewed));
+});
