@@ -4,6 +4,7 @@
 //! approval to one call, and one log line per event. Each operation is one atomic op on the
 //! ledger ([`crate::ledger`]), so an approval is consumed by exactly one call, globally.
 
+use crate::auth::Principal;
 use crate::hex::hex;
 use crate::ledger::{CallOutcome, Op, Refusal, Reply};
 use crate::ports::{Level, Ports, StoreError};
@@ -128,18 +129,19 @@ impl<'a> Approvals<'a> {
         }
     }
 
-    /// Approves or denies `id` as `approver`.
+    /// Approves or denies `id` as `approver`, an approver under any of their names.
     pub async fn decide(
         &self,
         id: &str,
-        approver: &str,
+        approver: &Principal,
         approve: bool,
         reason: Option<String>,
     ) -> Result<Record, ApprovalError> {
         let op = Op::Decide {
             now_ms: self.ports.clock.now_ms(),
             id: id.to_owned(),
-            approver: approver.to_owned(),
+            approver: approver.name().to_owned(),
+            aliases: other_names(approver),
             approve,
             reason,
         };
@@ -151,16 +153,31 @@ impl<'a> Approvals<'a> {
 
     /// The pending requests `approver` may decide (not their own), oldest first, at most
     /// [`LIST_LIMIT`], and how many more there are.
-    pub async fn pending_for(&self, approver: &str) -> Result<(Vec<Record>, usize), ApprovalError> {
+    pub async fn pending_for(
+        &self,
+        approver: &Principal,
+    ) -> Result<(Vec<Record>, usize), ApprovalError> {
         let op = Op::Pending {
             now_ms: self.ports.clock.now_ms(),
-            approver: approver.to_owned(),
+            approver: approver.name().to_owned(),
+            aliases: other_names(approver),
         };
         match self.ports.approvals.apply(op).await? {
             Reply::Pending { records, omitted } => Ok((records, omitted)),
             _ => Err(ApprovalError::Protocol),
         }
     }
+}
+
+/// The names besides its own that a policy's approver list may know `principal` by: its
+/// verified aliases and its namespaced provider groups.
+fn other_names(principal: &Principal) -> Vec<String> {
+    principal
+        .aliases()
+        .iter()
+        .chain(principal.groups())
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]

@@ -10,12 +10,62 @@ use std::ops::BitXor;
 pub const ANONYMOUS: &str = "anonymous";
 
 /// Who is calling: the principal named in `MCP_AUTH_TOKENS` whose token the request presented,
-/// or a person signed in with OAuth, who may also bring groups and upstream tokens of their own.
+/// or a person signed in with OAuth, who is named by a stable identifier and may also bring
+/// verified aliases, provider groups and upstream tokens of their own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Principal {
     name: String,
+    aliases: Vec<String>,
     groups: Vec<String>,
     personal: Vec<PersonalToken>,
+}
+
+/// The namespace of a GitHub organisation among a person's provider groups (`github:acme`).
+pub const GITHUB_GROUP: &str = "github:";
+/// The namespace of an OpenID Connect group claim's entries (`oidc:engineering`).
+pub const OIDC_GROUP: &str = "oidc:";
+/// The namespace of a verified GitHub login among a person's attributes (`login:octocat`).
+pub const LOGIN_ALIAS: &str = "login:";
+/// The namespace of a verified e-mail address among a person's attributes (`email:a@b.example`).
+pub const EMAIL_ALIAS: &str = "email:";
+
+/// The separator of a signed-in person's stable name (`github~583231`, `oidc~<hash>`): outside
+/// the static-name syntax, so the two never collide, and unlike `:` never a namespace.
+pub const STABLE_SEPARATOR: char = '~';
+
+/// True for a provider group in its namespace: `github:` with an organisation's name, or
+/// `oidc:` with 1 to 128 visible characters (group names there may hold spaces and slashes).
+pub fn valid_provider_group(group: &str) -> bool {
+    if let Some(org) = group.strip_prefix(GITHUB_GROUP) {
+        (1..=64).contains(&org.len())
+            && org
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    } else if let Some(name) = group.strip_prefix(OIDC_GROUP) {
+        (1..=128).contains(&name.chars().count())
+            && !name.chars().any(char::is_control)
+            && name.trim() == name
+    } else {
+        false
+    }
+}
+
+/// True for an alias a sign-in may carry (a GitHub login or an e-mail address): what a policy
+/// or allow-list may name, never containing `:` or the stable separator, so it is never taken
+/// for a namespaced group or a stable name.
+pub fn valid_alias(alias: &str) -> bool {
+    (1..=254).contains(&alias.len())
+        && alias
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@' | b'+'))
+        && alias != ANONYMOUS
+}
+
+/// True for a name a policy document or allow-list may use for a principal: a static token's
+/// name, a GitHub login or e-mail address (matched against verified aliases), or a signed-in
+/// person's stable name.
+pub fn valid_principal_reference(name: &str) -> bool {
+    valid_alias(name) || valid_signed_in_name(name)
 }
 
 /// A person's own token at an upstream vendor, obtained when they signed in. `Debug` hides the
@@ -38,24 +88,47 @@ impl Principal {
     pub fn named(name: &str) -> Principal {
         Principal {
             name: name.to_owned(),
+            aliases: Vec::new(),
             groups: Vec::new(),
             personal: Vec::new(),
         }
     }
 
-    /// A person signed in with OAuth: the identity provider's `groups` and their own upstream
-    /// tokens.
-    pub fn signed_in(name: &str, groups: Vec<String>, personal: Vec<PersonalToken>) -> Principal {
+    /// A person signed in with OAuth under the stable `name`, with what the identity provider
+    /// verified about them: namespaced `attributes` (provider groups such as `github:acme`,
+    /// aliases such as `login:octocat` or `email:a@b.example`; others are ignored), and their
+    /// own upstream tokens.
+    pub fn signed_in(name: &str, attributes: &[String], personal: Vec<PersonalToken>) -> Principal {
+        let (aliases, groups) = split_attributes(attributes);
         Principal {
             name: name.to_owned(),
+            aliases,
             groups,
             personal,
         }
     }
 
-    /// The identity provider's groups of a signed-in person (empty for a static token).
+    /// The identity provider's groups of a signed-in person, namespaced (`github:acme`); empty
+    /// for a static token.
     pub fn groups(&self) -> &[String] {
         &self.groups
+    }
+
+    /// The verified aliases of a signed-in person (their GitHub login, their verified e-mail);
+    /// empty for a static token.
+    pub fn aliases(&self) -> &[String] {
+        &self.aliases
+    }
+
+    /// True when a policy or allow-list entry naming `who` means this principal: its own name
+    /// exactly, or one of its aliases in any case (logins and e-mail addresses ignore case).
+    pub fn answers_to(&self, who: &str) -> bool {
+        self.name == who || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(who))
+    }
+
+    /// True when the principal is in the namespaced provider `group` (any case).
+    pub fn in_provider_group(&self, group: &str) -> bool {
+        self.groups.iter().any(|g| g.eq_ignore_ascii_case(group))
     }
 
     /// The person's own token for `vendor`, if they signed in with one.
@@ -189,6 +262,14 @@ impl TokenTable {
             .any(|(p, _)| p.name().eq_ignore_ascii_case(name))
     }
 
+    /// The principals' names, once each.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.entries.iter().map(|(p, _)| p.name.clone()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
     /// The number of principals.
     pub fn principal_count(&self) -> usize {
         let mut names: Vec<&str> = self.entries.iter().map(|(p, _)| p.name()).collect();
@@ -278,14 +359,41 @@ where
     std::hint::black_box(diff) == 0
 }
 
-/// True for a principal name a sign-in may produce: the static syntax plus `@` and `+`, so an
-/// e-mail address can name a person. Such names are safe as storage-key components too.
+/// A person's verified attributes split into aliases and provider groups (namespace kept);
+/// malformed entries are dropped.
+pub fn split_attributes(attributes: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut aliases = Vec::new();
+    let mut groups = Vec::new();
+    for a in attributes {
+        if let Some(alias) = a
+            .strip_prefix(LOGIN_ALIAS)
+            .or_else(|| a.strip_prefix(EMAIL_ALIAS))
+        {
+            if valid_alias(alias) {
+                aliases.push(alias.to_owned());
+            }
+        } else if valid_provider_group(a) {
+            groups.push(a.clone());
+        }
+    }
+    (aliases, groups)
+}
+
+/// True for a principal name a sign-in may produce: a stable name (`github~` and a user id,
+/// `oidc~` and 32 hex digits), or a verified e-mail address when the deployment chose that
+/// claim. None of them fits the static syntax (each has `~` or `@`), and each is safe as a
+/// storage-key component: keys hash principal names, and none holds a `:`.
 pub fn valid_signed_in_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@' | b'+'))
-        && name != ANONYMOUS
+    match name.split_once(STABLE_SEPARATOR) {
+        Some(("github", id)) => {
+            (1..=20).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_digit())
+        }
+        Some(("oidc", hash)) => {
+            hash.len() == 32 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        }
+        Some(_) => false,
+        None => name.len() <= 64 && name.contains('@') && valid_alias(name),
+    }
 }
 
 fn valid_principal_name(name: &str) -> bool {

@@ -7,8 +7,8 @@
 use crate::auth::TokenTable;
 use crate::memory::DEFAULT_BUDGET_BYTES;
 use crate::oauth::settings::{
-    self as oauth, AllowList, AtlassianApp, GrantKey, OAuthSettings, OidcProvider, Provider,
-    ATLASSIAN_API_DEFAULT, ATLASSIAN_AUTH_DEFAULT, ATLASSIAN_SCOPES_DEFAULT,
+    self as oauth, AllowList, AtlassianApp, GrantKey, OAuthSettings, OidcProvider, PrincipalClaim,
+    Provider, ATLASSIAN_API_DEFAULT, ATLASSIAN_AUTH_DEFAULT, ATLASSIAN_SCOPES_DEFAULT,
     DEFAULT_ACCESS_TTL_SECONDS, DEFAULT_REFRESH_TTL_SECONDS, GITHUB_WEB_DEFAULT,
     MIN_ENCRYPTION_KEY_LEN,
 };
@@ -97,7 +97,7 @@ pub const MCP_OAUTH_OIDC_TOKEN_URL: &str = "MCP_OAUTH_OIDC_TOKEN_URL";
 pub const MCP_OAUTH_OIDC_USERINFO_URL: &str = "MCP_OAUTH_OIDC_USERINFO_URL";
 /// The scopes requested from the OpenID Connect provider.
 pub const MCP_OAUTH_OIDC_SCOPES: &str = "MCP_OAUTH_OIDC_SCOPES";
-/// The OpenID Connect claim that names the principal.
+/// What names an OpenID Connect principal: `sub` (default) or `email` (verified only).
 pub const MCP_OAUTH_PRINCIPAL_CLAIM: &str = "MCP_OAUTH_PRINCIPAL_CLAIM";
 /// The OpenID Connect claim listing the person's groups.
 pub const MCP_OAUTH_GROUPS_CLAIM: &str = "MCP_OAUTH_GROUPS_CLAIM";
@@ -244,11 +244,13 @@ pub const APPROVAL_TTL_SECONDS: Bounds = Bounds {
     max: 86_400,
 };
 
-/// `MCP_OAUTH_ACCESS_TTL_SECONDS`: default one hour, clamped to 5 minutes..=1 day.
+/// `MCP_OAUTH_ACCESS_TTL_SECONDS`: default one hour, clamped to 5 minutes..=1 hour. An access
+/// token outlives a person's removal from the allow-list or an organisation by up to this long,
+/// since only a refresh asks the identity provider again.
 pub const OAUTH_ACCESS_TTL_SECONDS: Bounds = Bounds {
     default: DEFAULT_ACCESS_TTL_SECONDS,
     min: 300,
-    max: 86_400,
+    max: 3_600,
 };
 
 /// `MCP_OAUTH_REFRESH_TTL_SECONDS`: default 30 days, clamped to 1 hour..=90 days.
@@ -399,6 +401,9 @@ impl Config {
             config.upstream.atlassian_base_url.as_deref(),
         )?;
         config.clamped.extend(clamped);
+        if let Some(oauth) = config.oauth.as_mut() {
+            oauth.allow.static_names = config.auth_tokens.names();
+        }
         if let Some(text) = get(LOG_REDIRECT_HOSTS) {
             config.upstream.log_hosts = LogHosts::parse(&text).map_err(|reason| ConfigError {
                 setting: LOG_REDIRECT_HOSTS,
@@ -523,7 +528,8 @@ fn oauth_settings(
                 |s| s.trim().to_owned(),
             ),
             principal_claim: get(MCP_OAUTH_PRINCIPAL_CLAIM)
-                .map_or_else(|| "email".to_owned(), |s| s.trim().to_owned()),
+                .map_or(Ok(PrincipalClaim::Subject), |s| PrincipalClaim::parse(&s))
+                .map_err(|r| fail(MCP_OAUTH_PRINCIPAL_CLAIM, r))?,
             groups_claim: get(MCP_OAUTH_GROUPS_CLAIM).map(|s| s.trim().to_owned()),
         }),
         other => {
@@ -548,6 +554,7 @@ fn oauth_settings(
         users: list(MCP_OAUTH_ALLOWED_USERS),
         groups: list(MCP_OAUTH_ALLOWED_GROUPS),
         domains: list(MCP_OAUTH_ALLOWED_DOMAINS),
+        static_names: Vec::new(),
     };
     if allow.is_empty() {
         return Err(fail(

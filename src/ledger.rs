@@ -78,6 +78,10 @@ pub struct Record {
     pub expires_at_ms: u64,
     /// Who decided it.
     pub decided_by: Option<String>,
+    /// The entry of `approvers` the decider was, when it is not their name (a verified alias
+    /// such as a GitHub login, or a provider group such as `github:acme`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_as: Option<String>,
     /// The approver's reason.
     pub decision_reason: Option<String>,
 }
@@ -114,8 +118,9 @@ impl Record {
         self.rule == request.rule
             && self.identity == request.identity
             && self
-                .decided_by
+                .decided_as
                 .as_ref()
+                .or(self.decided_by.as_ref())
                 .is_some_and(|by| request.approvers.contains(by))
     }
 }
@@ -207,8 +212,11 @@ pub enum Op {
         now_ms: u64,
         /// The request.
         id: String,
-        /// Who decides.
+        /// Who decides: their principal name.
         approver: String,
+        /// The other names they answer to (see [`approver_entry`]).
+        #[serde(default)]
+        aliases: Vec<String>,
         /// True approves.
         approve: bool,
         /// Why.
@@ -219,9 +227,31 @@ pub enum Op {
     Pending {
         /// Now, Unix ms.
         now_ms: u64,
-        /// Who lists.
+        /// Who lists: their principal name.
         approver: String,
+        /// The other names they answer to (see [`approver_entry`]).
+        #[serde(default)]
+        aliases: Vec<String>,
     },
+}
+
+/// The entry of `approvers` that means the principal called `name` who also answers to
+/// `aliases` (verified aliases and namespaced provider groups, which ignore case); the name
+/// itself is preferred.
+pub fn approver_entry<'a>(
+    approvers: &'a [String],
+    name: &str,
+    aliases: &[String],
+) -> Option<&'a str> {
+    approvers
+        .iter()
+        .find(|a| *a == name)
+        .or_else(|| {
+            approvers
+                .iter()
+                .find(|a| aliases.iter().any(|b| b.eq_ignore_ascii_case(a)))
+        })
+        .map(String::as_str)
 }
 
 impl Op {
@@ -334,20 +364,23 @@ impl Book {
             Op::Decide {
                 id,
                 approver,
+                aliases,
                 approve,
                 reason,
                 ..
             } => Reply::Decided {
-                result: self.decide(&id, &approver, approve, reason, &mut changes),
+                result: self.decide(&id, (&approver, &aliases), approve, reason, &mut changes),
             },
-            Op::Pending { approver, .. } => {
+            Op::Pending {
+                approver, aliases, ..
+            } => {
                 let mut records: Vec<Record> = self
                     .records
                     .values()
                     .filter(|r| {
                         r.status == Status::Pending
                             && r.requester != approver
-                            && r.approvers.contains(&approver)
+                            && approver_entry(&r.approvers, &approver, &aliases).is_some()
                     })
                     .cloned()
                     .collect();
@@ -437,6 +470,7 @@ impl Book {
         let record = Record {
             status: Status::Pending,
             decided_by: None,
+            decided_as: None,
             decision_reason: None,
             ..request
         };
@@ -452,7 +486,7 @@ impl Book {
     fn decide(
         &mut self,
         id: &str,
-        approver: &str,
+        (approver, aliases): (&str, &[String]),
         approve: bool,
         reason: Option<String>,
         changes: &mut Vec<Change>,
@@ -461,9 +495,10 @@ impl Book {
         if record.requester == approver {
             return Err(Refusal::SelfApproval);
         }
-        if !record.approvers.iter().any(|a| a == approver) {
+        let Some(entry) = approver_entry(&record.approvers, approver, aliases) else {
             return Err(Refusal::NotApprover);
-        }
+        };
+        let decided_as = (entry != approver).then(|| entry.to_owned());
         if record.status != Status::Pending {
             return Err(Refusal::AlreadyDecided {
                 status: record.status,
@@ -475,6 +510,7 @@ impl Book {
             Status::Denied
         };
         record.decided_by = Some(approver.to_owned());
+        record.decided_as = decided_as;
         record.decision_reason = reason;
         changes.push(Change::Put(record.clone()));
         Ok(record.clone())
@@ -504,8 +540,54 @@ mod tests {
             created_at_ms: now,
             expires_at_ms: now + HOUR,
             decided_by: None,
+            decided_as: None,
             decision_reason: None,
         }
+    }
+
+    #[test]
+    fn an_approver_named_by_alias_or_provider_group_decides_and_the_entry_is_kept() {
+        let mut book = Book::default();
+        let mut r = request("apr_1", "github~1", "h", 0);
+        r.approvers = vec!["Carol".into(), "github:acme".into()];
+        call(&mut book, r.clone());
+        let decide_as = |book: &mut Book, name: &str, aliases: &[&str]| {
+            let op = Op::Decide {
+                now_ms: 1,
+                id: "apr_1".into(),
+                approver: name.into(),
+                aliases: aliases.iter().map(|a| a.to_string()).collect(),
+                approve: true,
+                reason: None,
+            };
+            match book.apply(op).0 {
+                Reply::Decided { result } => result,
+                other => panic!("{other:?}"),
+            }
+        };
+        // A login that is not the approver's alias, or an organisation they are not in: refused.
+        assert_eq!(
+            decide_as(&mut book, "github~2", &["dave", "github:other"]),
+            Err(Refusal::NotApprover)
+        );
+        let listed = |book: &mut Book, aliases: &[&str]| {
+            let op = Op::Pending {
+                now_ms: 1,
+                approver: "github~3".into(),
+                aliases: aliases.iter().map(|a| a.to_string()).collect(),
+            };
+            match book.apply(op).0 {
+                Reply::Pending { records, .. } => records.len(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(listed(&mut book, &["GitHub:ACME"]), 1);
+        assert_eq!(listed(&mut book, &["github:acme-evil"]), 0);
+        let decided = decide_as(&mut book, "github~3", &["carol", "github:acme"]).unwrap();
+        assert_eq!(decided.decided_by.as_deref(), Some("github~3"));
+        assert_eq!(decided.decided_as.as_deref(), Some("Carol"));
+        // The approval holds while the approver list still names that entry.
+        assert!(matches!(call(&mut book, r), CallOutcome::Run { .. }));
     }
 
     fn call(book: &mut Book, request: Record) -> CallOutcome {
@@ -521,6 +603,7 @@ mod tests {
             now_ms,
             id: id.into(),
             approver: approver.into(),
+            aliases: Vec::new(),
             approve: true,
             reason: None,
         };
@@ -534,6 +617,7 @@ mod tests {
         let op = Op::Pending {
             now_ms,
             approver: approver.into(),
+            aliases: Vec::new(),
         };
         match book.apply(op).0 {
             Reply::Pending { records, omitted } => {
@@ -685,6 +769,7 @@ mod tests {
         let (_, changes) = book.apply(Op::Pending {
             now_ms: HOUR,
             approver: "carol".into(),
+            aliases: Vec::new(),
         });
         assert_eq!(changes, vec![Change::Delete("apr_1".into())]);
         assert!(book.is_empty());

@@ -12,6 +12,7 @@ pub mod authorize;
 pub mod client;
 pub mod error;
 pub mod form;
+pub mod identity;
 pub mod idp;
 pub mod metadata;
 pub mod sealed;
@@ -192,7 +193,8 @@ fn form_body(request: &HttpRequest) -> Result<form::Params, OAuthError> {
     form::Params::parse(text)
 }
 
-/// `POST /oauth/token`: the code and refresh grants for public clients.
+/// `POST /oauth/token`: the code and refresh grants for public clients. A refresh first asks the
+/// identity provider about the person again ([`identity::recheck`]).
 async fn token(
     settings: &OAuthSettings,
     request: &HttpRequest,
@@ -215,9 +217,9 @@ async fn token(
                 .await
         }
         "refresh_token" => {
-            store
-                .refresh(params.required("refresh_token")?, client_id, resource)
-                .await
+            let refresh_token = params.required("refresh_token")?;
+            identity::recheck(settings, &store, refresh_token, client_id, ports).await?;
+            store.refresh(refresh_token, client_id, resource).await
         }
         other => Err(OAuthError::unsupported_grant_type(format!(
             "grant_type {:?} is not supported (authorization_code, refresh_token)",
@@ -307,13 +309,13 @@ async fn renew_upstream(
     tokens
 }
 
-/// The principal of a signed-in person: their groups, and their upstream tokens for the vendors
-/// this server calls. An Atlassian token acts for Jira and Confluence, each at its root on the
+/// The principal of a signed-in person: their verified attributes (aliases and provider
+/// groups), and their upstream tokens for the vendors this server calls. An Atlassian token acts for Jira and Confluence, each at its root on the
 /// gateway for the site found at sign-in; without Atlassian configured it acts for neither.
 fn signed_in_principal(
     settings: &OAuthSettings,
     name: &str,
-    groups: Vec<String>,
+    attributes: &[String],
     tokens: Vec<store::UpstreamToken>,
 ) -> Principal {
     let mut personal = Vec::new();
@@ -337,7 +339,7 @@ fn signed_in_principal(
             });
         }
     }
-    Principal::signed_in(name, groups, personal)
+    Principal::signed_in(name, attributes, personal)
 }
 
 /// Authenticates an issued access token; the error is the text of the 401. Why a token failed
@@ -354,7 +356,7 @@ pub async fn authenticate(
             Ok(signed_in_principal(
                 settings,
                 &who.principal,
-                who.groups,
+                &who.groups,
                 tokens,
             ))
         }

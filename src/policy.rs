@@ -6,6 +6,7 @@
 pub mod document;
 pub mod glob;
 
+use crate::auth::{valid_provider_group, Principal};
 use crate::upstream::{AtlassianBearer, Method, Secret, Target, UpstreamSettings, Vendor};
 use glob::{PathGlob, ToolGlob};
 use serde::Deserialize;
@@ -135,9 +136,10 @@ pub struct Policy {
     pub groups: BTreeMap<String, Vec<String>>,
     /// The rules, in order.
     pub rules: Vec<Rule>,
-    /// The caller's groups from the identity provider they signed in with, which count for
-    /// `match.groups` (not for approvers): (principal, groups).
-    pub provider_groups: Option<(String, Vec<String>)>,
+    /// The caller this policy is evaluated for, with what their sign-in verified: their aliases
+    /// count wherever a principal is named, their provider groups wherever a namespaced group
+    /// is (`github:acme`, `oidc:engineering`).
+    pub caller: Option<Principal>,
 }
 
 /// The outcome of evaluating one call.
@@ -202,37 +204,46 @@ impl Policy {
         document::parse(text, setting)
     }
 
-    /// True when `principal` belongs to `group`.
+    /// True when `principal` belongs to `group`: a namespaced provider group the caller is
+    /// in, or a document group listing one of the principal's names (no provider group of the
+    /// same name joins it: anyone can create a GitHub organisation called `platform`).
     pub fn in_group(&self, principal: &str, group: &str) -> bool {
+        if valid_provider_group(group) {
+            return self
+                .caller_named(principal)
+                .is_some_and(|c| c.in_provider_group(group));
+        }
         self.groups
             .get(group)
-            .is_some_and(|members| members.iter().any(|m| m == principal))
+            .is_some_and(|members| members.iter().any(|m| self.names(principal, m)))
     }
 
-    /// The policy for a call by `principal`, who signed in and brings the identity provider's
-    /// `groups`: a rule's `match.groups` also matches a provider group of the same name. The
-    /// document must still define the group (an empty list will do), so a typo stays an error.
-    pub fn with_provider_groups(mut self, principal: &str, groups: &[String]) -> Policy {
-        if !groups.is_empty() {
-            self.provider_groups = Some((principal.to_owned(), groups.to_vec()));
-        }
+    /// The policy for calls by `caller`, whose verified aliases and provider groups then count
+    /// for the rules and the approvers.
+    pub fn with_caller(mut self, caller: &Principal) -> Policy {
+        self.caller = Some(caller.clone());
         self
     }
 
-    fn in_provider_group(&self, principal: &str, group: &str) -> bool {
-        self.provider_groups
-            .as_ref()
-            .is_some_and(|(who, groups)| who == principal && groups.iter().any(|g| g == group))
+    fn caller_named(&self, principal: &str) -> Option<&Principal> {
+        self.caller.as_ref().filter(|c| c.name() == principal)
+    }
+
+    /// True when the document's name `entry` means `principal`: the name itself, or one of
+    /// the caller's verified aliases.
+    fn names(&self, principal: &str, entry: &str) -> bool {
+        match self.caller_named(principal) {
+            Some(caller) => caller.answers_to(entry),
+            None => principal == entry,
+        }
     }
 
     fn subject_matches(&self, rule: &Rule, principal: &str) -> bool {
         match (&rule.principals, &rule.groups) {
             (None, None) => true,
             (names, groups) => {
-                names.iter().flatten().any(|n| n == principal)
-                    || groups.iter().flatten().any(|g| {
-                        self.in_group(principal, g) || self.in_provider_group(principal, g)
-                    })
+                names.iter().flatten().any(|n| self.names(principal, n))
+                    || groups.iter().flatten().any(|g| self.in_group(principal, g))
             }
         }
     }
@@ -271,11 +282,17 @@ impl Policy {
         true
     }
 
-    /// The approvers of `rule`: its principals and its groups' members, sorted, once each.
+    /// The approvers of `rule`: its principals, its document groups' members, and its
+    /// namespaced provider groups as such (their members are known only when they call),
+    /// sorted, once each.
     pub fn approvers_of(&self, rule: &Rule) -> Vec<String> {
         let mut all: Vec<String> = rule.approvers.principals.clone();
         for g in &rule.approvers.groups {
-            all.extend(self.groups.get(g).into_iter().flatten().cloned());
+            if valid_provider_group(g) {
+                all.push(g.clone());
+            } else {
+                all.extend(self.groups.get(g).into_iter().flatten().cloned());
+            }
         }
         all.sort_unstable();
         all.dedup();
@@ -287,7 +304,14 @@ impl Policy {
         self.rules
             .iter()
             .filter(|r| r.effect == Effect::ApprovalRequired)
-            .any(|r| self.approvers_of(r).iter().any(|a| a == principal))
+            .any(|r| {
+                self.approvers_of(r)
+                    .iter()
+                    .any(|a| match valid_provider_group(a) {
+                        true => self.in_group(principal, a),
+                        false => self.names(principal, a),
+                    })
+            })
     }
 
     /// Decides a call: the first matching rule, or deny.
@@ -454,27 +478,72 @@ mod tests {
         Some(Target::new(vendor, method, &ApiPath::parse(path).unwrap()))
     }
 
+    fn person(name: &str, attributes: &[&str]) -> Principal {
+        let attributes: Vec<String> = attributes.iter().map(|a| a.to_string()).collect();
+        Principal::signed_in(name, &attributes, Vec::new())
+    }
+
     #[test]
-    fn provider_groups_match_rules_of_that_caller_only_and_never_make_approvers() {
+    fn provider_groups_match_only_in_their_namespace_and_for_that_caller() {
         let p = policy(
-            r#"[{"id": "ops-approve", "match": {"tools": ["bb_*"]}, "effect": "approval_required",
-                 "approvers": {"groups": ["ops"]}},
-                {"id": "ops-read", "match": {"groups": ["ops"]}, "effect": "allow",
-                 "identities": {"github": "signed-in-user"}}]"#,
+            r#"[{"id": "gh-acme", "match": {"groups": ["github:acme"], "tools": ["github_*"]},
+                 "effect": "allow", "identities": {"github": "signed-in-user"}},
+                {"id": "ops-read", "match": {"groups": ["ops"], "tools": ["jira_*"]}, "effect": "allow"}]"#,
         );
         let get = || target(Vendor::GitHub, Method::Get, "/repos/o/r");
-        assert_eq!(p.decide("pat", "github_x", get()).effect, Effect::Deny);
-        let signed_in = p.clone().with_provider_groups("pat", &["ops".into()]);
-        let d = signed_in.decide("pat", "github_x", get());
+        let pat = person("github~7", &["login:pat", "github:ACME", "github:ops"]);
+        assert_eq!(p.decide("github~7", "github_x", get()).effect, Effect::Deny);
+        let signed_in = p.clone().with_caller(&pat);
+        let d = signed_in.decide("github~7", "github_x", get());
         assert_eq!(
             (d.effect, d.identity.as_deref()),
             (Effect::Allow, Some(SIGNED_IN_IDENTITY))
         );
+        // Another caller's groups do not count, and an organisation named like a document
+        // group (ops: olga, oscar) does not join it.
         assert_eq!(
             signed_in.decide("quinn", "github_x", get()).effect,
             Effect::Deny
         );
-        assert!(!signed_in.is_approver("pat"));
+        assert_eq!(
+            signed_in.decide("github~7", "jira_x", None).effect,
+            Effect::Deny
+        );
+    }
+
+    #[test]
+    fn verified_aliases_stand_for_the_person_in_rules_groups_and_approvers() {
+        let p = policy(
+            r#"[{"id": "ask", "match": {"tools": ["bb_*"]}, "effect": "approval_required",
+                 "approvers": {"groups": ["ops", "oidc:Release Managers"]}},
+                {"id": "ops-jira", "match": {"groups": ["ops"], "tools": ["jira_*"]}, "effect": "allow"},
+                {"id": "ann", "match": {"principals": ["ann@example.com"]}, "effect": "allow"}]"#,
+        );
+        let olga = person("github~1", &["login:Olga"]);
+        let as_olga = p.clone().with_caller(&olga);
+        assert_eq!(
+            as_olga.decide("github~1", "jira_x", None).effect,
+            Effect::Allow
+        );
+        assert!(as_olga.is_approver("github~1"));
+        assert!(!p.is_approver("github~1"));
+        let ann = person(
+            "oidc~00000000000000000000000000000000",
+            &["email:ann@example.com"],
+        );
+        let as_ann = p.clone().with_caller(&ann);
+        assert_eq!(
+            as_ann.decide(ann.name(), "jira_x", None).effect,
+            Effect::Allow
+        );
+        assert!(!as_ann.is_approver(ann.name()));
+        let rm = person(
+            "oidc~11111111111111111111111111111111",
+            &["oidc:release managers"],
+        );
+        assert!(p.clone().with_caller(&rm).is_approver(rm.name()));
+        let d = p.decide("zed", "bb_x", None);
+        assert_eq!(d.approvers, ["oidc:Release Managers", "olga", "oscar"]);
     }
 
     #[test]

@@ -3,9 +3,11 @@
 
 use super::atlassian;
 use super::error::OAuthError;
-use super::settings::{OAuthSettings, Provider};
+use super::identity::{github_principal, oidc_principal};
+use super::settings::{OAuthSettings, PrincipalClaim, Provider};
 use super::store::{SignedIn, UpstreamToken};
 use super::CALLBACK_PATH;
+use crate::auth::{valid_provider_group, EMAIL_ALIAS, GITHUB_GROUP, LOGIN_ALIAS, OIDC_GROUP};
 use crate::ports::{Ports, UpstreamRequest};
 use crate::upstream::path::form_urlencode;
 use crate::upstream::vendor::{GITHUB_API_VERSION, USER_AGENT};
@@ -59,15 +61,38 @@ pub(super) fn idp_error(what: &str) -> OAuthError {
 }
 
 pub(super) async fn send(ports: Ports<'_>, request: UpstreamRequest) -> Result<Json, OAuthError> {
+    send_status(ports, request).await.map_err(|(_, e)| e)
+}
+
+/// [`send`], with the refused answer's HTTP status beside the error.
+async fn send_status(
+    ports: Ports<'_>,
+    request: UpstreamRequest,
+) -> Result<Json, (Option<u16>, OAuthError)> {
     let response = ports
         .http
         .send(request, IDP_MAX_BYTES)
         .await
-        .map_err(|e| idp_error(&e.to_string()))?;
+        .map_err(|e| (None, idp_error(&e.to_string())))?;
     if !(200..300).contains(&response.status) {
-        return Err(idp_error(&format!("HTTP {}", response.status)));
+        let error = idp_error(&format!("HTTP {}", response.status));
+        return Err((Some(response.status), error));
     }
-    serde_json::from_slice(&response.body).map_err(|_| idp_error("an answer that is not JSON"))
+    serde_json::from_slice(&response.body)
+        .map_err(|_| (None, idp_error("an answer that is not JSON")))
+}
+
+/// Reads `url` with the person's `token`; a 401 means the provider no longer accepts the token
+/// (revoked, or the person removed), which is `access_denied`, not an outage.
+async fn read_as_person(ports: Ports<'_>, url: String, token: &str) -> Result<Json, OAuthError> {
+    send_status(ports, get(url, token))
+        .await
+        .map_err(|(status, e)| match status {
+            Some(401) => OAuthError::access_denied(
+                "the identity provider no longer accepts the person's token (HTTP 401)",
+            ),
+            _ => e,
+        })
 }
 
 fn get(url: String, token: &str) -> UpstreamRequest {
@@ -194,7 +219,12 @@ pub async fn refresh(
     Ok(renewed)
 }
 
-/// Exchanges the provider's `code` and reads who signed in. The allow-list is the caller's.
+/// The vendor id under which an OpenID Connect provider's own token is kept in a grant: it acts
+/// for no tool, and serves only to read the person's claims again at each refresh.
+pub const OIDC_VENDOR: &str = "oidc";
+
+/// Exchanges the provider's `code` and reads who signed in ([`identify`]). The admission (the
+/// allow-list and the rest) is [`super::identity::admit`]'s.
 pub async fn sign_in(
     settings: &OAuthSettings,
     code: &str,
@@ -218,68 +248,98 @@ pub async fn sign_in(
                 )),
                 _ => e,
             })?;
+    let vendor = match settings.provider {
+        Provider::GitHub { .. } => "github",
+        Provider::Oidc(_) => OIDC_VENDOR,
+    };
+    identify(
+        settings,
+        upstream_token(vendor, access, answer, None, ports),
+        ports,
+    )
+    .await
+}
+
+/// Who holds the provider's `token`, read from the provider: the stable principal name, the
+/// verified attributes (aliases and namespaced groups, as [`SignedIn::groups`] holds them), with
+/// `token` as the person's first upstream token; and the verified e-mail address, if any. A
+/// sign-in and every refresh read the person this way. A token the provider no longer accepts
+/// is `access_denied`.
+pub async fn identify(
+    settings: &OAuthSettings,
+    token: UpstreamToken,
+    ports: Ports<'_>,
+) -> Result<(SignedIn, Option<String>), OAuthError> {
+    let access = token.access.expose().to_owned();
+    let groups = |list: Option<&Vec<Json>>, field: Option<&str>, namespace: &str| -> Vec<String> {
+        list.map(|list| {
+            list.iter()
+                .filter_map(|g| match field {
+                    Some(f) => g[f].as_str(),
+                    None => g.as_str(),
+                })
+                .map(|g| format!("{namespace}{g}"))
+                .filter(|g| valid_provider_group(g))
+                .take(MAX_GROUPS)
+                .collect()
+        })
+        .unwrap_or_default()
+    };
     match &settings.provider {
         Provider::GitHub { api_url, .. } => {
-            let user = send(ports, get(format!("{api_url}/user"), &access)).await?;
+            let user = read_as_person(ports, format!("{api_url}/user"), &access).await?;
+            let id = user["id"]
+                .as_u64()
+                .ok_or_else(|| idp_error("no numeric id in /user"))?;
             let login = user["login"]
                 .as_str()
-                .ok_or_else(|| idp_error("no login in /user"))?
-                .to_owned();
-            let orgs = send(
-                ports,
-                get(format!("{api_url}/user/orgs?per_page=100"), &access),
-            )
-            .await?;
-            let groups = orgs
-                .as_array()
-                .map(|list| {
-                    list.iter()
-                        .filter_map(|o| o["login"].as_str().map(str::to_owned))
-                        .take(MAX_GROUPS)
-                        .collect()
-                })
-                .unwrap_or_default();
-            let upstream = upstream_token("github", access.clone(), answer, None, ports);
+                .ok_or_else(|| idp_error("no login in /user"))?;
+            let orgs =
+                read_as_person(ports, format!("{api_url}/user/orgs?per_page=100"), &access).await?;
+            let mut attributes = vec![format!("{LOGIN_ALIAS}{login}")];
+            attributes.extend(groups(orgs.as_array(), Some("login"), GITHUB_GROUP));
             Ok((
                 SignedIn {
-                    principal: login,
-                    groups,
-                    upstream: vec![upstream],
+                    principal: github_principal(id),
+                    groups: attributes,
+                    upstream: vec![token],
                 },
                 None,
             ))
         }
         Provider::Oidc(oidc) => {
-            let claims = send(ports, get(oidc.userinfo_url.clone(), &access)).await?;
-            let principal = claims[oidc.principal_claim.as_str()]
-                .as_str()
-                .ok_or_else(|| {
-                    OAuthError::access_denied(format!(
-                        "the identity provider gave no {} claim",
-                        oidc.principal_claim
-                    ))
-                })?
-                .to_owned();
+            let claims = read_as_person(ports, oidc.userinfo_url.clone(), &access).await?;
             let email = claims["email"]
                 .as_str()
                 .filter(|_| claims["email_verified"].as_bool() == Some(true))
-                .map(str::to_owned);
-            let groups = oidc
+                .map(str::to_ascii_lowercase);
+            let principal = match oidc.principal_claim {
+                PrincipalClaim::Subject => {
+                    let subject = claims["sub"].as_str().filter(|s| !s.is_empty());
+                    let subject = subject.ok_or_else(|| {
+                        OAuthError::access_denied("the identity provider gave no sub claim")
+                    })?;
+                    oidc_principal(&oidc.userinfo_url, subject)
+                }
+                PrincipalClaim::VerifiedEmail => email.clone().ok_or_else(|| {
+                    OAuthError::access_denied(
+                        "the identity provider gave no verified e-mail address \
+                         (email with email_verified true), which names you on this server",
+                    )
+                })?,
+            };
+            let mut attributes: Vec<String> =
+                email.iter().map(|e| format!("{EMAIL_ALIAS}{e}")).collect();
+            let claimed = oidc
                 .groups_claim
                 .as_deref()
-                .and_then(|claim| claims[claim].as_array())
-                .map(|list| {
-                    list.iter()
-                        .filter_map(|g| g.as_str().map(str::to_owned))
-                        .take(MAX_GROUPS)
-                        .collect()
-                })
-                .unwrap_or_default();
+                .and_then(|c| claims[c].as_array());
+            attributes.extend(groups(claimed, None, OIDC_GROUP));
             Ok((
                 SignedIn {
                     principal,
-                    groups,
-                    upstream: Vec::new(),
+                    groups: attributes,
+                    upstream: vec![token],
                 },
                 email,
             ))

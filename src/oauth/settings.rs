@@ -4,6 +4,7 @@
 //! checks are here; `config`, the composition root, reads the settings and builds them.
 
 use super::url::{is_loopback_host, Url};
+use crate::auth::split_attributes;
 use crate::upstream::Secret;
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -60,7 +61,35 @@ impl fmt::Debug for GrantKey {
     }
 }
 
-/// Which claim of an OpenID Connect provider names the principal.
+/// What names a person signed in with OpenID Connect (`MCP_OAUTH_PRINCIPAL_CLAIM`): only claims
+/// that are stable and verified may.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrincipalClaim {
+    /// `sub` (the default): `oidc~` and a hash of the provider and the subject, which the
+    /// provider never gives to another person.
+    Subject,
+    /// `email`: the e-mail address, only when the provider says `email_verified: true`.
+    VerifiedEmail,
+}
+
+impl PrincipalClaim {
+    /// The setting's value: `sub` or `email`; any other claim is refused, since the provider
+    /// does not vouch for it.
+    pub fn parse(text: &str) -> Result<PrincipalClaim, String> {
+        match text.trim() {
+            "sub" => Ok(PrincipalClaim::Subject),
+            "email" => Ok(PrincipalClaim::VerifiedEmail),
+            other => Err(format!(
+                "must be sub or email (used only when email_verified is true), got {:?}: other \
+                 claims are neither stable nor verified, and would let one person sign in as \
+                 another",
+                other.chars().take(40).collect::<String>()
+            )),
+        }
+    }
+}
+
+/// An OpenID Connect provider's endpoints and claims.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OidcProvider {
     /// The provider's authorization endpoint.
@@ -71,8 +100,8 @@ pub struct OidcProvider {
     pub userinfo_url: String,
     /// The scopes requested (space-separated).
     pub scopes: String,
-    /// The claim that names the principal (`email`, `preferred_username`, `sub`, ...).
-    pub principal_claim: String,
+    /// What names the principal.
+    pub principal_claim: PrincipalClaim,
     /// The claim holding a list of group names, if any.
     pub groups_claim: Option<String>,
 }
@@ -124,29 +153,66 @@ pub struct AtlassianApp {
 }
 
 /// Who may sign in. A person passes when any list admits them; with every list empty nobody
-/// does (startup refuses that configuration).
+/// does (startup refuses that configuration). Each list is matched against what the identity
+/// provider verified, never against a name the person chose unverified.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AllowList {
-    /// Principal names (GitHub logins, or the OIDC principal claim), compared case-insensitively.
+    /// People: GitHub logins, verified e-mail addresses or stable principal names,
+    /// case-insensitive.
     pub users: Vec<String>,
-    /// GitHub organisations (or OIDC groups) whose members may sign in, case-insensitive.
+    /// The identity provider's groups whose members may sign in (GitHub organisations, or OIDC
+    /// groups), by their bare name (`acme`) or namespaced (`github:acme`), case-insensitive.
     pub groups: Vec<String>,
     /// E-mail domains (the part after `@` of a verified e-mail), case-insensitive.
     pub domains: Vec<String>,
+    /// The static tokens' principal names (`MCP_AUTH_TOKENS`): nobody whose alias is one of
+    /// them signs in, or a policy naming that principal would also mean them.
+    pub static_names: Vec<String>,
 }
 
 impl AllowList {
-    /// True when the person named `principal`, in `groups`, with `email` (verified), may sign in.
-    pub fn admits(&self, principal: &str, groups: &[String], email: Option<&str>) -> bool {
+    /// True when the person named `principal`, with the verified `attributes` of a sign-in
+    /// (aliases and namespaced provider groups) and verified `email`, may sign in.
+    pub fn admits(&self, principal: &str, attributes: &[String], email: Option<&str>) -> bool {
         let eq = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
-        self.users.iter().any(|u| eq(u, principal))
+        let (aliases, groups) = split_attributes(attributes);
+        let bare = |g: &str| {
+            g.split_once(':')
+                .map_or(g.to_owned(), |(_, name)| name.to_owned())
+        };
+        let domain_of = |e: &str| e.rsplit_once('@').map(|(_, d)| d.to_owned());
+        if self.is_static_name(&aliases) {
+            return false;
+        }
+        let domains: Vec<String> = email
+            .into_iter()
+            .chain(
+                aliases
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|a| a.contains('@')),
+            )
+            .filter_map(domain_of)
+            .collect();
+        self.users
+            .iter()
+            .any(|u| eq(u, principal) || aliases.iter().any(|a| eq(u, a)))
             || self
                 .groups
                 .iter()
-                .any(|g| groups.iter().any(|have| eq(g, have)))
-            || email
-                .and_then(|e| e.rsplit_once('@'))
-                .is_some_and(|(_, domain)| self.domains.iter().any(|d| eq(d, domain)))
+                .any(|g| groups.iter().any(|have| eq(g, have) || eq(g, &bare(have))))
+            || domains
+                .iter()
+                .any(|domain| self.domains.iter().any(|d| eq(d, domain)))
+    }
+
+    /// True when one of `aliases` is a static token's principal name (in any case).
+    pub fn is_static_name(&self, aliases: &[String]) -> bool {
+        aliases.iter().any(|a| {
+            self.static_names
+                .iter()
+                .any(|name| name.eq_ignore_ascii_case(a))
+        })
     }
 
     /// True when no list admits anyone.
@@ -457,16 +523,67 @@ mod tests {
     }
 
     #[test]
-    fn allow_list_matches_users_groups_and_domains() {
+    fn allow_list_matches_verified_aliases_groups_and_domains() {
         let allow = AllowList {
-            users: vec!["Alice".into()],
-            groups: vec!["acme".into()],
+            users: vec!["Alice".into(), "github~9".into()],
+            groups: vec!["acme".into(), "oidc:Eng".into()],
             domains: vec!["example.com".into()],
+            static_names: vec!["ci".into()],
         };
-        assert!(allow.admits("alice", &[], None));
-        assert!(allow.admits("bob", &["ACME".into()], None));
-        assert!(allow.admits("carol", &[], Some("carol@Example.com")));
-        assert!(!allow.admits("carol", &[], Some("carol@example.com.evil")));
-        assert!(!allow.admits("mallory", &["other".into()], Some("m@evil.example")));
+        let attrs = |list: &[&str]| list.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        assert!(allow.admits("github~1", &attrs(&["login:alice"]), None));
+        assert!(allow.admits("github~9", &[], None));
+        assert!(allow.admits("github~2", &attrs(&["github:ACME"]), None));
+        assert!(allow.admits("oidc~x", &attrs(&["oidc:acme"]), None));
+        assert!(allow.admits("oidc~x", &attrs(&["oidc:eng"]), None));
+        assert!(allow.admits("oidc~x", &attrs(&["email:carol@Example.com"]), None));
+        assert!(allow.admits("oidc~x", &[], Some("carol@example.com")));
+        // A name the person chose is not an alias: only the namespaced, verified ones count.
+        assert!(!allow.admits("github~3", &attrs(&["alice", "acme"]), None));
+        assert!(!allow.admits("oidc~x", &attrs(&["email:c@example.com.evil"]), None));
+        assert!(!allow.admits("github~4", &attrs(&["login:mallory", "github:other"]), None));
+        // A login that is a static token's principal name is refused, even in the allow-list.
+        assert!(!allow.admits("github~5", &attrs(&["login:CI", "github:acme"]), None));
+    }
+
+    #[test]
+    fn only_sub_or_a_verified_email_names_an_oidc_principal() {
+        let oidc = |claim: Option<&'static str>| {
+            let mut extra = vec![
+                (config::MCP_OAUTH_PROVIDER, "oidc"),
+                (
+                    config::MCP_OAUTH_OIDC_AUTHORIZATION_URL,
+                    "https://idp.example/auth",
+                ),
+                (
+                    config::MCP_OAUTH_OIDC_TOKEN_URL,
+                    "https://idp.example/token",
+                ),
+                (
+                    config::MCP_OAUTH_OIDC_USERINFO_URL,
+                    "https://idp.example/userinfo",
+                ),
+            ];
+            extra.extend(claim.map(|c| (config::MCP_OAUTH_PRINCIPAL_CLAIM, c)));
+            read(&github(&extra)).map(|s| match s.unwrap().provider {
+                Provider::Oidc(o) => o.principal_claim,
+                other => panic!("{other:?}"),
+            })
+        };
+        assert_eq!(oidc(None).unwrap(), PrincipalClaim::Subject);
+        assert_eq!(oidc(Some("sub")).unwrap(), PrincipalClaim::Subject);
+        assert_eq!(oidc(Some("email")).unwrap(), PrincipalClaim::VerifiedEmail);
+        for claim in ["preferred_username", "name"] {
+            let err = oidc(Some(claim)).unwrap_err();
+            assert_eq!(err.setting, config::MCP_OAUTH_PRINCIPAL_CLAIM, "{claim}");
+        }
+    }
+
+    #[test]
+    fn access_tokens_live_at_most_an_hour() {
+        let s = read(&github(&[(config::MCP_OAUTH_ACCESS_TTL_SECONDS, "86400")]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.access_ttl_seconds, 3_600);
     }
 }

@@ -88,9 +88,11 @@ struct SealedToken {
 /// Who signed in, as the identity provider told us.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SignedIn {
-    /// The principal name.
+    /// The stable principal name (`github~583231`, `oidc~<hash>`, or a verified e-mail).
     pub principal: String,
-    /// Groups from the provider (organisations, group claims).
+    /// What the provider verified about the person beyond that name, each entry namespaced:
+    /// provider groups (`github:acme`, `oidc:engineering`) and aliases (`login:octocat`,
+    /// `email:a@b.example`); [`crate::auth::split_attributes`] tells them apart.
     pub groups: Vec<String>,
     /// The person's upstream tokens.
     pub upstream: Vec<UpstreamToken>,
@@ -142,7 +144,7 @@ impl fmt::Debug for TokenSet {
 pub struct Authenticated {
     /// The principal name.
     pub principal: String,
-    /// The principal's groups from the identity provider.
+    /// The verified attributes, namespaced as in [`SignedIn::groups`].
     pub groups: Vec<String>,
     /// The person's upstream tokens, unsealed.
     pub upstream: Vec<UpstreamToken>,
@@ -205,11 +207,13 @@ struct RefreshRecord {
     rotated: bool,
 }
 
+// Codes and grants from before principals were stable identifiers live under `code:` and
+// `grant:`; they are never read, so their tokens are refused and the person signs in again.
 fn code_key(hash: &str) -> String {
-    format!("code:{hash}")
+    format!("code2:{hash}")
 }
 fn grant_key(id: &str) -> String {
-    format!("grant:{id}")
+    format!("grant2:{id}")
 }
 fn access_key(hash: &str) -> String {
     format!("at:{hash}")
@@ -573,10 +577,24 @@ impl<'a> TokenStore<'a> {
         grant_id: &str,
         tokens: &[UpstreamToken],
     ) -> Result<(), OAuthError> {
+        self.rewrite_grant(grant_id, None, tokens).await
+    }
+
+    /// Rewrites grant `grant_id` with `tokens` (and `attributes`, when given); a grant revoked
+    /// meanwhile stays revoked.
+    async fn rewrite_grant(
+        &self,
+        grant_id: &str,
+        attributes: Option<Vec<String>>,
+        tokens: &[UpstreamToken],
+    ) -> Result<(), OAuthError> {
         let key = grant_key(grant_id);
         let Some(mut grant) = self.read::<GrantRecord>(&key).await.map_err(unavailable)? else {
             return Ok(());
         };
+        if let Some(attributes) = attributes {
+            grant.groups = attributes;
+        }
         grant.sealed = self
             .seal(&grant.client_id, &grant.principal, tokens)
             .await?;
@@ -620,10 +638,73 @@ impl<'a> TokenStore<'a> {
     async fn delete_grant(&self, grant_id: &str) -> Result<(), StoreError> {
         self.ports.oauth.delete(&grant_key(grant_id)).await
     }
+
+    /// Revokes grant `grant_id`, and so every access and refresh token of it.
+    pub async fn revoke_grant(&self, grant_id: &str) -> Result<(), OAuthError> {
+        self.delete_grant(grant_id).await.map_err(unavailable)
+    }
+
+    /// The grant behind a refresh token that [`TokenStore::refresh`] may accept (known, of
+    /// `client_id`, not yet used, unexpired, its grant present), read without changing
+    /// anything; `None` otherwise, leaving the refusal (and a replay's revocation) to `refresh`.
+    pub async fn grant_behind_refresh(
+        &self,
+        token: &str,
+        client_id: &str,
+    ) -> Result<Option<GrantIdentity>, OAuthError> {
+        let record = self
+            .read::<RefreshRecord>(&refresh_key(&token_hash(token)))
+            .await
+            .map_err(unavailable)?;
+        let Some(record) =
+            record.filter(|r| r.client_id == client_id && !r.rotated && self.now() < r.expires_ms)
+        else {
+            return Ok(None);
+        };
+        let key = grant_key(&record.grant);
+        let Some(grant) = self.read::<GrantRecord>(&key).await.map_err(unavailable)? else {
+            return Ok(None);
+        };
+        let upstream = self
+            .unseal(&grant.client_id, &grant.principal, grant.sealed.as_deref())
+            .await
+            .map_err(OAuthError::server_error)?;
+        Ok(Some(GrantIdentity {
+            grant: record.grant,
+            principal: grant.principal,
+            attributes: grant.groups,
+            upstream,
+        }))
+    }
+
+    /// Stores what the identity provider verified at a refresh in grant `grant_id`: the
+    /// person's attributes and upstream tokens (sealed as at sign-in); a grant revoked
+    /// meanwhile stays revoked.
+    pub async fn update_identity(
+        &self,
+        grant_id: &str,
+        attributes: Vec<String>,
+        tokens: &[UpstreamToken],
+    ) -> Result<(), OAuthError> {
+        self.rewrite_grant(grant_id, Some(attributes), tokens).await
+    }
+}
+
+/// Who a grant was issued to, as a refresh re-checks it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrantIdentity {
+    /// The grant's id.
+    pub grant: String,
+    /// The stable principal name.
+    pub principal: String,
+    /// The verified attributes, namespaced as in [`SignedIn::groups`].
+    pub attributes: Vec<String>,
+    /// The person's upstream tokens, unsealed.
+    pub upstream: Vec<UpstreamToken>,
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::config::{Config, MCP_OAUTH_ISSUER};
     use crate::ports::fake::FakeEnv;
@@ -633,7 +714,8 @@ mod tests {
     const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
     const REDIRECT: &str = "http://127.0.0.1:3000/callback";
 
-    fn settings() -> OAuthSettings {
+    /// GitHub sign-in settings admitting `alice`.
+    pub(in crate::oauth) fn settings() -> OAuthSettings {
         let pairs = [
             (MCP_OAUTH_ISSUER, "https://mcp.example.com"),
             (
@@ -854,6 +936,68 @@ mod tests {
     }
 
     #[test]
+    fn a_grant_from_before_stable_principals_is_never_read() {
+        let env = FakeEnv::new();
+        let settings = settings();
+        let store = TokenStore::new(&settings, env.ports());
+        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let tokens = exchange(&store, &code).unwrap();
+        // Move the grant to where grants keyed by login were kept: its tokens stop working.
+        let (key, value) = env
+            .oauth
+            .dump()
+            .into_iter()
+            .find(|(k, _)| k.starts_with("grant2:"))
+            .unwrap();
+        block_on(env.oauth.delete(&key)).unwrap();
+        let old = key.replacen("grant2:", "grant:", 1);
+        let entry = CacheEntry {
+            value,
+            metadata: String::new(),
+        };
+        block_on(env.oauth.put(&old, entry, 3600)).unwrap();
+        assert_eq!(
+            block_on(store.authenticate(&tokens.access_token)),
+            Err(Rejection::Invalid("revoked grant"))
+        );
+        let refused = block_on(store.refresh(&tokens.refresh_token, "client-1", None));
+        assert_eq!(refused.unwrap_err().code, "invalid_grant");
+    }
+
+    #[test]
+    fn the_grant_behind_a_refresh_token_is_read_and_its_identity_updated() {
+        let env = FakeEnv::new();
+        let settings = settings();
+        let store = TokenStore::new(&settings, env.ports());
+        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let tokens = exchange(&store, &code).unwrap();
+        let grant = block_on(store.grant_behind_refresh(&tokens.refresh_token, "client-1"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(grant.principal, "alice");
+        assert_eq!(grant.attributes, ["acme"]);
+        assert_eq!(grant.upstream[0].access.expose(), "gho_person");
+        assert_eq!(
+            block_on(store.grant_behind_refresh(&tokens.refresh_token, "client-2")).unwrap(),
+            None
+        );
+        block_on(store.update_identity(&grant.grant, vec!["github:new".into()], &[])).unwrap();
+        let who = block_on(store.authenticate(&tokens.access_token)).unwrap();
+        assert_eq!(
+            (who.groups, who.upstream.len()),
+            (vec!["github:new".to_owned()], 0)
+        );
+        // Reading changed nothing: the refresh token still redeems once.
+        let next = block_on(store.refresh(&tokens.refresh_token, "client-1", None)).unwrap();
+        block_on(store.revoke_grant(&grant.grant)).unwrap();
+        assert!(block_on(store.authenticate(&next.access_token)).is_err());
+        assert_eq!(
+            block_on(store.grant_behind_refresh(&next.refresh_token, "client-1")).unwrap(),
+            None
+        );
+    }
+
+    #[test]
     fn a_tampered_seal_is_refused() {
         let env = FakeEnv::new();
         let settings = settings();
@@ -864,7 +1008,7 @@ mod tests {
             .oauth
             .dump()
             .into_iter()
-            .find(|(k, _)| k.starts_with("grant:"))
+            .find(|(k, _)| k.starts_with("grant2:"))
             .unwrap();
         let mut grant: serde_json::Value = serde_json::from_slice(&value).unwrap();
         grant["principal"] = "mallory".into();

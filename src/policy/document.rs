@@ -6,6 +6,7 @@ use super::glob::{PathGlob, ToolGlob};
 use super::{
     Approvers, Credential, Effect, Identity, Policy, Rule, DEFAULT_IDENTITY, SIGNED_IN_IDENTITY,
 };
+use crate::auth::{valid_principal_reference, valid_provider_group, GITHUB_GROUP, OIDC_GROUP};
 use crate::upstream::{Method, Secret, Vendor};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -121,9 +122,18 @@ pub fn parse(text: &str, setting: &dyn Fn(&str) -> Option<String>) -> Result<Pol
                 "group name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 . _ -"
             ));
         }
+        if members.is_empty() {
+            // Before provider groups had their namespace, an empty group stood for the provider
+            // group of that name; say so rather than let it silently match nobody.
+            return Err(format!(
+                "groups.{name} lists nobody: a group of the identity provider is named directly \
+                 in rules and approvers as github:{name} (a GitHub organisation) or oidc:{name} \
+                 (an OpenID Connect group), without a definition"
+            ));
+        }
         if let Some(bad) = members.iter().find(|m| !valid_principal(m)) {
             return Err(format!(
-                "groups.{name}: {bad:?} is not a principal name (1 to 64 characters of A-Z a-z 0-9 . _ -)"
+                "groups.{name}: {bad:?} is not a principal name ({PRINCIPAL_SYNTAX})"
             ));
         }
     }
@@ -140,13 +150,18 @@ pub fn parse(text: &str, setting: &dyn Fn(&str) -> Option<String>) -> Result<Pol
         identities,
         groups: raw.groups,
         rules,
-        provider_groups: None,
+        caller: None,
     })
 }
 
-/// Principal names follow the `MCP_AUTH_TOKENS` syntax, which is the policy's name syntax.
+/// What a principal name in the document may be, for error messages.
+const PRINCIPAL_SYNTAX: &str = "a static token's principal, a GitHub login, an e-mail address, or \
+     a signed-in person's stable name such as github~583231";
+
+/// A principal in the document: a static token's name, a GitHub login or e-mail address (matched
+/// against a signed-in person's verified aliases), or a stable name.
 fn valid_principal(name: &str) -> bool {
-    valid_name(name)
+    valid_principal_reference(name)
 }
 
 fn identity(
@@ -218,16 +233,26 @@ fn rule(
         return Err("the id must be 1 to 64 characters of A-Z a-z 0-9 . _ -".into());
     }
     let known_group = |g: &String| -> Result<(), String> {
-        if groups.contains_key(g) {
+        if groups.contains_key(g) || valid_provider_group(g) {
             Ok(())
+        } else if g.starts_with(GITHUB_GROUP) || g.starts_with(OIDC_GROUP) {
+            Err(format!(
+                "{g:?} is not a provider group: github: takes an organisation's name, oidc: 1 to \
+                 128 characters without control characters or outer spaces"
+            ))
         } else {
-            Err(format!("group {g:?} is not defined"))
+            Err(format!(
+                "group {g:?} is not defined (a group of the identity provider is written \
+                 github:{g} or oidc:{g})"
+            ))
         }
     };
     let m = raw.matching;
     let principals = non_empty(m.principals, "principals")?;
     if let Some(bad) = principals.iter().flatten().find(|p| !valid_principal(p)) {
-        return Err(format!("{bad:?} is not a principal name"));
+        return Err(format!(
+            "{bad:?} is not a principal name ({PRINCIPAL_SYNTAX})"
+        ));
     }
     let match_groups = non_empty(m.groups, "groups")?;
     for g in match_groups.iter().flatten() {
@@ -294,7 +319,9 @@ fn rule(
                 return Err("approvers names nobody".into());
             }
             if let Some(bad) = a.principals.iter().find(|p| !valid_principal(p)) {
-                return Err(format!("approvers: {bad:?} is not a principal name"));
+                return Err(format!(
+                    "approvers: {bad:?} is not a principal name ({PRINCIPAL_SYNTAX})"
+                ));
             }
             for g in &a.groups {
                 known_group(g)?;
@@ -354,6 +381,26 @@ mod tests {
             .expect(".dev.vars.example shows an MCP_POLICY line");
         let policy = parse(line, &settings).unwrap();
         assert_eq!(policy.rules.len(), 1);
+    }
+
+    #[test]
+    fn provider_groups_logins_addresses_and_stable_names_need_no_definition() {
+        let doc = r#"{"groups": {"release": ["carol@example.com", "github~583231"]},
+            "rules": [{"id": "a", "match": {"groups": ["github:acme", "oidc:Release Managers/EU"],
+                       "principals": ["octo-cat", "ann+ci@example.com", "oidc~0123456789abcdef0123456789abcdef"]},
+                       "effect": "allow"},
+                      {"id": "b", "effect": "approval_required",
+                       "approvers": {"groups": ["github:acme", "release"]}}]}"#;
+        let policy = parse(doc, &settings).unwrap();
+        assert_eq!(
+            policy.rules[0].groups.as_deref(),
+            Some(
+                &[
+                    "github:acme".to_owned(),
+                    "oidc:Release Managers/EU".to_owned()
+                ][..]
+            )
+        );
     }
 
     #[test]
@@ -435,6 +482,31 @@ mod tests {
             (
                 r#"{"groups": {"g": ["bad name"]}, "rules": []}"#,
                 "not a principal name",
+            ),
+            (
+                r#"{"groups": {"acme": []}, "rules": []}"#,
+                "groups.acme lists nobody: a group of the identity provider is named directly \
+                 in rules and approvers as github:acme",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "match": {"groups": ["acme"]}, "effect": "allow"}]}"#,
+                "written github:acme or oidc:acme",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "match": {"groups": ["github:a b"]}, "effect": "allow"}]}"#,
+                "\"github:a b\" is not a provider group",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "effect": "approval_required", "approvers": {"groups": ["oidc:"]}}]}"#,
+                "is not a provider group",
+            ),
+            (
+                r#"{"groups": {"github:acme": ["x"]}, "rules": []}"#,
+                "group name \"github:acme\" must be",
+            ),
+            (
+                r#"{"rules": [{"id": "a", "match": {"principals": ["gh:1"]}, "effect": "allow"}]}"#,
+                "not a principal name (a static token's principal, a GitHub login",
             ),
         ];
         for (doc, expected) in cases {

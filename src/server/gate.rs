@@ -104,7 +104,7 @@ pub async fn gate(
             let decision = Decision::builtin_deny(who, name, None, reason);
             return Ok(refuse(ports, &decision, None));
         }
-        Loaded::Active(policy) => policy.with_provider_groups(who, principal.groups()),
+        Loaded::Active(policy) => policy.with_caller(principal),
     };
     let builtin_allow = || {
         log_decision(
@@ -157,7 +157,7 @@ pub async fn describe(
 ) {
     let policy = match load(settings, ports).await {
         Loaded::Off => return,
-        Loaded::Active(policy) => policy.with_provider_groups(principal.name(), principal.groups()),
+        Loaded::Active(policy) => policy.with_caller(principal),
         Loaded::Broken(_) => {
             // Not hidden: a broken document is a fault to fix, not a lasting decision.
             for tool in tools {
@@ -340,6 +340,7 @@ async fn approval(
         created_at_ms: 0,
         expires_at_ms: 0,
         decided_by: None,
+        decided_as: None,
         decision_reason: None,
     };
     let outcome = match Approvals::new(ports)
@@ -580,6 +581,7 @@ mod tests {
             created_at_ms: 0,
             expires_at_ms: 3_600_000,
             decided_by: None,
+            decided_as: None,
             decision_reason: None,
         };
         let pending = refusal_text(&decision(Effect::ApprovalRequired), Some(&record));

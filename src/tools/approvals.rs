@@ -118,7 +118,7 @@ async fn list(call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
         return Err(ToolError::Failed(NO_POLICY.into()));
     }
     let (pending, omitted) = Approvals::new(call.ports)
-        .pending_for(call.principal.name())
+        .pending_for(call.principal)
         .await
         .map_err(|e| store_failure(&call, e))?;
     // Always the same JSON shape, empty list included, so a program can parse every answer.
@@ -158,7 +158,12 @@ async fn decide(args: DecideArgs, call: ToolContext<'_>) -> Result<CallToolResul
         .map(|r| r.chars().take(500).collect::<String>())
         .filter(|r| !r.trim().is_empty());
     let record = Approvals::new(call.ports)
-        .decide(args.approval_id.trim(), me, args.approve, reason)
+        .decide(
+            args.approval_id.trim(),
+            call.principal,
+            args.approve,
+            reason,
+        )
         .await
         .map_err(|e| store_failure(&call, e))?;
     let action = if args.approve { "approved" } else { "denied" };

@@ -26,12 +26,12 @@ const REDIRECT = "http://127.0.0.1:9/callback";
 
 const upstream = await startFakeUpstream();
 const POLICY = {
-  groups: { acme: [] },
   rules: [
-    // Members of the provider's `acme` organisation read CI as themselves.
-    { id: "acme-as-themselves", match: { groups: ["acme"], tools: ["github_*"] }, effect: "allow",
+    // Members of the GitHub organisation `acme` read CI as themselves: a provider group is named
+    // in its namespace, without a definition.
+    { id: "acme-as-themselves", match: { groups: ["github:acme"], tools: ["github_*"] }, effect: "allow",
       identities: { github: "signed-in-user" } },
-    { id: "acme-atlassian-as-themselves", match: { groups: ["acme"], tools: ["jira_*", "conf_*"] }, effect: "allow",
+    { id: "acme-atlassian-as-themselves", match: { groups: ["github:acme"], tools: ["jira_*", "conf_*"] }, effect: "allow",
       identities: { jira: "signed-in-user", confluence: "signed-in-user" } },
     // The static-token principal keeps the deployment's credential.
     { id: "e2e-as-deployment", match: { principals: ["e2e"] }, effect: "allow" },

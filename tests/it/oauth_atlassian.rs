@@ -42,7 +42,7 @@ fn upstream(
             json_response(
                 200,
                 &json!({"access_token": RENEWED_TOKEN, "token_type": "Bearer",
-                        "expires_in": 3_600, "refresh_token": "atl_refresh_rotated"})
+                        "expires_in": 1_800, "refresh_token": "atl_refresh_rotated"})
                 .to_string(),
                 &[],
             )
@@ -57,7 +57,6 @@ fn server() -> TestServer {
     for (k, v) in [
         ("MCP_POLICY", POLICY),
         // Long enough for the Atlassian token to be renewed twice under one access token.
-        ("MCP_OAUTH_ACCESS_TTL_SECONDS", "86400"),
         ("MCP_OAUTH_GITHUB_URL", "https://ghe.test"),
         ("ATLASSIAN_BASE_URL", SITE),
         ("ATLASSIAN_USER_EMAIL", "bot@acme.test"),
@@ -169,15 +168,19 @@ fn without_an_atlassian_sign_in_the_call_asks_to_sign_in_and_nothing_is_sent() {
 fn an_expiring_atlassian_token_is_renewed_and_its_rotated_refresh_token_kept() {
     let test = server();
     let now = test.env.clock.now_ms();
-    let hour = 3_600_000;
+    let minute = 60_000;
     let bearer = sign_in(
         &test,
-        vec![atlassian_token(Some("atl_refresh_first"), Some(now + hour))],
+        vec![atlassian_token(
+            Some("atl_refresh_first"),
+            Some(now + 10 * minute),
+        )],
     );
-    test.env.clock.advance(hour - 60_000);
+    test.env.clock.advance(6 * minute);
     assert!(!get(&test, &bearer, "jira_get", "/rest/api/3/myself").is_error());
-    // The renewed token expires an hour later; renewing it again uses the rotated refresh token.
-    test.env.clock.advance(hour - 60_000);
+    // The renewed token expires half an hour later; renewing it again, while the access token
+    // still lives, uses the rotated refresh token.
+    test.env.clock.advance(26 * minute);
     assert!(!get(&test, &bearer, "jira_get", "/rest/api/3/myself").is_error());
     let renewals: Vec<Json> = test
         .env

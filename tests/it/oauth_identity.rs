@@ -19,11 +19,10 @@ const RUNS: &str = "github_list_workflow_runs";
 const PERSON_TOKEN: &str = "gho_person_0123456789SECRET";
 const RENEWED_TOKEN: &str = "ghu_renewed_0123456789SECRET";
 
-/// Members of the provider group `acme` read CI as themselves; `ci` (a static token) too.
+/// Members of the GitHub organisation `acme` read CI as themselves; `ci` (a static token) too.
 const POLICY: &str = r#"{
-  "groups": {"acme": []},
   "rules": [
-    {"id": "acme-as-themselves", "match": {"groups": ["acme"], "tools": ["github_*"]},
+    {"id": "acme-as-themselves", "match": {"groups": ["github:acme"], "tools": ["github_*"]},
      "effect": "allow", "identities": {"github": "signed-in-user"}},
     {"id": "ci-as-itself", "match": {"principals": ["ci"], "tools": ["github_*"]},
      "effect": "allow", "identities": {"github": "signed-in-user"}}
@@ -108,7 +107,11 @@ fn a_rule_choosing_the_signed_in_user_acts_with_their_own_github_token() {
     let tokens = mint_signed_in(
         &test.server,
         &test.env,
-        person("octocat", &["acme"], github_token(PERSON_TOKEN, None, None)),
+        person(
+            "octocat",
+            &["github:acme"],
+            github_token(PERSON_TOKEN, None, None),
+        ),
     );
     let reply = list_runs(&test, &tokens.access_token);
     assert!(!reply.is_error(), "{}", reply.raw);
@@ -133,7 +136,7 @@ fn a_rule_choosing_the_signed_in_user_acts_with_their_own_github_token() {
         &test.env,
         person(
             "hubot",
-            &["acme"],
+            &["github:acme"],
             github_token("gho_hubot_0123456789", None, None),
         ),
     );
@@ -156,7 +159,7 @@ fn provider_groups_match_rules_and_a_static_token_has_no_personal_identity() {
         &test.env,
         person(
             "mallory",
-            &["other"],
+            &["github:other"],
             github_token(PERSON_TOKEN, None, None),
         ),
     );
@@ -194,7 +197,7 @@ fn an_expiring_token_is_renewed_before_it_expires_and_an_expired_one_asks_to_sig
         &test.env,
         person(
             "octocat",
-            &["acme"],
+            &["github:acme"],
             github_token(PERSON_TOKEN, Some("ghr_first"), Some(now + hour)),
         ),
     );
@@ -228,7 +231,7 @@ fn an_expiring_token_is_renewed_before_it_expires_and_an_expired_one_asks_to_sig
         &test.env,
         person(
             "hubot",
-            &["acme"],
+            &["github:acme"],
             github_token("ghu_short", None, Some(now + 1_000)),
         ),
     );

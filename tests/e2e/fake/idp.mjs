@@ -1,19 +1,28 @@
 // A GitHub-shaped identity provider for the fake upstream: the OAuth App endpoints under
 // /login/oauth (authorize approves at once and redirects back, access_token exchanges codes with
 // PKCE and refreshes expiring tokens) and the API's /user and /user/orgs for whoever holds a
-// token it issued. `upstream.idp` sets who signs in and whether tokens expire:
+// token it issued; the same endpoints serve as an OpenID Connect provider, with /oidc/userinfo
+// answering the claims. `upstream.idp` sets who signs in and whether tokens expire, and every
+// answer is read when asked, so a test changes them at run time (a person removed from an
+// organisation, a login renamed, a token revoked):
 //
 //   upstream.idp.login = "octocat";     // who the next sign-in is
-//   upstream.idp.orgs = ["acme"];       // their organisations
+//   upstream.idp.ids = { octocat: 583231 };  // the numeric user id of each login (583231 if unset)
+//   upstream.idp.orgs = ["acme"];       // the organisations of whoever asks
+//   upstream.idp.claims = { sub: "u1", email: "a@b.example", email_verified: true };  // userinfo
 //   upstream.idp.expiresIn = 60;        // tokens expire after 60 s and come with a refresh token
 //   upstream.idp.tokens                 // token -> { login, expiresAt } of every token issued
+//                                       // (delete one to revoke it)
 
 import { createHash, randomBytes } from "node:crypto";
 import { json } from "./util.mjs";
 
 /** The provider's state: who signs in, and what it issued. */
 export function newIdp() {
-  return { login: "octocat", orgs: ["acme"], expiresIn: null, codes: new Map(), tokens: new Map(), refresh: new Map() };
+  return {
+    login: "octocat", ids: {}, orgs: ["acme"], claims: { sub: "user-1" }, expiresIn: null,
+    codes: new Map(), tokens: new Map(), refresh: new Map(),
+  };
 }
 
 const mint = (prefix) => `${prefix}${randomBytes(18).toString("base64url")}`;
@@ -80,7 +89,11 @@ export function idpRoutes(ctx) {
     ["GET", /^\/user$/, (req, res) => {
       const login = holder(ctx.idp, req);
       if (!login) return json(res, 401, { message: "Bad credentials", status: "401" });
-      json(res, 200, { login, id: 583231, type: "User" });
+      json(res, 200, { login, id: ctx.idp.ids[login] ?? 583231, type: "User" });
+    }],
+    ["GET", /^\/oidc\/userinfo$/, (req, res) => {
+      if (!holder(ctx.idp, req)) return json(res, 401, { error: "invalid_token" });
+      json(res, 200, ctx.idp.claims);
     }],
     ["GET", /^\/user\/orgs$/, (req, res) => {
       if (!holder(ctx.idp, req)) return json(res, 401, { message: "Bad credentials", status: "401" });
