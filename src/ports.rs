@@ -324,6 +324,29 @@ pub trait ApprovalStore {
     fn apply(&self, op: Op) -> LocalBoxFuture<'_, Result<Reply, StoreError>>;
 }
 
+/// What a [`ClaimStore::claim`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// Nobody held the key: the caller now does.
+    First,
+    /// The key was claimed before, by the holder named here.
+    Taken(String),
+}
+
+/// First-claim-wins markers (a Durable Object per key in production): of every claim of one key
+/// within its lifetime, in any isolate or location, exactly one is [`Claim::First`]. One-time
+/// credentials are spent through it, since KV has no compare-and-set.
+pub trait ClaimStore {
+    /// Claims `key` for `holder` for `ttl_seconds` from now; an `Err` when the store could not be
+    /// reached, which the caller must treat as not claimed.
+    fn claim<'a>(
+        &'a self,
+        key: &'a str,
+        holder: &'a str,
+        ttl_seconds: u64,
+    ) -> LocalBoxFuture<'a, Result<Claim, StoreError>>;
+}
+
 /// Wall-clock time, and timers.
 pub trait Clock {
     /// Milliseconds since the Unix epoch, UTC.
@@ -422,6 +445,8 @@ pub struct Ports<'a> {
     /// Sign-in state (KV `OAUTH`): clients, pending authorizations, codes, grants and token
     /// hashes. Writes complete before the call returns.
     pub oauth: &'a dyn CacheStore,
+    /// One-time sign-in credentials spent exactly once (the Durable Object `CLAIMS`).
+    pub claims: &'a dyn ClaimStore,
     /// Encryption at rest of what a grant carries (upstream tokens).
     pub cipher: &'a dyn Cipher,
     /// The per-address limit on anonymous sign-in requests (`OAUTH_RATE_LIMIT`).

@@ -3,6 +3,7 @@
 //! `Err`, so the runtime's generic error page never reaches a client.
 
 use super::approvals::DoApprovals;
+use super::claims::DoClaims;
 use super::crypto::SubtleCipher;
 use super::env::{
     setting, BindingLimiter, ConsoleLog, CryptoRng, EnvSettings, JsClock, ARTIFACTS_BINDING,
@@ -49,6 +50,8 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     let oauth = KvCache::awaited(env.kv(OAUTH_BINDING).map_err(missing(OAUTH_BINDING)));
     // Optional: only approval_required rules need it; without it they fail closed.
     let approvals = DoApprovals::new(&env);
+    // Needed by sign-in alone: without it no code or refresh token is ever spent (fail closed).
+    let claims = DoClaims::new(&env);
     // Optional: without it anonymous sign-in requests are not limited (and a warning is logged).
     let limiter = BindingLimiter::new(&env);
     let settings = EnvSettings(&env);
@@ -66,6 +69,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         state: &state,
         oauth: &oauth,
         approvals: &approvals,
+        claims: &claims,
         cipher: &SubtleCipher,
         limiter: &limiter,
         settings: &settings,

@@ -2,12 +2,15 @@
 //! each kept only as the SHA-256 of its value, with what a grant carries (the person's upstream
 //! tokens) sealed by the cipher port. Codes are single-use (a second use revokes the grant it
 //! made), refresh tokens rotate (a replayed one revokes its grant), and every access token is
-//! bound to the resource it was issued for and checked against it on each request.
+//! bound to the resource it was issued for and checked against it on each request. KV has no
+//! compare-and-set, so which use of a code or refresh token is the first is decided by the claim
+//! port (`ports.claims`), once for every isolate and location; the KV records only carry marks
+//! that let later uses be refused without a claim.
 
 use super::error::OAuthError;
 use super::settings::OAuthSettings;
 use crate::auth::constant_time_eq;
-use crate::ports::{CacheEntry, Ports, StoreError};
+use crate::ports::{CacheEntry, Claim, Ports, StoreError};
 use crate::upstream::Secret;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -25,6 +28,8 @@ pub const CODE_TTL_SECONDS: u64 = 600;
 const TOKEN_BYTES: usize = 32;
 /// KV keeps nothing for less than a minute.
 const KV_MIN_TTL: u64 = 60;
+/// How long a claim outlives what it spends, for clocks that differ between locations.
+const CLAIM_MARGIN_SECONDS: u64 = 60;
 
 /// The storage name of a token or code: the hex SHA-256 of its text.
 pub fn token_hash(token: &str) -> String {
@@ -381,11 +386,7 @@ impl<'a> TokenStore<'a> {
             ));
         };
         if let Some(grant) = &record.used_by {
-            // RFC 6749 section 4.1.2: a code used twice revokes what it was first exchanged for.
-            self.delete_grant(grant).await.map_err(unavailable)?;
-            return Err(OAuthError::invalid_grant(
-                "the authorization code was already used; the tokens issued for it are revoked",
-            ));
+            return self.code_reused(grant).await;
         }
         if self.now() >= record.expires_ms {
             return Err(OAuthError::invalid_grant(
@@ -419,20 +420,17 @@ impl<'a> TokenStore<'a> {
             )));
         }
         let grant_id = self.mint("");
-        record.used_by = Some(grant_id.clone());
-        let remaining = record.expires_ms.saturating_sub(self.now()) / 1000;
-        self.write(&key, &record, remaining)
-            .await
-            .map_err(unavailable)?;
         let grant = GrantRecord {
-            client_id: record.client_id,
-            principal: record.principal,
-            groups: record.groups,
-            resource: record.resource,
-            scope: record.scope,
-            sealed: record.sealed,
+            client_id: record.client_id.clone(),
+            principal: record.principal.clone(),
+            groups: record.groups.clone(),
+            resource: record.resource.clone(),
+            scope: record.scope.clone(),
+            sealed: record.sealed.clone(),
             expires_ms: self.now() + self.settings.refresh_ttl_seconds * 1000,
         };
+        // Written before the claim: a later use that loses the claim deletes it after this write,
+        // so the deletion wins in KV, wherever the two ran.
         self.write(
             &grant_key(&grant_id),
             &grant,
@@ -440,7 +438,36 @@ impl<'a> TokenStore<'a> {
         )
         .await
         .map_err(unavailable)?;
+        if let Claim::Taken(first) = self.claim(&key, &grant_id, record.expires_ms).await? {
+            self.delete_grant(&grant_id).await.map_err(unavailable)?;
+            return self.code_reused(&first).await;
+        }
+        // Marks the code spent in KV too, where a later use sees it without a claim.
+        record.used_by = Some(grant_id.clone());
+        let remaining = record.expires_ms.saturating_sub(self.now()) / 1000;
+        self.write(&key, &record, remaining)
+            .await
+            .map_err(unavailable)?;
         self.issue_tokens(&grant_id, &grant).await
+    }
+
+    /// RFC 6749 section 4.1.2: a code used twice revokes `grant`, what it was first exchanged for.
+    async fn code_reused(&self, grant: &str) -> Result<TokenSet, OAuthError> {
+        self.delete_grant(grant).await.map_err(unavailable)?;
+        Err(OAuthError::invalid_grant(
+            "the authorization code was already used; the tokens issued for it are revoked",
+        ))
+    }
+
+    /// Spends the one-time credential stored at `key` for `holder`: the claim outlives the
+    /// credential (valid until `until_ms`) by a margin for the clocks of other locations.
+    async fn claim(&self, key: &str, holder: &str, until_ms: u64) -> Result<Claim, OAuthError> {
+        let ttl = until_ms.saturating_sub(self.now()) / 1000 + CLAIM_MARGIN_SECONDS;
+        self.ports
+            .claims
+            .claim(key, holder, ttl)
+            .await
+            .map_err(unavailable)
     }
 
     async fn issue_tokens(
@@ -504,12 +531,7 @@ impl<'a> TokenStore<'a> {
             ));
         }
         if record.rotated {
-            self.delete_grant(&record.grant)
-                .await
-                .map_err(unavailable)?;
-            return Err(OAuthError::invalid_grant(
-                "the refresh token was already used; the grant is revoked",
-            ));
+            return self.refresh_replayed(&record.grant).await;
         }
         if self.now() >= record.expires_ms {
             return Err(OAuthError::invalid_grant("the refresh token has expired"));
@@ -527,12 +549,24 @@ impl<'a> TokenStore<'a> {
                 grant.resource
             )));
         }
+        if let Claim::Taken(_) = self.claim(&key, &record.grant, record.expires_ms).await? {
+            return self.refresh_replayed(&record.grant).await;
+        }
+        // Marks the token spent in KV too, where a later use sees it without a claim.
         record.rotated = true;
         let remaining = record.expires_ms.saturating_sub(self.now()) / 1000;
         self.write(&key, &record, remaining)
             .await
             .map_err(unavailable)?;
         self.issue_tokens(&record.grant, &grant).await
+    }
+
+    /// A spent refresh token came back, stolen or replayed: its grant is revoked.
+    async fn refresh_replayed(&self, grant: &str) -> Result<TokenSet, OAuthError> {
+        self.delete_grant(grant).await.map_err(unavailable)?;
+        Err(OAuthError::invalid_grant(
+            "the refresh token was already used; the grant is revoked",
+        ))
     }
 
     /// Checks an access token: known, unexpired, for this server's resource, its grant not
@@ -855,6 +889,86 @@ pub(super) mod tests {
             block_on(store.authenticate(&tokens.access_token)),
             Err(Rejection::Invalid("revoked grant"))
         );
+    }
+
+    /// Both results of `a` and `b` polled together, on a store whose every call yields first,
+    /// so that each runs up to its next store call before the other goes on.
+    fn at_once<T>(
+        env: &FakeEnv,
+        a: impl std::future::Future<Output = T>,
+        b: impl std::future::Future<Output = T>,
+    ) -> [T; 2] {
+        env.oauth.yielding.set(true);
+        let both = block_on(futures::future::join(a, b));
+        env.oauth.yielding.set(false);
+        [both.0, both.1]
+    }
+
+    /// The one success of `results`; the other is a refusal with `invalid_grant`.
+    fn one_of(results: [Result<TokenSet, OAuthError>; 2]) -> TokenSet {
+        let [a, b] = results;
+        match (a, b) {
+            (Ok(tokens), Err(e)) | (Err(e), Ok(tokens)) => {
+                assert_eq!(e.code, "invalid_grant", "{e:?}");
+                tokens
+            }
+            (a, b) => panic!("not exactly one success: {a:?} {b:?}"),
+        }
+    }
+
+    #[test]
+    fn a_code_redeemed_twice_at_once_gives_one_token_set_and_revokes_it() {
+        let env = FakeEnv::new();
+        let settings = settings();
+        let store = TokenStore::new(&settings, env.ports());
+        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let redeem = || store.exchange_code(&code, "client-1", REDIRECT, VERIFIER, None);
+        let tokens = one_of(at_once(&env, redeem(), redeem()));
+        assert_eq!(
+            block_on(store.authenticate(&tokens.access_token)),
+            Err(Rejection::Invalid("revoked grant"))
+        );
+        assert!(block_on(store.refresh(&tokens.refresh_token, "client-1", None)).is_err());
+    }
+
+    #[test]
+    fn a_refresh_token_redeemed_twice_at_once_rotates_once_and_revokes_the_grant() {
+        let env = FakeEnv::new();
+        let settings = settings();
+        let store = TokenStore::new(&settings, env.ports());
+        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let first = exchange(&store, &code).unwrap();
+        let redeem = || store.refresh(&first.refresh_token, "client-1", None);
+        let tokens = one_of(at_once(&env, redeem(), redeem()));
+        assert_eq!(
+            block_on(store.authenticate(&tokens.access_token)),
+            Err(Rejection::Invalid("revoked grant"))
+        );
+        assert!(block_on(store.refresh(&tokens.refresh_token, "client-1", None)).is_err());
+    }
+
+    #[test]
+    fn without_the_claim_store_nothing_is_spent_and_the_error_names_the_binding() {
+        let env = FakeEnv::new();
+        let settings = settings();
+        let store = TokenStore::new(&settings, env.ports());
+        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        env.claims
+            .fail_with(Some(StoreError::missing_binding("CLAIMS")));
+        let refused = exchange(&store, &code).unwrap_err();
+        assert_eq!(refused.code, "server_error");
+        assert!(
+            refused.description.contains("binding CLAIMS"),
+            "{refused:?}"
+        );
+        env.claims.fail_with(None);
+        let tokens = exchange(&store, &code).unwrap();
+        env.claims
+            .fail_with(Some(StoreError::missing_binding("CLAIMS")));
+        let refused = block_on(store.refresh(&tokens.refresh_token, "client-1", None)).unwrap_err();
+        assert_eq!(refused.code, "server_error");
+        env.claims.fail_with(None);
+        assert!(block_on(store.refresh(&tokens.refresh_token, "client-1", None)).is_ok());
     }
 
     #[test]

@@ -132,6 +132,9 @@ pub struct MemoryCache {
     entries: RefCell<HashMap<String, (CacheEntry, u64)>>,
     /// When true, every call fails with a [`StoreError`].
     pub failing: Cell<bool>,
+    /// When true, every call first yields once, as a network store does, so that the other
+    /// futures of a join run between one call's start and its effect.
+    pub yielding: Cell<bool>,
 }
 
 impl MemoryCache {
@@ -158,7 +161,10 @@ impl MemoryCache {
             .collect()
     }
 
-    fn check(&self) -> Result<(), StoreError> {
+    async fn check(&self) -> Result<(), StoreError> {
+        if self.yielding.get() {
+            yield_once().await;
+        }
         if self.failing.get() {
             Err(StoreError("cache unavailable (injected)".into()))
         } else {
@@ -173,7 +179,7 @@ impl CacheStore for MemoryCache {
         key: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>> {
         Box::pin(async move {
-            self.check()?;
+            self.check().await?;
             let now = self.clock.now_ms();
             let mut entries = self.entries.borrow_mut();
             match entries.get(key) {
@@ -194,7 +200,7 @@ impl CacheStore for MemoryCache {
         ttl_seconds: u64,
     ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            self.check()?;
+            self.check().await?;
             check_kv_put(key, &entry)?;
             let expires = self.clock.now_ms() + ttl_seconds * 1000;
             self.entries
@@ -206,7 +212,7 @@ impl CacheStore for MemoryCache {
 
     fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            self.check()?;
+            self.check().await?;
             self.entries.borrow_mut().remove(key);
             Ok(())
         })
@@ -218,7 +224,7 @@ impl CacheStore for MemoryCache {
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<String>, StoreError>> {
         Box::pin(async move {
-            self.check()?;
+            self.check().await?;
             let now = self.clock.now_ms();
             // KV lists keys in lexicographic order and leaves out expired ones.
             let mut keys: Vec<String> = self
@@ -647,6 +653,72 @@ impl ApprovalStore for MemoryApprovals {
     }
 }
 
+/// First-claim-wins markers in memory, expiring by a shared [`ManualClock`]; can be set to fail
+/// like an unreachable or unbound store.
+#[derive(Debug, Default)]
+pub struct MemoryClaims {
+    clock: ManualClock,
+    held: RefCell<HashMap<String, (String, u64)>>,
+    fail: RefCell<Option<StoreError>>,
+}
+
+impl MemoryClaims {
+    /// Markers that expire by `clock`.
+    pub fn new(clock: ManualClock) -> MemoryClaims {
+        MemoryClaims {
+            clock,
+            ..MemoryClaims::default()
+        }
+    }
+
+    /// From now on every claim fails with `error` (`None`: works again).
+    pub fn fail_with(&self, error: Option<StoreError>) {
+        *self.fail.borrow_mut() = error;
+    }
+
+    /// The keys claimed and not expired, sorted.
+    pub fn keys(&self) -> Vec<String> {
+        let now = self.clock.now_ms();
+        let mut keys: Vec<String> = self
+            .held
+            .borrow()
+            .iter()
+            .filter(|(_, (_, expires))| *expires > now)
+            .map(|(key, _)| key.clone())
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+}
+
+impl ClaimStore for MemoryClaims {
+    fn claim<'a>(
+        &'a self,
+        key: &'a str,
+        holder: &'a str,
+        ttl_seconds: u64,
+    ) -> LocalBoxFuture<'a, Result<Claim, StoreError>> {
+        let result = match self.fail.borrow().clone() {
+            Some(error) => Err(error),
+            None => {
+                let now = self.clock.now_ms();
+                let mut held = self.held.borrow_mut();
+                match held.get(key) {
+                    Some((first, expires)) if *expires > now => Ok(Claim::Taken(first.clone())),
+                    _ => {
+                        held.insert(
+                            key.to_owned(),
+                            (holder.to_owned(), now + ttl_seconds * 1000),
+                        );
+                        Ok(Claim::First)
+                    }
+                }
+            }
+        };
+        Box::pin(async move { result })
+    }
+}
+
 /// Background work held until the test runs it, over the same artifacts and log as the
 /// [`FakeEnv`] it belongs to.
 pub struct FakeBackground {
@@ -700,6 +772,8 @@ pub struct FakeEnv {
     pub oauth: MemoryCache,
     /// The approval ledger (the `APPROVALS` object).
     pub approvals: MemoryApprovals,
+    /// One-time credentials' claims (the `CLAIMS` objects).
+    pub claims: MemoryClaims,
     /// Encryption at rest.
     pub cipher: HashCipher,
     /// The per-address limiter (unlimited until a limit is set).
@@ -740,6 +814,7 @@ impl FakeEnv {
             state: MemoryCache::new(clock.clone()),
             oauth: MemoryCache::new(clock.clone()),
             approvals: MemoryApprovals::default(),
+            claims: MemoryClaims::new(clock.clone()),
             cipher: HashCipher::default(),
             limiter: CountingLimiter::default(),
             settings: MemorySettings::default(),
@@ -758,6 +833,7 @@ impl FakeEnv {
             state: &self.state,
             oauth: &self.oauth,
             approvals: &self.approvals,
+            claims: &self.claims,
             cipher: &self.cipher,
             limiter: &self.limiter,
             settings: &self.settings,

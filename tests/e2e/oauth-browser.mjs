@@ -47,11 +47,11 @@ export async function signInHeadless(authorizeUrl, providerOrigin) {
 }
 
 /**
- * A whole sign-in as a public client would do it, without an SDK: registers a client (unless
- * `clientId` is given, such as a Client ID Metadata Document URL), signs in headless with PKCE
- * S256 and exchanges the code. Returns the token answer and the client id.
+ * A sign-in as a public client would do it, without an SDK, up to the code: registers a client
+ * (unless `clientId` is given, such as a Client ID Metadata Document URL) and signs in headless
+ * with PKCE S256. Returns the code and what its exchange needs: `clientId`, `redirect`, `verifier`.
  */
-export async function signInForTokens(workerUrl, providerOrigin, { clientId: given } = {}) {
+export async function signInForCode(workerUrl, providerOrigin, { clientId: given } = {}) {
   const redirect = "http://127.0.0.1:9/callback";
   let clientId = given;
   if (!clientId) {
@@ -70,12 +70,26 @@ export async function signInForTokens(workerUrl, providerOrigin, { clientId: giv
   const back = new URL(await signInHeadless(`${workerUrl}/oauth/authorize?${query}`, providerOrigin));
   const code = back.searchParams.get("code");
   if (!code) throw new Error(`sign-in refused: ${back}`);
+  return { code, clientId, redirect, verifier };
+}
+
+/** The token endpoint's form for exchanging `code` (a `signInForCode` result). */
+export function codeExchange({ code, clientId, redirect, verifier }) {
+  return new URLSearchParams({ grant_type: "authorization_code", code, client_id: clientId, redirect_uri: redirect,
+    code_verifier: verifier });
+}
+
+/**
+ * A whole sign-in as a public client would do it, without an SDK: `signInForCode`, then the
+ * code's exchange. Returns the token answer and the client id.
+ */
+export async function signInForTokens(workerUrl, providerOrigin, options = {}) {
+  const signedIn = await signInForCode(workerUrl, providerOrigin, options);
   const answer = await fetch(`${workerUrl}/oauth/token`, {
     method: "POST",
     headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "authorization_code", code, client_id: clientId, redirect_uri: redirect,
-      code_verifier: verifier }),
+    body: codeExchange(signedIn),
   });
   if (answer.status !== 200) throw new Error(`token: HTTP ${answer.status}: ${await answer.text()}`);
-  return { clientId, tokens: await answer.json() };
+  return { clientId: signedIn.clientId, tokens: await answer.json() };
 }

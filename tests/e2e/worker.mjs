@@ -19,8 +19,11 @@ function compatibilityDate() {
 /**
  * Starts the worker with `vars` as its settings (strings, like wrangler vars and secrets).
  * `onLog(line)`, when given, receives each line the worker logs (instead of the console).
- * `stores: false` leaves out the KV and R2 bindings and the approval ledger (the APPROVALS
- * Durable Object), as a misconfigured deployment would; `ledger: false` leaves out only the latter.
+ * `stores: false` leaves out the KV and R2 bindings and the Durable Objects (the approval ledger,
+ * APPROVALS, and the claims of sign-in's one-time credentials, CLAIMS), as a misconfigured
+ * deployment would; `ledger: false` leaves out only the ledger, `claims: false` only the claims.
+ * `persist`, a directory, keeps the Durable Objects' storage there (SQLite files), for tests that
+ * read what they hold at rest.
  * `kvNamespaces` names further KV bindings (e.g. the policy and approval stores); reach one with
  * `mf.getKVNamespace(name)` to seed or inspect it.
  * `wrapped` maps a store binding (`ARTIFACTS`, `HTTP_CACHE` or one of `kvNamespaces`) to an ES
@@ -35,17 +38,18 @@ function compatibilityDate() {
  * sends anywhere, before it is forwarded unchanged (redirects included, never followed here):
  * what left the worker, whether or not a server answered it.
  * `twin: true` runs a second copy of the worker in an isolate of its own, with the same settings,
- * stores and approval ledger (the one object of the first copy's class), as another isolate or
+ * stores and Durable Objects (the objects of the first copy's classes), as another isolate or
  * location of a deployment would; `twinFetch(url, init)` sends a request to it.
  * `build` names the build directory to run (default `build`, the release build; `build-probe` is
  * the test build of `make build-probe`).
  * Returns { url, mcpUrl, mf, setVars, twinFetch, close }. Throws when the build is missing.
  */
-export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped = {}, outbound, twin = false, ledger = true, build = "build", rateLimit } = {}) {
+export async function startWorker({ vars = {}, port = 0, onLog, stores = true, kvNamespaces = [], wrapped = {}, outbound, twin = false, ledger = true, claims = true, persist, build = "build", rateLimit } = {}) {
   const dir = path.join(ROOT, build);
   if (!existsSync(path.join(dir, "index.js"))) {
     throw new Error(`${build}/index.js is missing: run \`make ${build}\` first`);
   }
+  const objects = { ...(ledger ? { [APPROVALS_BINDING]: APPROVALS_CLASS } : {}), ...(claims ? { [CLAIMS_BINDING]: CLAIMS_CLASS } : {}) };
   const main = {
     name: "devtools-mcp-edge",
     modules: true,
@@ -54,7 +58,7 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true }],
     compatibilityDate: compatibilityDate(),
     ...(stores
-      ? { kvNamespaces: ["HTTP_CACHE", ...kvNamespaces], r2Buckets: ["ARTIFACTS"], durableObjects: ledger ? { [APPROVALS_BINDING]: APPROVALS_CLASS } : {} }
+      ? { kvNamespaces: ["HTTP_CACHE", ...kvNamespaces], r2Buckets: ["ARTIFACTS"], durableObjects: objects }
       : { kvNamespaces }),
     wrappedBindings: Object.fromEntries(Object.keys(wrapped).map((binding) => [binding, standIn(binding)])),
     ...(outbound ? { outboundService: (request) => record(outbound, request) } : {}),
@@ -65,6 +69,7 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
   const shared = {
     host: "127.0.0.1",
     port,
+    ...(persist ? { durableObjectsPersist: persist } : {}),
     ...(onLog ? { handleStructuredLogs: ({ message }) => { onLog(message); } } : {}),
   };
   for (const binding of Object.keys(wrapped)) {
@@ -82,7 +87,8 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
   }));
   // The twin is built when the options are, so that it follows setVars.
   const twins = () => (twin
-    ? [{ ...main, name: TWIN, durableObjects: { [APPROVALS_BINDING]: { className: APPROVALS_CLASS, scriptName: main.name } } }]
+    ? [{ ...main, name: TWIN, durableObjects: Object.fromEntries(Object.entries(main.durableObjects ?? {})
+      .map(([binding, className]) => [binding, { className, scriptName: main.name }])) }]
     : []);
   const options = () => {
     const others = [...twins(), ...standIns];
@@ -104,6 +110,9 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
 /** The approval ledger's binding and class, as in wrangler.toml. */
 export const APPROVALS_BINDING = "APPROVALS";
 const APPROVALS_CLASS = "ApprovalsObject";
+/** The binding and class of the claims that spend codes and refresh tokens, as in wrangler.toml. */
+const CLAIMS_BINDING = "CLAIMS";
+const CLAIMS_CLASS = "ClaimObject";
 /** The name of the second copy of the worker (`twin`). */
 const TWIN = "devtools-mcp-edge-twin";
 

@@ -504,6 +504,35 @@ fn refresh_with(server: &Server, env: &FakeEnv, client_id: &str, refresh: &str) 
 }
 
 #[test]
+fn refresh_tokens_expire_a_refresh_lifetime_after_the_sign_in() {
+    let mut settings = oauth_settings();
+    settings.push(("MCP_OAUTH_REFRESH_TTL_SECONDS".into(), "3600".into()));
+    let server = server_with(settings);
+    let env = FakeEnv::with_http(github("octocat"));
+    let client_id = register(&server, &env);
+    let code = sign_in(&server, &env, &client_id);
+    let (_, tokens) = exchange(&server, &env, &client_id, &code, VERIFIER);
+    env.clock.advance(3_600_000 - 1);
+    let (status, rotated) = refresh_with(
+        &server,
+        &env,
+        &client_id,
+        tokens["refresh_token"].as_str().unwrap(),
+    );
+    assert_eq!(status, 200, "{rotated}");
+    // Rotation does not lengthen the grant: its tokens end when the first ones would have.
+    env.clock.advance(1);
+    let (status, body) = refresh_with(
+        &server,
+        &env,
+        &client_id,
+        rotated["refresh_token"].as_str().unwrap(),
+    );
+    assert_refused(status, &body, "invalid_grant");
+    assert_eq!(body["error_description"], "the refresh token has expired");
+}
+
+#[test]
 fn a_token_issued_for_another_resource_is_refused_at_mcp() {
     let here = oauth_server();
     let env = FakeEnv::with_http(github("octocat"));
