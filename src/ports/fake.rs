@@ -675,20 +675,6 @@ impl MemoryClaims {
     pub fn fail_with(&self, error: Option<StoreError>) {
         *self.fail.borrow_mut() = error;
     }
-
-    /// The keys claimed and not expired, sorted.
-    pub fn keys(&self) -> Vec<String> {
-        let now = self.clock.now_ms();
-        let mut keys: Vec<String> = self
-            .held
-            .borrow()
-            .iter()
-            .filter(|(_, (_, expires))| *expires > now)
-            .map(|(key, _)| key.clone())
-            .collect();
-        keys.sort_unstable();
-        keys
-    }
 }
 
 impl ClaimStore for MemoryClaims {
