@@ -255,13 +255,6 @@ impl TokenTable {
         self.entries.is_empty()
     }
 
-    /// True when a principal called `name` holds a token (case-insensitive, as sign-in names are).
-    pub fn has_principal(&self, name: &str) -> bool {
-        self.entries
-            .iter()
-            .any(|(p, _)| p.name().eq_ignore_ascii_case(name))
-    }
-
     /// The principals' names, once each.
     pub fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.entries.iter().map(|(p, _)| p.name.clone()).collect();

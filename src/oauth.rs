@@ -59,11 +59,9 @@ pub fn is_oauth_path(path: &str) -> bool {
     )
 }
 
-/// Answers a request to one of the [`is_oauth_path`] paths. `static_principal(name)` says
-/// whether a static token's principal has that name (a sign-in may not take it).
+/// Answers a request to one of the [`is_oauth_path`] paths.
 pub async fn handle(
     settings: &OAuthSettings,
-    static_principal: &dyn Fn(&str) -> bool,
     request: &HttpRequest,
     ports: Ports<'_>,
 ) -> HttpResponse {
@@ -81,9 +79,7 @@ pub async fn handle(
     let response = match route {
         ("GET", AUTHORIZE_PATH) => return authorize::start(settings, request, ports).await,
         ("POST", AUTHORIZE_PATH) => return authorize::decide(settings, request, ports).await,
-        ("GET", CALLBACK_PATH) => {
-            return authorize::callback(settings, static_principal, request, ports).await
-        }
+        ("GET", CALLBACK_PATH) => return authorize::callback(settings, request, ports).await,
         ("GET", ATLASSIAN_CALLBACK_PATH) => {
             return authorize::atlassian_callback(settings, request, ports).await
         }

@@ -192,16 +192,13 @@ impl Server {
             }
             (_, "/") => method_not_allowed("GET, HEAD"),
             (_, path) if oauth::is_oauth_path(path) => match &self.config {
-                Ok(
-                    config @ Config {
-                        oauth: Some(settings),
-                        ..
-                    },
-                ) => {
-                    let is_static = |name: &str| config.auth_tokens.has_principal(name);
+                Ok(Config {
+                    oauth: Some(settings),
+                    ..
+                }) => {
                     // The sign-in endpoints authenticate (if at all) from their bodies.
                     take_body(&mut request, body).await;
-                    oauth::handle(settings, &is_static, &request, ports).await
+                    oauth::handle(settings, &request, ports).await
                 }
                 Err(error) => config_error(error, ports),
                 Ok(_) => HttpResponse::new(404, "text/plain; charset=utf-8", "Not found\n"),

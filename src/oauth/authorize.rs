@@ -15,7 +15,7 @@ use super::sealed::{self, Purpose, Refused};
 use super::settings::{AtlassianApp, OAuthSettings};
 use super::store::{pkce_challenge, NewCode, SignedIn, TokenStore, CODE_TTL_SECONDS};
 use super::url::{redirect_matches, Url};
-use super::{atlassian, idp, ATLASSIAN_CALLBACK_PATH, AUTHORIZE_PATH, SCOPE};
+use super::{atlassian, identity, idp, ATLASSIAN_CALLBACK_PATH, AUTHORIZE_PATH, SCOPE};
 use crate::auth::constant_time_eq;
 use crate::http::{HttpRequest, HttpResponse};
 use crate::ports::{CacheEntry, Level, Ports};
@@ -395,12 +395,11 @@ pub async fn decide(
 }
 
 /// `GET /oauth/callback`: the identity provider's answer, accepted only in the browser that
-/// consented. The person must pass the allow-list, and may not take a static principal's name.
-/// With an Atlassian app configured, the person then goes on to Atlassian's consent before the
-/// code is issued.
+/// consented. The person must be admitted ([`identity::admit`]: the allow-list in force, and
+/// no static principal's name). With an Atlassian app configured, the person then goes on to
+/// Atlassian's consent before the code is issued.
 pub async fn callback(
     settings: &OAuthSettings,
-    static_principal: &dyn Fn(&str) -> bool,
     request: &HttpRequest,
     ports: Ports<'_>,
 ) -> HttpResponse {
@@ -428,27 +427,12 @@ pub async fn callback(
             "the sign-in at the identity provider did not complete",
         ));
     };
-    let (signed_in, email) = match idp::sign_in(settings, code, verifier, ports).await {
+    let (signed_in, _) = match idp::sign_in(settings, code, verifier, ports).await {
         Ok(found) => found,
         Err(e) => return back(e),
     };
-    if !crate::auth::valid_signed_in_name(&signed_in.principal) {
-        return back(OAuthError::access_denied(
-            "the identity provider's name for you is not a usable principal name",
-        ));
-    }
-    if static_principal(&signed_in.principal) {
-        return back(OAuthError::access_denied(
-            "that name belongs to a principal with a static token; it cannot sign in",
-        ));
-    }
-    if !settings
-        .allow
-        .admits(&signed_in.principal, &signed_in.groups, email.as_deref())
-    {
-        return back(OAuthError::access_denied(
-            "you are not allowed to sign in to this server",
-        ));
+    if let Err(refused) = identity::admit(settings, &signed_in) {
+        return back(refused);
     }
     if let Some(app) = &settings.atlassian {
         return match to_atlassian(settings, app, pending.clone(), signed_in, ports).await {
@@ -478,7 +462,7 @@ async fn spend_refused_code(
         return;
     };
     if let Some(verifier) = pending.idp_verifier.as_deref() {
-        let spent = idp::sign_in(settings, code, verifier, ports).await.is_ok();
+        let spent = idp::exchange(settings, code, verifier, ports).await.is_ok();
         ports.log.event(
             Level::Warn,
             "oauth_refused_code_spent",

@@ -231,6 +231,18 @@ pub async fn sign_in(
     verifier: &str,
     ports: Ports<'_>,
 ) -> Result<(SignedIn, Option<String>), OAuthError> {
+    let token = exchange(settings, code, verifier, ports).await?;
+    identify(settings, token, ports).await
+}
+
+/// Exchanges the provider's `code` (with the PKCE `verifier`) for the person's token at the
+/// provider; the provider's refusal is `access_denied`.
+pub async fn exchange(
+    settings: &OAuthSettings,
+    code: &str,
+    verifier: &str,
+    ports: Ports<'_>,
+) -> Result<UpstreamToken, OAuthError> {
     let redirect = format!("{}{CALLBACK_PATH}", settings.issuer);
     let grant = [
         ("grant_type", "authorization_code"),
@@ -252,12 +264,7 @@ pub async fn sign_in(
         Provider::GitHub { .. } => "github",
         Provider::Oidc(_) => OIDC_VENDOR,
     };
-    identify(
-        settings,
-        upstream_token(vendor, access, answer, None, ports),
-        ports,
-    )
-    .await
+    Ok(upstream_token(vendor, access, answer, None, ports))
 }
 
 /// Who holds the provider's `token`, read from the provider: the stable principal name, the
