@@ -1,7 +1,8 @@
 //! Requests to the vendor APIs: vendor settings ([`vendor`]), the one request function
 //! ([`client::send`]), bodies read under the memory budget ([`body`]), typed failures with the texts models read ([`error`]), path validation
 //! and URL building ([`path`]), the policy target of a request ([`target`]), paging links
-//! ([`link`]), streamed responses ([`stream`]) and the hosts job logs may come from ([`hosts`]).
+//! ([`link`]), streamed responses ([`stream`]), the hosts job logs may come from ([`hosts`]) and
+//! the scrubbing of credentials from every answer ([`scrub`]).
 
 pub mod body;
 pub mod client;
@@ -10,6 +11,7 @@ pub mod hosts;
 pub mod js;
 pub mod link;
 pub mod path;
+pub mod scrub;
 pub mod stream;
 pub mod target;
 pub mod vendor;

@@ -9,9 +9,10 @@
 //! - adding a prefix is idempotent;
 //! - what the policy matches is what the upstream routes: for each product, the path the target
 //!   sends, read as that product's server reads it (Tomcat for Jira and Confluence: `;params`
-//!   dropped, escapes decoded, dot segments resolved, empty and trailing segments ignored; the
-//!   others: escapes decoded within each segment), names the same segments as the matched form
-//!   the rules see (aliases read as one), and lies in the product's path space.
+//!   dropped, escapes decoded, dot segments resolved, empty and trailing segments ignored, then
+//!   Atlassian's REST framework: a media-type ending cut, Jira's module versions read as
+//!   numbers; the others: escapes decoded within each segment), names the same segments as the
+//!   matched form the rules see (aliases read as one), and lies in the product's path space.
 #![no_main]
 
 use devtools_mcp_edge::upstream::{ApiPath, Method, Target, Vendor};
@@ -141,8 +142,10 @@ fuzz_target!(|data: &[u8]| {
 /// The segments `vendor`'s server routes `path` to, with the aliases policy reads as one
 /// resource put in one form (Jira's API version as 3; CircleCI's vcs slugs are sent canonical).
 /// Tomcat (Jira, Confluence) drops `;params` from each segment, then decodes (with encoded
-/// slashes allowed, as some deployments configure it) and resolves; the others split first and
-/// decode inside each segment.
+/// slashes allowed, as some deployments configure it) and resolves; Atlassian's REST framework
+/// then cuts a media-type ending (`.json`, `.xml`, ...) from a REST path and reads a module's
+/// version as a number (`1` is `1.0`, `latest` the newest). The others split first and decode
+/// inside each segment.
 fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
     let parts: Vec<Vec<u8>> = if matches!(vendor, Vendor::Jira | Vendor::Confluence) {
         let stripped: Vec<&str> = path
@@ -168,15 +171,56 @@ fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
     }
     // Case is compared as the matcher does (ASCII only), so the alias is read in any case too.
     segments.iter_mut().for_each(|s| s.make_ascii_lowercase());
-    if vendor == Vendor::Jira
-        && segments.len() > 2
-        && segments[0] == b"rest"
-        && segments[1] == b"api"
-        && (segments[2] == b"2" || segments[2] == b"latest")
-    {
-        segments[2] = b"3".to_vec();
+    let rest = match vendor {
+        Vendor::Jira => segments.first().is_some_and(|s| s == b"rest"),
+        Vendor::Confluence => segments.get(1).is_some_and(|s| s == b"rest" || s == b"api"),
+        _ => false,
+    };
+    if let Some(last) = segments.last_mut().filter(|_| rest) {
+        let cut = [".json", ".xml", ".txt", ".htm", ".html", ".atom"]
+            .iter()
+            .find(|suffix| last.ends_with(suffix.as_bytes()));
+        if let Some(suffix) = cut {
+            last.truncate(last.len() - suffix.len());
+        }
+    }
+    if vendor == Vendor::Jira && segments.len() > 2 && segments[0] == b"rest" {
+        let number = version_number(&segments[2]);
+        let version: Option<&[u8]> = match (segments[1].as_slice(), number.as_deref()) {
+            (b"api", Some([2] | [3])) => Some(b"3"),
+            (b"api", _) if segments[2] == b"latest" => Some(b"3"),
+            (b"agile", Some([1])) => Some(b"1.0"),
+            (b"agile", _) if segments[2] == b"latest" => Some(b"1.0"),
+            _ => None,
+        };
+        if let Some(version) = version {
+            segments[2] = version.to_vec();
+        }
     }
     segments
+}
+
+/// A version segment's value as a version parser reads it: its leading dotted numbers without
+/// leading zeros or trailing `.0` parts; `None` when it does not start with a digit.
+fn version_number(segment: &[u8]) -> Option<Vec<u64>> {
+    let mut parts = Vec::new();
+    for part in segment.split(|b| *b == b'.') {
+        let digits = part.iter().take_while(|b| b.is_ascii_digit()).count();
+        let Some(n) = std::str::from_utf8(&part[..digits])
+            .ok()
+            .and_then(|d| d.parse::<u64>().ok())
+        else {
+            break;
+        };
+        parts.push(n);
+        if digits != part.len() {
+            break;
+        }
+    }
+    while parts.len() > 1 && parts.last() == Some(&0) {
+        parts.pop();
+    }
+    (!parts.is_empty()).then_some(parts)
 }
 
 /// The segments a path glob sees in the matched form: split on `/` only, each escape read as

@@ -8,6 +8,7 @@ use crate::artifacts::stream::ArtifactWriter;
 use crate::ports::{BodyStream, Level, Ports, TransportError, UpstreamRequest};
 use crate::upstream::body::Unread;
 use crate::upstream::error::busy_text;
+use crate::upstream::scrub::{self, Scrubber};
 use crate::upstream::stream::{status_error, Opened};
 use crate::upstream::vendor::USER_AGENT;
 use crate::upstream::{ApiPath, UpstreamError, UpstreamSettings, Vendor};
@@ -72,7 +73,8 @@ pub async fn from_vendor(
 }
 
 /// Opens a signed log URL: only on an allowed host, with no credential, under the upstream
-/// timeout. Returns the host (for messages) and the body.
+/// timeout, the body scrubbed of the deployment's credentials. Returns the host (for messages)
+/// and the body.
 pub async fn open_url(
     ports: Ports<'_>,
     settings: &UpstreamSettings,
@@ -87,7 +89,7 @@ pub async fn open_url(
         body: None,
         timeout_ms: settings.timeout_ms,
     };
-    let outcome = ports.http.open(request).await;
+    let outcome = scrub::open(ports, request, &Scrubber::new(settings, [])).await;
     let status = outcome.as_ref().ok().map(|r| r.status);
     ports.log.event(
         if matches!(status, Some(200..=299)) {

@@ -105,7 +105,7 @@ impl PathGlob {
             }
         }
         // The form requests are matched in (`Target::path`): no trailing `/`, Jira's API
-        // version as 3.
+        // version as 3, the agile API's `latest` as 1.0.
         if segments.len() > 1 && segments.last() == Some(&Segment::Pattern(Vec::new())) {
             segments.pop();
         }
@@ -114,6 +114,9 @@ impl PathGlob {
         {
             if rest == b"rest" && api == b"api" && (version == b"2" || version == b"latest") {
                 *version = b"3".to_vec();
+            }
+            if rest == b"rest" && api == b"agile" && version == b"latest" {
+                *version = b"1.0".to_vec();
             }
         }
         Ok(PathGlob {
@@ -272,6 +275,12 @@ mod tests {
                 true,
             ),
             ("/rest/api/3/issue/**", "/rest/api/3/issue", true),
+            // The agile API's `latest` is its 1.0, which requests are sent and matched as.
+            (
+                "/rest/agile/latest/issue/*",
+                "/rest/agile/1.0/issue/SECRET-1",
+                true,
+            ),
             ("/rest/**", "/rest/", true),
             ("/**", "/", true),
             ("/**/admin/**", "/rest/api/3/admin/x", true),

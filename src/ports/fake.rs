@@ -277,6 +277,15 @@ impl MemoryArtifacts {
         self.objects.borrow().keys().cloned().collect()
     }
 
+    /// Every stored key with its bytes, for checking what the store keeps.
+    pub fn dump(&self) -> Vec<(String, Vec<u8>)> {
+        self.objects
+            .borrow()
+            .iter()
+            .map(|(k, (bytes, _))| (k.clone(), bytes.clone()))
+            .collect()
+    }
+
     fn check(&self) -> Result<(), StoreError> {
         if self.failing.get() {
             Err(StoreError("artifact store unavailable (injected)".into()))

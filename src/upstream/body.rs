@@ -2,6 +2,7 @@
 //! from its `Content-Length` before a byte of it is read, or grown as it streams when no length
 //! is declared, on the call's reservations ([`crate::memory`]), which outlive the body.
 
+use super::scrub::{self, Scrubber};
 use crate::memory::{BodyReservation, Busy, SMALL_BODY_BYTES};
 use crate::ports::{header, BodyStream, Ports, TransportError, UpstreamRequest, UpstreamResponse};
 
@@ -14,17 +15,21 @@ pub enum Unread {
     Busy(Busy),
 }
 
-/// Sends `request` and reads at most `max_body` bytes of the answer, whatever its status, under
+/// Sends `request` and reads at most `max_body` bytes of the answer (through `scrubber`),
+/// whatever its status, under
 /// the call's memory reservations (none outside a call). An answer declaring more than
 /// `unread_over` bytes comes back with its headers and no body, for the caller to refuse from
 /// its `Content-Length` (a vendor whose reference refuses such answers with a text of its own).
 pub async fn fetch(
     ports: Ports<'_>,
     request: UpstreamRequest,
+    scrubber: &Scrubber,
     max_body: usize,
     unread_over: Option<usize>,
 ) -> Result<UpstreamResponse, Unread> {
-    let mut opened = ports.http.open(request).await.map_err(Unread::Transport)?;
+    let mut opened = scrub::open(ports, request, scrubber)
+        .await
+        .map_err(Unread::Transport)?;
     let declared = header(&opened.headers, "content-length")
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(|len| usize::try_from(len).unwrap_or(usize::MAX));

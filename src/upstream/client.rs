@@ -1,11 +1,13 @@
 //! The one request function every tool uses: URL on the configured base only, credential and
 //! fixed headers per vendor, timeout and body bound from the vendor settings, redirects refused,
 //! non-2xx statuses turned into [`UpstreamError`], and bodies decoded as the references do.
+//! Every answer is read through the [`Scrubber`] of the credential its request carried.
 
 use super::body::{self, Unread};
 use super::error::{ErrorKind, UpstreamError};
 use super::js;
 use super::path::ApiPath;
+use super::scrub::Scrubber;
 use super::vendor::{Endpoint, UpstreamSettings, Vendor};
 use super::Method;
 use crate::ports::{header, Headers, Level, Ports, TransportError, UpstreamRequest};
@@ -124,11 +126,11 @@ pub async fn send_raw(
     let Some(endpoint) = settings.endpoint(vendor) else {
         return Err(fail(ErrorKind::NotConfigured));
     };
-    let request = vendor_request(settings, &endpoint, method, &path, query, body);
+    let (request, scrubber) = vendor_request(settings, &endpoint, method, &path, query, body);
     let url = request.url.clone();
     // Whole bytes: the limit is an integer held as a JavaScript number.
     let unread_over = vendor.declared_length_limit().map(|limit| limit as usize);
-    let outcome = body::fetch(ports, request, settings.max_bytes, unread_over).await;
+    let outcome = body::fetch(ports, request, &scrubber, settings.max_bytes, unread_over).await;
     let elapsed = ports.clock.now_ms().saturating_sub(started);
     let log = |status: Option<u16>, bytes: usize, outcome: &str| {
         ports.log.event(
@@ -158,7 +160,7 @@ pub async fn send_raw(
             }));
         }
         Err(Unread::Transport(error)) => {
-            let (kind, label) = transport_kind(error, settings, &endpoint);
+            let (kind, label) = transport_kind(error, settings);
             log(None, 0, &label);
             return Err(fail(kind));
         }
@@ -203,7 +205,8 @@ pub async fn send_raw(
 }
 
 /// The request to `endpoint` for `path` (with the vendor's prefix) and `query`: the URL on the
-/// configured base, the credential and fixed headers, and `body` as compact JSON.
+/// configured base, the credential and fixed headers, and `body` as compact JSON; with the
+/// scrubber of the credential it carries, which its answer is to be read through.
 pub(crate) fn vendor_request(
     settings: &UpstreamSettings,
     endpoint: &Endpoint,
@@ -211,11 +214,9 @@ pub(crate) fn vendor_request(
     path: &ApiPath,
     query: &[(String, String)],
     body: Option<&Value>,
-) -> UpstreamRequest {
-    let mut headers: Headers = vec![(
-        endpoint.credential.header.to_owned(),
-        endpoint.credential.value.expose().to_owned(),
-    )];
+) -> (UpstreamRequest, Scrubber) {
+    let credential = endpoint.credential.value.expose();
+    let mut headers: Headers = vec![(endpoint.credential.header.to_owned(), credential.to_owned())];
     headers.extend(endpoint.headers.iter().cloned());
     if body.is_some()
         && !headers
@@ -224,21 +225,21 @@ pub(crate) fn vendor_request(
     {
         headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
     }
-    UpstreamRequest {
+    let request = UpstreamRequest {
         method: method.as_str().to_owned(),
         url: path.url(&endpoint.base_url, query),
         headers,
         body: body.map(|b| js::stringify(b).into_bytes()),
         timeout_ms: settings.timeout_ms,
-    }
+    };
+    (request, Scrubber::new(settings, [credential]))
 }
 
 /// The error kind of a request that got no answer, and the label its log line carries (a
-/// network error's detail with every secret scrubbed).
+/// network error's detail, scrubbed when the answer was opened).
 pub(crate) fn transport_kind(
     error: TransportError,
     settings: &UpstreamSettings,
-    endpoint: &Endpoint,
 ) -> (ErrorKind, String) {
     match error {
         TransportError::Timeout => (
@@ -248,13 +249,7 @@ pub(crate) fn transport_kind(
             "timeout".to_owned(),
         ),
         TransportError::TooLarge(limit) => (ErrorKind::TooLarge { limit }, "too_large".to_owned()),
-        TransportError::Network(detail) => (
-            ErrorKind::Network,
-            format!(
-                "network: {}",
-                scrub(&detail, settings, endpoint.credential.value.expose())
-            ),
-        ),
+        TransportError::Network(detail) => (ErrorKind::Network, format!("network: {detail}")),
     }
 }
 
@@ -395,19 +390,6 @@ fn location_host(location: &str) -> Option<String> {
     let authority = rest.split(['/', '?', '#']).next()?;
     let host = authority.rsplit('@').next()?;
     (!host.is_empty()).then(|| host.to_owned())
-}
-
-/// `text` with every configured secret and the credential header value replaced, for log
-/// lines built from runtime messages.
-fn scrub(text: &str, settings: &UpstreamSettings, header_value: &str) -> String {
-    let mut out = text.to_owned();
-    let secrets = settings.secret_values();
-    for secret in std::iter::once(header_value).chain(secrets) {
-        if !secret.is_empty() {
-            out = out.replace(secret, "<redacted>");
-        }
-    }
-    out
 }
 
 /// The standard reason phrase of `status` (RFC 9110), or `""` for codes without one.

@@ -35,6 +35,11 @@ pub enum PathError {
     NonAscii,
     /// The path is outside the product's API: the text says where its paths are.
     OutsideProduct(&'static str),
+    /// A Jira or Confluence REST path ending in a media-type suffix (`.json`, `.xml`, ...),
+    /// which the server drops before routing.
+    FormatSuffix,
+    /// A Jira REST API version written otherwise than the server's own spelling of it.
+    ApiVersion,
 }
 
 impl fmt::Display for PathError {
@@ -75,6 +80,16 @@ impl fmt::Display for PathError {
                  may fold them onto ASCII letters); pass such values in queryParams",
             ),
             PathError::OutsideProduct(rule) => f.write_str(rule),
+            PathError::FormatSuffix => f.write_str(
+                "a .json, .xml, .txt, .htm, .html or .atom ending is not allowed on a Jira or \
+                 Confluence REST path (the server drops it before routing, so the path would name \
+                 another resource); give the path without it: the API answers JSON",
+            ),
+            PathError::ApiVersion => f.write_str(
+                "write Jira's API version as the server does: /rest/api/3, /rest/api/2 or \
+                 /rest/api/latest, and /rest/agile/1.0 or /rest/agile/latest (other spellings \
+                 of a version may reach another one)",
+            ),
         }
     }
 }

@@ -5,6 +5,7 @@
 use super::client::{reason_phrase, transport_kind, vendor_request};
 use super::error::{ErrorKind, UpstreamError};
 use super::path::ApiPath;
+use super::scrub;
 use super::vendor::{UpstreamSettings, Vendor};
 use super::{js, Method};
 use crate::ports::{header, BodyStream, Headers, Level, Ports};
@@ -61,11 +62,11 @@ pub async fn open_on(
     if let Some(root) = root {
         endpoint.base_url = root.to_owned();
     }
-    let request = vendor_request(settings, &endpoint, Method::Get, &path, query, None);
-    let outcome = ports.http.open(request).await;
+    let (request, scrubber) = vendor_request(settings, &endpoint, Method::Get, &path, query, None);
+    let outcome = scrub::open(ports, request, &scrubber).await;
     let (status, label) = match &outcome {
         Ok(response) => (Some(response.status), "opened".to_owned()),
-        Err(error) => (None, transport_kind(error.clone(), settings, &endpoint).1),
+        Err(error) => (None, transport_kind(error.clone(), settings).1),
     };
     ports.log.event(
         if outcome.is_ok() {
@@ -90,7 +91,7 @@ pub async fn open_on(
             headers: response.headers,
             body: response.body,
         }),
-        Err(error) => Err(fail(transport_kind(error, settings, &endpoint).0)),
+        Err(error) => Err(fail(transport_kind(error, settings).0)),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The policy target: the upstream request a tool call makes (vendor, method, canonical path),
 //! built once from the call's arguments. Policy decides on it and the tool sends it, so what a
 //! rule matched is what goes out. [`Target::checked`] also keeps each product to its own path
-//! space and puts the aliases a rule could miss in one form.
+//! space, puts the aliases a rule could miss in one form and refuses the spellings a server
+//! routes elsewhere than they read.
 
 use super::client::UpstreamCall;
 use super::path::{ApiPath, PathError};
@@ -73,8 +74,12 @@ impl Target {
         if vendor != Vendor::Bitbucket && path.has_non_ascii() {
             return Err(PathError::NonAscii);
         }
+        if format_suffix(vendor, &path) {
+            return Err(PathError::FormatSuffix);
+        }
         let path = match vendor {
             Vendor::CircleCi => circleci_slugs(path)?,
+            Vendor::Jira => jira_versions(path)?,
             _ => path,
         };
         Ok(Target::new(vendor, method, &path))
@@ -133,6 +138,96 @@ fn circleci_slugs(path: ApiPath) -> Result<ApiPath, PathError> {
         out.push_str(q);
     }
     ApiPath::parse(&out)
+}
+
+/// The endings Atlassian's REST framework reads as an `Accept` header and cuts from the path
+/// before routing (`/issue/SECRET-1.json` is `/issue/SECRET-1`), on every module it serves.
+const FORMAT_SUFFIXES: [&str; 6] = [".json", ".xml", ".txt", ".htm", ".html", ".atom"];
+
+/// True for a Jira or Confluence REST path (Jira's `/rest/...`, Confluence's `/wiki/rest/...` and
+/// `/wiki/api/...`) that ends in one of [`FORMAT_SUFFIXES`], in any ASCII case. Refused rather
+/// than cut: whether a module excludes itself from the cut is the server's configuration, so
+/// the resource such a path names cannot be known here.
+fn format_suffix(vendor: Vendor, path: &ApiPath) -> bool {
+    let segments: Vec<&str> = path.segments().collect();
+    let rest = match vendor {
+        Vendor::Jira => segments
+            .first()
+            .is_some_and(|s| s.eq_ignore_ascii_case("rest")),
+        Vendor::Confluence => segments
+            .get(1)
+            .is_some_and(|s| s.eq_ignore_ascii_case("rest") || s.eq_ignore_ascii_case("api")),
+        _ => false,
+    };
+    // With a trailing `/` too, which a proxy in front of the server may drop.
+    let end = path.path().trim_end_matches('/').to_ascii_lowercase();
+    rest && FORMAT_SUFFIXES.iter().any(|suffix| end.ends_with(suffix))
+}
+
+/// `path` with the agile API's `latest` written `1.0`, the one version it has, so sent and
+/// matched as such; refused when the version of `/rest/api/` or `/rest/agile/` is another
+/// spelling of a number the module serves (`/rest/agile/1/`, `/rest/api/3.0/`,
+/// `/rest/api/03/`): the REST framework parses versions, so such a spelling may reach the
+/// version a rule names under a name it does not match. The API's `2` and `latest` are sent as
+/// asked, as they answer in another format than `3`, and matched as `3` ([`matched_form`]).
+fn jira_versions(path: ApiPath) -> Result<ApiPath, PathError> {
+    let segments: Vec<&str> = path.segments().collect();
+    let [rest, module, version, ..] = segments.as_slice() else {
+        return Ok(path);
+    };
+    if !rest.eq_ignore_ascii_case("rest") {
+        return Ok(path);
+    }
+    let agile = module.eq_ignore_ascii_case("agile");
+    let served: &[&str] = if agile {
+        &["1.0", "latest"]
+    } else if module.eq_ignore_ascii_case("api") {
+        &["2", "3", "latest"]
+    } else {
+        return Ok(path);
+    };
+    if !served.iter().any(|v| version.eq_ignore_ascii_case(v)) {
+        let number = version_number(version);
+        let respelt = number.is_some() && served.iter().any(|v| version_number(v) == number);
+        return if respelt {
+            Err(PathError::ApiVersion)
+        } else {
+            Ok(path)
+        };
+    }
+    if !(agile && version.eq_ignore_ascii_case("latest")) {
+        return Ok(path);
+    }
+    let tail = &path.path()[format!("/{rest}/{module}/{version}").len()..];
+    let mut out = format!("/{rest}/{module}/1.0{tail}");
+    if let Some(q) = path.query() {
+        out.push('?');
+        out.push_str(q);
+    }
+    ApiPath::parse(&out)
+}
+
+/// The value of a version segment as a version parser reads it: its leading dotted numbers,
+/// without leading zeros or trailing `.0` parts (`01.0.0` and `1` are `[1]`); `None` when it
+/// does not start with a number.
+fn version_number(version: &str) -> Option<Vec<u64>> {
+    let mut parts: Vec<u64> = Vec::new();
+    for part in version.split('.') {
+        let digits: &str = &part[..part
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(part.len())];
+        let Ok(n) = digits.parse::<u64>() else {
+            break;
+        };
+        parts.push(n);
+        if digits.len() != part.len() {
+            break;
+        }
+    }
+    while parts.len() > 1 && parts.last() == Some(&0) {
+        parts.pop();
+    }
+    (!parts.is_empty()).then_some(parts)
 }
 
 /// The form of `path` policy matches (see [`Target::path`]).
@@ -280,6 +375,27 @@ mod tests {
                 "outside ASCII",
             ),
             (Vendor::CircleCi, "/project/gh/\u{f6}rg/r", "outside ASCII"),
+            // The REST framework parses the version, and cuts a media-type ending.
+            (Vendor::Jira, "/rest/agile/1/issue/SECRET-1", "API version"),
+            (Vendor::Jira, "/rest/agile/1.0.0/board/7", "API version"),
+            (Vendor::Jira, "/rest/Agile/01.00/board/7", "API version"),
+            (Vendor::Jira, "/rest/api/3.0/issue/SECRET-1", "API version"),
+            (Vendor::Jira, "/rest/api/03/issue/SECRET-1", "API version"),
+            (
+                Vendor::Jira,
+                "/rest/api/2.0.0/issue/SECRET-1",
+                "API version",
+            ),
+            (Vendor::Jira, "/rest/api/3/issue/SECRET-1.json", ".json"),
+            (Vendor::Jira, "/rest/api/3/issue/SECRET-1.XML", ".json"),
+            (Vendor::Jira, "/rest/api/3/issue/SECRET-1%2Ejson/", ".json"),
+            (Vendor::Jira, "/rest/agile/1.0/issue/SECRET-1.atom", ".json"),
+            (
+                Vendor::Confluence,
+                "/wiki/rest/api/content/123.json",
+                ".json",
+            ),
+            (Vendor::Confluence, "/wiki/api/v2/pages/123.html", ".json"),
         ] {
             let message = refused(vendor, raw);
             assert!(message.contains(text), "{raw}: {message}");
@@ -375,6 +491,39 @@ mod tests {
                 "/insights/pages/gh/o/r/summary",
             ),
             (Vendor::CircleCi, "/me/github", "/me/github", "/me/github"),
+            // The agile API has one version: `latest` is sent and matched as it.
+            (
+                Vendor::Jira,
+                "/rest/agile/latest/issue/SECRET-1?fields=x",
+                "/rest/agile/1.0/issue/SECRET-1",
+                "/rest/agile/1.0/issue/SECRET-1",
+            ),
+            (
+                Vendor::Jira,
+                "/REST/Agile/LATEST/board/",
+                "/REST/Agile/1.0/board",
+                "/REST/Agile/1.0/board/",
+            ),
+            // A version no module serves is no spelling of one; it stays (and is not found).
+            (
+                Vendor::Jira,
+                "/rest/agile/2/board",
+                "/rest/agile/2/board",
+                "/rest/agile/2/board",
+            ),
+            // Media-type endings are cut only under the REST roots, and not by Bitbucket.
+            (
+                Vendor::Jira,
+                "/secure/views/x.xml",
+                "/secure/views/x.xml",
+                "/secure/views/x.xml",
+            ),
+            (
+                Vendor::Bitbucket,
+                "/repositories/w/r/src/main/package.json",
+                "/2.0/repositories/w/r/src/main/package.json",
+                "/2.0/repositories/w/r/src/main/package.json",
+            ),
         ] {
             let t = checked(vendor, raw).unwrap_or_else(|e| panic!("{raw}: {e}"));
             assert_eq!((t.path(), t.path.path()), (matched, sent), "{raw}");

@@ -339,14 +339,13 @@ impl UpstreamSettings {
         }
     }
 
-    /// Every configured secret value, for tests and log scrubbing.
-    pub fn secret_values(&self) -> Vec<&str> {
+    /// Every configured credential (tokens and passwords, not the user names that go with
+    /// them, which identify and appear in data), which no upstream text may carry back.
+    pub fn credential_values(&self) -> Vec<&str> {
         [
             &self.github_token,
             &self.circleci_token,
-            &self.atlassian_user_email,
             &self.atlassian_api_token,
-            &self.bitbucket_username,
             &self.bitbucket_app_password,
         ]
         .into_iter()
@@ -504,7 +503,7 @@ mod tests {
             atlassian_gateway_url("https://api.atlassian.com", Vendor::Confluence, "c-1"),
             "https://api.atlassian.com/ex/confluence/c-1"
         );
-        assert!(s.secret_values().contains(&"person"));
+        assert!(s.credential_values().contains(&"person"));
         assert!(!format!("{s:?}").contains("person"));
     }
 
@@ -520,6 +519,6 @@ mod tests {
             !debug.contains("supersecret") && !debug.contains("cc-secret"),
             "{debug}"
         );
-        assert_eq!(s.secret_values(), ["ghp_supersecret", "cc-secret"]);
+        assert_eq!(s.credential_values(), ["ghp_supersecret", "cc-secret"]);
     }
 }

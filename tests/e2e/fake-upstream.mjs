@@ -68,6 +68,9 @@ function streamBody(res, fault) {
  *   body is) and that many body bytes, then reset the connection;
  * - `exactHeaders`: send `headers` as they are (no default Content-Type), for replaying recorded
  *   responses;
+ * - `echoHeaders`: a JSON body that repeats every request header (in `message`, `errorMessages`
+ *   and `headers`, as an error page that reflects the request does), plus `padding` filler
+ *   characters, and the request's Authorization (or Circle-Token) in an `X-Echo` header;
  * - `delayMs`: wait before answering; `hangUp`: destroy the socket without answering.
  */
 async function answerFault(req, res, fault) {
@@ -78,6 +81,11 @@ async function answerFault(req, res, fault) {
   if (fault.streamBytes !== undefined) {
     res.writeHead(status, fault.statusText ?? http.STATUS_CODES[status], headers);
     return streamBody(res, fault);
+  }
+  if (fault.echoHeaders) {
+    const sent = JSON.stringify(req.headers);
+    headers["X-Echo"] = req.headers.authorization ?? req.headers["circle-token"] ?? "";
+    fault = { ...fault, body: { message: `Bad request: ${sent}`, errorMessages: [`headers: ${sent}`], headers: req.headers, padding: "x".repeat(fault.padding ?? 0) } };
   }
   const payload = fault.bodyBytes !== undefined ? Buffer.alloc(fault.bodyBytes, 0x61) : fault.body === null ? Buffer.alloc(0)
     : Buffer.from(typeof fault.body === "string" ? fault.body : JSON.stringify(fault.body ?? { message: "injected fault" }));

@@ -3,7 +3,9 @@
 // 1. a product's tool reaching another product's API (Jira and Confluence share a base URL);
 // 2. spellings a server routes to a denied resource (trailing slash, `;` parameters, `..;`,
 //    `%2F`, a non-ASCII letter Java folds onto ASCII);
-// 3. several names for one resource (Jira's API versions, CircleCI's vcs slugs).
+// 3. several names for one resource (Jira's API versions, CircleCI's vcs slugs);
+// 4. what Atlassian's REST framework reads besides the path: the agile API's `latest`, another
+//    spelling of a version number, a media-type ending it cuts before routing.
 // Each refused call is an error result and the fake upstream receives nothing.
 
 import { test, before, after, beforeEach } from "node:test";
@@ -16,6 +18,9 @@ const PATHS_POLICY = {
   rules: [
     { id: "no-secret-issues", match: { tools: ["jira_*"], paths: ["/rest/api/3/issue/SECRET-*"] }, effect: "deny" },
     { id: "no-secret-project", match: { tools: ["circleci_get"], paths: ["/project/gh/acme/secret/**"] }, effect: "deny" },
+    { id: "no-secret-agile", match: { tools: ["jira_*"], paths: ["/rest/agile/1.0/issue/SECRET-*"] }, effect: "deny" },
+    { id: "no-secret-page", match: { tools: ["conf_*"], paths: ["/wiki/rest/api/content/123"] }, effect: "deny" },
+    { id: "agile-boards", match: { tools: ["jira_get"], paths: ["/rest/agile/1.0/board/**"] }, effect: "allow" },
     { id: "mallory-reads-confluence", match: { principals: ["mallory"], tools: ["conf_get"], paths: ["/wiki/**"] }, effect: "allow" },
     ...POLICY.rules,
   ],
@@ -105,6 +110,41 @@ test("3. several names for one resource are matched as one: Jira's API versions,
   assert.equal(r.isError, false, r.text);
   assert.equal(stack.upstream.requests.length, 1);
   assert.ok(stack.upstream.requests[0].url.includes("/project/gh/acme/open"), stack.upstream.requests[0].url);
+});
+
+test("4. the REST framework's own readings: the agile API's latest is its 1.0, other version spellings and media-type endings are refused", async () => {
+  for (const path of ["/rest/agile/latest/issue/SECRET-1", "/REST/Agile/LATEST/issue/SECRET-1/"]) {
+    stack.upstream.reset();
+    const r = await stack.call("jira_get", { path }, "alice");
+    assertRefusal(r.result, "policy_denied", { rule: "no-secret-agile" });
+    nothingSent(`jira_get ${path}`);
+  }
+  for (const [path, says] of [
+    ["/rest/agile/1/issue/SECRET-1", "API version"],
+    ["/rest/agile/1.0.0/issue/SECRET-1", "API version"],
+    ["/rest/api/3.0/issue/SECRET-1", "API version"],
+    ["/rest/api/3/issue/SECRET-1.json", ".json"],
+    ["/rest/api/3/issue/SECRET-1.xml", ".json"],
+    ["/rest/agile/1.0/issue/SECRET-1.json", ".json"],
+  ]) {
+    stack.upstream.reset();
+    const r = await stack.call("jira_get", { path }, "alice");
+    invalid(r, "jira_get", says, `jira_get ${path}`);
+  }
+  for (const path of ["/wiki/rest/api/content/123.json", "/wiki/rest/api/content/123.xml"]) {
+    stack.upstream.reset();
+    const r = await stack.call("conf_get", { path }, "mallory");
+    invalid(r, "conf_get", ".json", `conf_get ${path}`);
+  }
+  stack.upstream.reset();
+  let r = await stack.call("conf_get", { path: "/wiki/rest/api/content/123" }, "mallory");
+  assertRefusal(r.result, "policy_denied", { rule: "no-secret-page" });
+  nothingSent("the page deny itself");
+  // An allowed agile path asked as `latest` is sent as the version the rule names.
+  stack.upstream.reset();
+  r = await stack.call("jira_get", { path: "/rest/agile/latest/board/7" }, "alice");
+  assert.equal(stack.upstream.requests.length, 1, r.text);
+  assert.equal(new URL(stack.upstream.requests[0].url, "http://x").pathname, "/rest/agile/1.0/board/7");
 });
 
 test("nothing refused here leaked a credential into a result or a log line", () => {

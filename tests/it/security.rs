@@ -566,3 +566,116 @@ fn no_principal_reads_another_ones_cache_entries_or_artifacts() {
         );
     }
 }
+
+/// Every form of a configured credential an echo of the request could show: the tokens, the
+/// `user:secret` pairs, their base64 and the `Basic` header values.
+fn credential_forms() -> Vec<String> {
+    use base64::Engine as _;
+    let setting = |name: &str| {
+        CREDENTIALS
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| (*v).to_owned())
+            .unwrap_or_default()
+    };
+    let mut forms = secrets();
+    for (user, secret) in [
+        ("ATLASSIAN_USER_EMAIL", "ATLASSIAN_API_TOKEN"),
+        (
+            "ATLASSIAN_BITBUCKET_USERNAME",
+            "ATLASSIAN_BITBUCKET_APP_PASSWORD",
+        ),
+    ] {
+        let pair = format!("{}:{}", setting(user), setting(secret));
+        let encoded = base64::engine::general_purpose::STANDARD.encode(&pair);
+        forms.extend([pair, encoded]);
+    }
+    forms
+}
+
+#[test]
+fn an_upstream_that_echoes_the_request_headers_hands_back_no_credential() {
+    // A 400 (`fail` in the URL) or a 200 whose JSON body, reason phrase and a header repeat
+    // every request header; the 200 is long enough to be cut and kept as an artifact.
+    let server = server_with(|r| {
+        let echoed: serde_json::Map<String, Json> = r
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        let auth = echoed.values().next().cloned().unwrap_or_default();
+        let fail = r.url.contains("fail");
+        let body = json!({
+            "message": format!("bad request; you sent {}", Json::Object(echoed.clone())),
+            "errorMessages": [format!("headers: {}", Json::Object(echoed.clone()))],
+            "headers": echoed,
+            "padding": "x".repeat(if fail { 0 } else { 3000 }),
+        });
+        Ok(UpstreamResponse {
+            status: if fail { 400 } else { 200 },
+            status_text: format!("Bad {}", auth.as_str().unwrap_or_default()),
+            headers: vec![
+                ("Content-Type".into(), "application/json".into()),
+                (
+                    "X-Echo".into(),
+                    auth.as_str().unwrap_or_default().to_owned(),
+                ),
+            ],
+            body: body.to_string().into_bytes(),
+        })
+    });
+    // Small pieces, so that secrets straddle the chunks of the body as read.
+    server.env.http.chunk_bytes.set(7);
+    let mut calls: Vec<(&str, Json)> = Vec::new();
+    for (tool, base) in [
+        ("jira_get", "/rest/api/3/issue"),
+        ("conf_get", "/wiki/rest/api/content"),
+        ("bb_get", "/2.0/repositories"),
+        ("circleci_get", "/project"),
+    ] {
+        for last in ["fail", "ok"] {
+            calls.push((tool, args_for(tool, &format!("{base}/{last}"))));
+        }
+    }
+    for owner in ["fail", "ok"] {
+        calls.push((
+            "github_list_workflow_runs",
+            json!({"owner": owner, "repo": "r"}),
+        ));
+    }
+    for (tool, args) in calls {
+        let reply = server.call_as(TOKEN, tool, args.clone());
+        let failed = args.to_string().contains("fail");
+        assert_eq!(reply.result()["isError"] == true, failed, "{tool} {args}");
+        assert!(
+            reply
+                .raw
+                .contains(devtools_mcp_edge::upstream::scrub::MARKER),
+            "{tool} {args}: the echo reaches the caller, scrubbed: {}",
+            reply.raw
+        );
+        let stored = server
+            .env
+            .artifacts
+            .dump()
+            .into_iter()
+            .chain(server.env.cache.dump())
+            .map(|(k, v)| format!("{k} {}", String::from_utf8_lossy(&v)));
+        let haystack: Vec<String> = std::iter::once(reply.raw.clone())
+            .chain(server.env.log.lines())
+            .chain(stored)
+            .collect();
+        for form in credential_forms() {
+            for text in &haystack {
+                assert!(
+                    !text.contains(&form),
+                    "{tool} {args}: a credential in {text}"
+                );
+            }
+        }
+    }
+    assert!(
+        !server.env.artifacts.keys().is_empty(),
+        "a long echo is kept as an artifact, and checked"
+    );
+}

@@ -305,7 +305,7 @@ fn network_failures_are_clear_and_their_details_stay_in_a_scrubbed_log() {
         .find(|l| l.contains("\"event\":\"upstream\""))
         .unwrap();
     assert!(
-        line.contains("ECONNREFUSED") && line.contains("<redacted>"),
+        line.contains("ECONNREFUSED") && line.contains(devtools_mcp_edge::upstream::scrub::MARKER),
         "{line}"
     );
     assert_no_secret(line);
