@@ -49,7 +49,8 @@ run_one() {
     # -timeout: a unit slower than 10 s is a hang; -rss_limit_mb: a projection or render that
     # blows memory up is a crash, as it would be in a 128 MB isolate.
     # The binary runs directly: `cargo fuzz run` would rebuild whenever the tree changed meanwhile.
-    if (cd fuzz && "$bin_dir/$target" "$scratch" "corpus/$target" -artifact_prefix="artifacts/$target/" \
+    # libFuzzer stops itself after -max_total_time; the outer timeout bounds a run it cannot stop.
+    if (cd fuzz && timeout -k 10 "$((seconds + 120))" "$bin_dir/$target" "$scratch" "corpus/$target" -artifact_prefix="artifacts/$target/" \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
         -print_final_stats=1 ${FUZZ_ARGS:-}) >"$log" 2>&1; then
         local runs

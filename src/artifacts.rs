@@ -4,8 +4,8 @@
 //!
 //! Each artifact lives at `artifacts/v1/<owner>/<id>`, where `<owner>` is the first 16 hex digits
 //! of SHA-256 of the principal's name and `<id>` a UUID v7 (its creation time in milliseconds,
-//! then random bits; ids handed out before were random v4 UUIDs and stay readable). The key scopes every read to
-//! its owner; the stored metadata (full owner digest, creation time) is checked again on every
+//! random bits, then a tag bound to the owner; ids handed out before were random v4 UUIDs or
+//! untagged v7 and stay readable). The key scopes every read to its owner; the stored metadata (full owner digest, creation time) is checked again on every
 //! read, and retention is enforced there, from the creation time, because the bucket's lifecycle
 //! rule only works in whole days. Every way of not finding an artifact (another owner, an unknown,
 //! malformed or expired id) gives the same [`NOT_FOUND`] text, so a caller learns nothing about
@@ -13,9 +13,11 @@
 //!
 //! A write may run after the reply that names its id ([`ArtifactSlot::save_in_background`]), so
 //! a reader can ask before it lands, possibly in another isolate that knows nothing of it. The
-//! id's creation time tells [`Artifacts::read`] whether a missing artifact may still be on its
-//! way: within [`WRITE_WINDOW_MS`] of it, the read looks again with backoff, and at the end of
-//! the window says the write did not complete ([`ArtifactError::WriteIncomplete`]).
+//! id tells [`Artifacts::read`] whether a missing artifact may still be on its way: only an id
+//! whose tag binds it to the caller ([`ArtifactId::minted_for`]) and whose creation time lies
+//! within [`WRITE_WINDOW_MS`] is looked for again with backoff, and at the end of the window the
+//! read says the write did not complete ([`ArtifactError::WriteIncomplete`]). Any other missing id,
+//! another principal's included, is not found at once.
 
 pub mod stream;
 
@@ -42,6 +44,12 @@ const MAX_WAIT_MS: u64 = 2_000;
 /// The most reads of one missing in-flight artifact (the window ends first with the waits
 /// above; this bounds the store calls even if the clock misbehaves).
 const MAX_READS: u32 = 16;
+
+/// Bytes at the end of a v7 id that bind it to its owner: the start of SHA-256 of the owner
+/// digest and the id's other bytes. 32 bits make an id of someone else (or a made-up one) pass
+/// for the caller's once in four billion, which costs that caller only a wait; 42 random bits
+/// stay to keep one owner's ids of one millisecond apart.
+const TAG_BYTES: usize = 4;
 
 /// `_meta.code` of a read whose artifact's write did not complete: the original call must be
 /// repeated, unlike for [`NOT_FOUND`].
@@ -71,10 +79,34 @@ impl ArtifactId {
         ArtifactId(uuid.hyphenated().to_string())
     }
 
-    /// A fresh id created at `unix_ms`, with 10 random bytes (74 random bits survive).
-    pub fn from_time_and_random(unix_ms: u64, random: [u8; 10]) -> ArtifactId {
+    /// An id created at `unix_ms`, with 10 random bytes (74 random bits survive), and no owner
+    /// tag: the form ids had before they carried one.
+    #[cfg(test)]
+    fn from_time_and_random(unix_ms: u64, random: [u8; 10]) -> ArtifactId {
         let uuid = uuid::Builder::from_unix_timestamp_millis(unix_ms, &random).into_uuid();
         ArtifactId(uuid.hyphenated().to_string())
+    }
+
+    /// A fresh id of the owner with digest `owner` ([`owner_digest`]), created at `unix_ms`: a
+    /// UUID v7 from the time and 10 random bytes, its last [`TAG_BYTES`] replaced by the owner's
+    /// tag.
+    fn minted(owner: &str, unix_ms: u64, random: [u8; 10]) -> ArtifactId {
+        let mut bytes = *uuid::Builder::from_unix_timestamp_millis(unix_ms, &random)
+            .into_uuid()
+            .as_bytes();
+        let tag = tag(owner, &bytes);
+        bytes[16 - TAG_BYTES..].copy_from_slice(&tag);
+        ArtifactId(uuid::Uuid::from_bytes(bytes).hyphenated().to_string())
+    }
+
+    /// True when this is a v7 id whose tag names the owner with digest `owner`: one this module
+    /// handed out to that owner (or, once in 2^32, a stranger's id that happens to match).
+    fn minted_for(&self, owner: &str) -> bool {
+        let Ok(uuid) = uuid::Uuid::try_parse(&self.0) else {
+            return false;
+        };
+        let bytes = uuid.as_bytes();
+        uuid.get_version_num() == 7 && bytes[16 - TAG_BYTES..] == tag(owner, bytes)
     }
 
     /// When a v7 id was created, in milliseconds since the Unix epoch (its first 48 bits); `None`
@@ -125,8 +157,9 @@ pub enum ArtifactError {
         /// The artifact's size in bytes.
         total_bytes: u64,
     },
-    /// A recent id whose artifact did not appear within [`WRITE_WINDOW_MS`] of its creation: its
-    /// write, after the reply that named it, failed.
+    /// A recent id of the caller's whose artifact did not appear within [`WRITE_WINDOW_MS`] of
+    /// its creation: its write, after the reply that named it, failed. Shown as [`NOT_FOUND`]
+    /// followed by that reason.
     WriteIncomplete,
     /// The store failed; the text is for logs.
     Store(StoreError),
@@ -144,9 +177,10 @@ impl fmt::Display for ArtifactError {
                 "offset {offset} is past the end of the artifact ({total_bytes} bytes): \
                  read from an offset between 0 and {total_bytes}"
             ),
-            ArtifactError::WriteIncomplete => f.write_str(
-                "The artifact's write did not complete, so it cannot be read: repeat the \
-                 original tool call to get a new artifact.",
+            ArtifactError::WriteIncomplete => write!(
+                f,
+                "{NOT_FOUND}: its write did not complete, so it cannot be read; repeat the \
+                 original tool call to get a new artifact."
             ),
             ArtifactError::Store(_) => {
                 f.write_str("The artifact store is unavailable; try again shortly.")
@@ -220,8 +254,8 @@ impl<'a> Artifacts<'a> {
         let mut random = [0u8; 10];
         self.ports.rng.fill(&mut random);
         let created_at = self.ports.clock.now_ms();
-        let id = ArtifactId::from_time_and_random(created_at, random);
         let digest = owner_digest(owner);
+        let id = ArtifactId::minted(&digest, created_at, random);
         let meta = ArtifactMeta {
             size,
             content_type: content_type.to_owned(),
@@ -240,8 +274,9 @@ impl<'a> Artifacts<'a> {
 
     /// Reads at most `max_bytes` bytes of `owner`'s artifact `id` from `offset`, with one ranged
     /// get (the owner and retention checks use the metadata that comes with the range). A
-    /// missing artifact whose id is less than [`WRITE_WINDOW_MS`] old may still be being
-    /// written: it is read again with backoff until it appears or the window ends.
+    /// missing artifact whose id was minted for `owner` less than [`WRITE_WINDOW_MS`] ago may
+    /// still be being written: it is read again with backoff until it appears or the window ends.
+    /// Any other missing id is not found after the one read, whoever it belongs to.
     pub async fn read(
         &self,
         owner: &Principal,
@@ -252,6 +287,9 @@ impl<'a> Artifacts<'a> {
         let id = ArtifactId::parse(id).ok_or(ArtifactError::NotFound)?;
         let digest = owner_digest(owner);
         let key = key_for(&digest, &id);
+        // Only the caller's own ids are worth waiting for: another principal's artifact is never
+        // under this key, and answering its id at once, like an unknown one, tells nothing of it.
+        let ours = id.minted_for(&digest);
         let mut deadline = None;
         let mut wait = FIRST_WAIT_MS;
         let mut reads = 0;
@@ -266,6 +304,7 @@ impl<'a> Artifacts<'a> {
             // nobody waits longer than the window.
             let end = *deadline.get_or_insert_with(|| {
                 id.created_ms()
+                    .filter(|_| ours)
                     .map(|created| created.min(now).saturating_add(WRITE_WINDOW_MS))
             });
             let Some(end) = end.filter(|end| now < *end) else {
@@ -439,6 +478,18 @@ fn owner_digest(owner: &Principal) -> String {
     hex(&Sha256::digest(owner.name().as_bytes()))
 }
 
+/// The tag that binds the id `bytes` to the owner with digest `owner`; the tag's own place in
+/// `bytes` is not hashed.
+fn tag(owner: &str, bytes: &[u8; 16]) -> [u8; TAG_BYTES] {
+    let mut hash = Sha256::new();
+    hash.update(owner.as_bytes());
+    hash.update(&bytes[..16 - TAG_BYTES]);
+    let digest = hash.finalize();
+    let mut tag = [0; TAG_BYTES];
+    tag.copy_from_slice(&digest[..TAG_BYTES]);
+    tag
+}
+
 fn key_for(owner_digest: &str, id: &ArtifactId) -> String {
     let owner = owner_digest.get(..KEY_OWNER_HEX).unwrap_or(owner_digest);
     format!("{KEY_PREFIX}{owner}/{id}")
@@ -571,38 +622,58 @@ mod tests {
     }
 
     #[test]
-    fn a_recent_id_of_another_owner_reads_as_a_recent_unknown_id() {
+    fn ids_are_bound_to_their_owner() {
+        let (alice, bob) = (Principal::named("alice"), Principal::named("bob"));
+        let id = ArtifactId::minted(&owner_digest(&alice), 1_700_000_000_000, [0xa5; 10]);
+        assert_eq!(ArtifactId::parse(id.as_str()), Some(id.clone()));
+        assert_eq!(id.created_ms(), Some(1_700_000_000_000));
+        assert!(id.minted_for(&owner_digest(&alice)));
+        assert!(!id.minted_for(&owner_digest(&bob)));
+        let untagged = ArtifactId::from_time_and_random(1_700_000_000_000, [0xa5; 10]);
+        assert!(!untagged.minted_for(&owner_digest(&alice)));
+        assert!(!ArtifactId::from_random_bytes([0xa5; 16]).minted_for(&owner_digest(&alice)));
+    }
+
+    #[test]
+    fn a_recent_id_of_another_owner_is_not_found_at_once_like_a_recent_unknown_id() {
         let env = FakeEnv::new();
-        let owner = Principal::named("alice");
-        let id = block_on(Artifacts::new(env.ports(), 3_600).save(&owner, b"{}".to_vec(), "x/y"));
-        let theirs = id.unwrap();
+        let (alice, bob) = (Principal::named("alice"), Principal::named("bob"));
+        let written =
+            block_on(Artifacts::new(env.ports(), 3_600).save(&alice, b"{}".to_vec(), "x/y"));
+        let in_flight = save_in_background(&env, &alice, "[1,2]", 5);
         let unknown = ArtifactId::from_time_and_random(env.clock.now_ms(), [7; 10]);
-        let bob = Principal::named("bob");
-        let mut reads = [theirs, unknown].map(|id| read_of(&env, &bob, id.to_string()));
-        let outcomes = loop {
-            let polled = reads.each_mut().map(poll);
-            if let [Some(a), Some(b)] = polled {
-                break [a, b];
-            }
-            assert!(polled.iter().all(Option::is_none));
-            env.clock.advance(100);
-        };
-        assert_eq!(outcomes[0], outcomes[1]);
-        assert_eq!(outcomes[0], Err(ArtifactError::WriteIncomplete));
+        for id in [written.unwrap(), in_flight.clone(), unknown] {
+            let mut read = read_of(&env, &bob, id.as_str());
+            assert_eq!(poll(&mut read), Some(Err(ArtifactError::NotFound)), "{id}");
+        }
+        // The owner's own id, still in flight, is waited for.
+        let mut read = read_of(&env, &alice, in_flight.as_str());
+        assert!(poll(&mut read).is_none());
+        env.background.run();
+        env.clock.advance(FIRST_WAIT_MS);
+        assert_eq!(poll(&mut read).unwrap().unwrap().bytes, b"[1,2]");
+    }
+
+    #[test]
+    fn every_not_found_text_starts_with_the_one_text() {
+        for error in [ArtifactError::NotFound, ArtifactError::WriteIncomplete] {
+            assert!(error.to_string().starts_with(NOT_FOUND), "{error}");
+        }
     }
 
     #[test]
     fn missing_v4_and_old_v7_ids_answer_at_once_and_future_ids_wait_no_longer_than_the_window() {
         let env = FakeEnv::new();
         let owner = Principal::named("alice");
+        let digest = owner_digest(&owner);
         let now = env.clock.now_ms();
         let v4 = ArtifactId::from_random_bytes([7; 16]);
-        let old = ArtifactId::from_time_and_random(now - WRITE_WINDOW_MS, [7; 10]);
+        let old = ArtifactId::minted(&digest, now - WRITE_WINDOW_MS, [7; 10]);
         for id in [&v4, &old] {
             let mut read = read_of(&env, &owner, id.as_str());
             assert_eq!(poll(&mut read), Some(Err(ArtifactError::NotFound)), "{id}");
         }
-        let forged = ArtifactId::from_time_and_random(now + 86_400_000, [7; 10]);
+        let forged = ArtifactId::minted(&digest, now + 86_400_000, [7; 10]);
         let mut read = read_of(&env, &owner, forged.as_str());
         assert!(poll(&mut read).is_none());
         env.clock.advance(WRITE_WINDOW_MS - 1);

@@ -545,6 +545,22 @@ mod tests {
     }
 
     #[test]
+    fn error_texts_that_print_a_value_are_paid_for() {
+        // Fifteen doublings share one small array: a few dozen steps for a value that prints
+        // to about 160 KB, which the error then quotes whole, whether jaq-json's indexing or
+        // jaq's math natives raised it.
+        for failing in [".x", "acosh"] {
+            let program = format!(
+                "def d: [., .]; 0 | d|d|d|d|d|d|d|d|d|d|d|d|d|d|d | try {failing} catch length"
+            );
+            let printed = run(&program, "null").unwrap().parse::<u64>().unwrap();
+            assert!(printed > 100_000, "{failing}: {printed}");
+            let spent = meter::last_spent();
+            assert!(spent > printed / 16, "{failing}: {spent}");
+        }
+    }
+
+    #[test]
     fn outputs_are_measured_before_they_are_converted() {
         let limits = Limits {
             max_output_bytes: 1000,

@@ -43,8 +43,8 @@ the caller and expire (by default after an hour). Each call returns one chunk as
 `offset: nextOffset` until `eof`, then base64-decode the `data` chunks and join them in order. An \
 unknown, expired or another caller's artifact gives \"Artifact not found or expired\". A result's \
 artifact may still be being written when the result arrives: a read waits for it (a few seconds at \
-most), and if its write failed says so (`_meta.code` `artifact_write_incomplete`): repeat the \
-original call.";
+most), and if its write failed adds so to that text (`_meta.code` `artifact_write_incomplete`): \
+repeat the original call.";
 
 /// The `artifact_read` tool.
 pub struct ArtifactRead(ToolSpec);

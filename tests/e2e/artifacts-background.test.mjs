@@ -3,6 +3,8 @@
 // artifact_read sent at once waits for the write and returns the whole artifact. Over a stand-in
 // whose put keeps the thread busy (as Miniflare's R2 simulator does on a smaller scale), the
 // reply is not held up by the write either: the write starts only once the response is out.
+// Another principal's read of that fresh id is answered at once, as "Artifact not found or
+// expired", without the wait the owner's read gets.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -10,7 +12,7 @@ import { performance } from "node:perf_hooks";
 import { startFakeUpstream } from "./fake-upstream.mjs";
 import { startStack } from "./tools-common.mjs";
 import { slowBucket, standIn } from "./worker.mjs";
-import { REPO, addStructuredRoutes, readArtifact, artifactKey } from "./structured-common.mjs";
+import { REPO, NOT_FOUND, addStructuredRoutes, readArtifact, artifactKey } from "./structured-common.mjs";
 
 const WRITE_MS = 2000;
 
@@ -72,6 +74,22 @@ test("a truncated call answers before its artifact is written; an immediate read
   const saved = JSON.parse(bytes.toString("utf8"));
   assert.equal(saved.data.workflow_runs.length, 100, "the whole page, in its {data, nextPage} envelope");
   assert.ok(await artifactKey(stack.worker.mf, id, inner), "written after the reply");
+});
+
+test("another principal's read of a fresh artifact id is not found at once", async () => {
+  const r = await stack.call("github_list_workflow_runs", { ...REPO, perPage: 100, outputFormat: "json" });
+  const id = r.text.match(/artifact `([0-9a-f-]{36})`/)?.[1];
+  assert.ok(id, `the truncated text names the artifact: ${r.text.slice(-400)}`);
+  const start = performance.now();
+  const bob = await stack.call("artifact_read", { artifactId: id }, "bob");
+  const took = performance.now() - start;
+  assert.equal(bob.isError, true, bob.text);
+  assert.ok(bob.text.startsWith(NOT_FOUND), bob.text);
+  assert.equal(bob.result._meta?.code, undefined, "nothing says an artifact of that id is on its way");
+  // A read that waited would take the write window, 10 s.
+  assert.ok(took < 3000, `bob's read took ${took.toFixed(0)} ms`);
+  const { bytes } = await readArtifact(stack.call, id, { maxBytes: 1048576 });
+  assert.equal(JSON.parse(bytes.toString("utf8")).data.workflow_runs.length, 100, "alice still reads it");
 });
 
 test("a write that keeps the thread busy starts only after the reply is out", async () => {

@@ -15,7 +15,7 @@ import { startFakeUpstream } from "./fake-upstream.mjs";
 import { startStack, PRINCIPALS } from "./tools-common.mjs";
 import {
   REPO, ONE_RUN_REPO, ONE_RUN_ID, EMPTY_204_PATH, SCHEMA_TOOLS, MIN_BOUND, MAX_BOUND, ARTIFACT_ID,
-  addStructuredRoutes, maskIds, maskClock,
+  NOT_FOUND, addStructuredRoutes, maskIds, maskClock,
 } from "./structured-common.mjs";
 
 const RUNS = "github_list_workflow_runs";
@@ -160,6 +160,6 @@ test("the oversized page: a Python program reads it back whole through artifact_
   const bob = await runPython(plan(small, [{ name: "artifact_read", arguments: { artifactId: sc.incomplete.artifactId } }], { principal: "bob" }));
   assert.equal(bob.calls[0].ok, true, bob.calls[0].error);
   assert.equal(bob.calls[0].isError, true);
-  // A recent id that is not bob's waits out the write window, as any recent unknown id does.
-  assert.ok(/write did not complete/.test(bob.calls[0].texts.join("")), bob.calls[0].texts.join(""));
+  // A recent id that is not bob's is not found at once, as any unknown id is.
+  assert.equal(bob.calls[0].texts.join(""), NOT_FOUND);
 });

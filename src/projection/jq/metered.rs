@@ -44,9 +44,14 @@ fn budget_error() -> Error<M> {
     Error::str(meter::reason())
 }
 
-/// Converts an error about jaq-json values into one about metered values.
+/// Converts an error about jaq-json values into one about metered values. Its text quotes the
+/// values it is about whole (`cannot index [...] with "x"`), so printing it is paid for like any
+/// other copy: a program that makes and catches such errors over a large value in a loop runs out
+/// of fuel rather than printing the value on every turn.
 pub(crate) fn conv(e: Error<Val>) -> Error<M> {
-    Error::new(M::leaf(e.into_val()))
+    let v = e.into_val();
+    meter::charge_items(size_of(&v) as u64);
+    Error::new(M::leaf(v))
 }
 
 fn guard() -> Result<(), Error<M>> {
@@ -160,7 +165,10 @@ fn entries(n: usize, kv: u64) -> u64 {
 }
 
 impl fmt::Display for M {
+    /// Prints the value, paid for by its size: jaq prints values whole into error texts
+    /// (`cannot use [...] as number`) when they are caught or reported, and `tojson` prints.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.charge_walk();
         self.v.fmt(f)
     }
 }
