@@ -5,11 +5,12 @@
 //! Each artifact lives at `artifacts/v1/<owner>/<id>`, where `<owner>` is the first 16 hex digits
 //! of SHA-256 of the principal's name and `<id>` a UUID v7 (its creation time in milliseconds,
 //! random bits, then a tag bound to the owner; ids handed out before were random v4 UUIDs or
-//! untagged v7 and stay readable). The key scopes every read to its owner; the stored metadata (full owner digest, creation time) is checked again on every
-//! read, and retention is enforced there, from the creation time, because the bucket's lifecycle
-//! rule only works in whole days. Every way of not finding an artifact (another owner, an unknown,
-//! malformed or expired id) gives the same [`NOT_FOUND`] text, so a caller learns nothing about
-//! artifacts that are not theirs.
+//! untagged v7 and stay readable). The key scopes every read to its owner; the stored metadata
+//! (full owner digest, creation time) is checked again on every read, and retention is enforced
+//! there, from the creation time, because the bucket's lifecycle rule only works in whole days.
+//! Every way of not finding an artifact (another owner, an unknown, malformed or expired id)
+//! gives the same [`NOT_FOUND`] text, so a caller learns nothing about artifacts that are not
+//! theirs.
 //!
 //! A write may run after the reply that names its id ([`ArtifactSlot::save_in_background`]), so
 //! a reader can ask before it lands, possibly in another isolate that knows nothing of it. The

@@ -8,10 +8,10 @@
 //! by construction), so the target counts the work independently: a global allocator counts
 //! every heap allocation and byte the run makes, and both must stay within a fixed multiple of
 //! the fuel the meter says was spent plus the size of the input and the result ([`Work::bound`]).
-//! Work the meter misses then shows as allocations it did not charge for. What the run returns must be no
-//! larger than its size bounds allow, however much the program shares values (`[.,.]` forty
-//! times). An error text longer than [`MAX_ERROR_TEXT`] is a crash too. Work that allocates
-//! nothing is left to libFuzzer's -timeout, memory to its -rss_limit_mb.
+//! Work the meter misses then shows as allocations it did not charge for. What the run returns
+//! must be no larger than its size bounds allow, however much the program shares values
+//! (`[.,.]` forty times). An error text longer than [`MAX_ERROR_TEXT`] is a crash too. Work that
+//! allocates nothing is left to libFuzzer's -timeout, memory to its -rss_limit_mb.
 #![no_main]
 
 use devtools_mcp_edge::projection::{last_spent, Limits, Projection};
