@@ -104,32 +104,9 @@ pub async fn open<T: DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, MCP_OAUTH_ISSUER};
+    use crate::oauth::store::tests::settings;
     use crate::ports::fake::FakeEnv;
     use futures::executor::block_on;
-
-    fn settings() -> OAuthSettings {
-        let pairs = [
-            (MCP_OAUTH_ISSUER, "https://mcp.example.com"),
-            (
-                "MCP_OAUTH_ENCRYPTION_KEY",
-                "k0123456789abcdef0123456789abcdef",
-            ),
-            ("MCP_OAUTH_PROVIDER", "github"),
-            ("MCP_OAUTH_CLIENT_ID", "id"),
-            ("MCP_OAUTH_CLIENT_SECRET", "secret"),
-            ("MCP_OAUTH_ALLOWED_USERS", "alice"),
-        ];
-        Config::from_settings(&|name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        })
-        .unwrap()
-        .oauth
-        .unwrap()
-    }
 
     #[test]
     fn a_value_opens_only_for_its_purpose_and_until_it_expires() {

@@ -142,11 +142,9 @@ fn consent(server: &Server, env: &FakeEnv, client_id: &str) -> (String, String) 
     (field("request"), cookie)
 }
 
-/// The browser half up to the identity provider's return: the worker's answer to it, and the
-/// consent cookie the browser holds.
-fn through_github(server: &Server, env: &FakeEnv, client_id: &str) -> (HttpResponse, String) {
-    let (request, cookie) = consent(server, env, client_id);
-    let response = send_on(
+/// The consent form approved with the sealed `request`, sent with `cookie`.
+fn approve(server: &Server, env: &FakeEnv, request: &str, cookie: &str) -> HttpResponse {
+    send_on(
         server,
         env,
         http(
@@ -154,11 +152,18 @@ fn through_github(server: &Server, env: &FakeEnv, client_id: &str) -> (HttpRespo
             "/oauth/authorize",
             &[
                 ("Content-Type", "application/x-www-form-urlencoded"),
-                ("Cookie", &cookie),
+                ("Cookie", cookie),
             ],
-            &form(&[("request", &request), ("action", "approve")]),
+            &form(&[("request", request), ("action", "approve")]),
         ),
-    );
+    )
+}
+
+/// The browser half up to the identity provider's return: the worker's answer to it, and the
+/// consent cookie the browser holds.
+fn through_github(server: &Server, env: &FakeEnv, client_id: &str) -> (HttpResponse, String) {
+    let (request, cookie) = consent(server, env, client_id);
+    let response = approve(server, env, &request, &cookie);
     assert_eq!(response.status, 303);
     let to_github = location(&response);
     assert!(
@@ -360,19 +365,7 @@ fn people_outside_the_allow_list_or_with_a_static_name_are_refused() {
         let env = FakeEnv::with_http(github(login));
         let client_id = register(&server, &env);
         let (request, cookie) = consent(&server, &env, &client_id);
-        let response = send_on(
-            &server,
-            &env,
-            http(
-                "POST",
-                "/oauth/authorize",
-                &[
-                    ("Content-Type", "application/x-www-form-urlencoded"),
-                    ("Cookie", &cookie),
-                ],
-                &form(&[("request", &request), ("action", "approve")]),
-            ),
-        );
+        let response = approve(&server, &env, &request, &cookie);
         let state = query_param(&location(&response), "state").unwrap();
         let response = send_on(
             &server,
@@ -562,19 +555,7 @@ fn a_consent_or_callback_from_another_browser_never_reaches_the_provider() {
     let client_id = register(&server, &env);
     let (request, cookie) = consent(&server, &env, &client_id);
     for cookie in ["", "mcp_oauth_browser=forged", "mcp_oauth_consent=x"] {
-        let response = send_on(
-            &server,
-            &env,
-            http(
-                "POST",
-                "/oauth/authorize",
-                &[
-                    ("Content-Type", "application/x-www-form-urlencoded"),
-                    ("Cookie", cookie),
-                ],
-                &form(&[("request", &request), ("action", "approve")]),
-            ),
-        );
+        let response = approve(&server, &env, &request, cookie);
         assert_eq!(response.status, 403, "{cookie}");
         assert!(response.header("Location").is_none());
     }
@@ -595,19 +576,7 @@ fn a_consent_or_callback_from_another_browser_never_reaches_the_provider() {
     // value, or the starting browser's value planted before its own, as a cookie for a longer
     // path or a parent domain is sent): refused on a page, and the provider's code is spent, so
     // the refused URL is worth nothing in the browser that started it.
-    let response = send_on(
-        &server,
-        &env,
-        http(
-            "POST",
-            "/oauth/authorize",
-            &[
-                ("Content-Type", "application/x-www-form-urlencoded"),
-                ("Cookie", &cookie),
-            ],
-            &form(&[("request", &request), ("action", "approve")]),
-        ),
-    );
+    let response = approve(&server, &env, &request, &cookie);
     let state = query_param(&location(&response), "state").unwrap();
     assert!(env.oauth.dump().is_empty(), "{:?}", env.oauth.dump());
     let planted = format!("{cookie}; __Host-mcp_oauth_browser=the-victims-own");
