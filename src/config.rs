@@ -111,6 +111,8 @@ pub const MCP_OAUTH_ALLOWED_DOMAINS: &str = "MCP_OAUTH_ALLOWED_DOMAINS";
 pub const MCP_OAUTH_ACCESS_TTL_SECONDS: &str = "MCP_OAUTH_ACCESS_TTL_SECONDS";
 /// Refresh token lifetime.
 pub const MCP_OAUTH_REFRESH_TTL_SECONDS: &str = "MCP_OAUTH_REFRESH_TTL_SECONDS";
+/// Private-use redirect schemes allowed although not in reverse-domain form (`cursor`).
+pub const MCP_OAUTH_REDIRECT_SCHEMES: &str = "MCP_OAUTH_REDIRECT_SCHEMES";
 /// Atlassian OAuth 2.0 (3LO) app's client id; setting it chains Atlassian consent to sign-in.
 pub const MCP_OAUTH_ATLASSIAN_CLIENT_ID: &str = "MCP_OAUTH_ATLASSIAN_CLIENT_ID";
 /// That app's client secret (a secret).
@@ -169,6 +171,7 @@ pub const SETTINGS: &[&str] = &[
     MCP_OAUTH_ALLOWED_DOMAINS,
     MCP_OAUTH_ACCESS_TTL_SECONDS,
     MCP_OAUTH_REFRESH_TTL_SECONDS,
+    MCP_OAUTH_REDIRECT_SCHEMES,
     MCP_OAUTH_ATLASSIAN_CLIENT_ID,
     MCP_OAUTH_ATLASSIAN_CLIENT_SECRET,
     MCP_OAUTH_ATLASSIAN_SCOPES,
@@ -571,6 +574,11 @@ fn oauth_settings(
     let access_ttl_seconds = number(MCP_OAUTH_ACCESS_TTL_SECONDS, OAUTH_ACCESS_TTL_SECONDS)?;
     let refresh_ttl_seconds = number(MCP_OAUTH_REFRESH_TTL_SECONDS, OAUTH_REFRESH_TTL_SECONDS)?;
     let atlassian = atlassian_app(get, local, atlassian_site_url)?;
+    let redirect_schemes = get(MCP_OAUTH_REDIRECT_SCHEMES)
+        .map_or(Ok(Vec::new()), |text| {
+            crate::oauth::url::redirect_schemes(&text)
+        })
+        .map_err(|r| fail(MCP_OAUTH_REDIRECT_SCHEMES, r))?;
     Ok(Some(OAuthSettings {
         resource: OAuthSettings::resource_for(&issuer),
         issuer,
@@ -583,6 +591,7 @@ fn oauth_settings(
         access_ttl_seconds,
         refresh_ttl_seconds,
         atlassian,
+        redirect_schemes,
     }))
 }
 

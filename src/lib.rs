@@ -22,6 +22,7 @@ pub mod logs;
 pub mod mcp;
 pub mod memory;
 pub mod oauth;
+pub mod outbound;
 pub mod policy;
 pub mod ports;
 pub mod projection;

@@ -13,6 +13,7 @@ pub use log::{Field, Level, MAX_LINE_BYTES, MAX_VALUE_BYTES};
 
 use crate::ledger::{Op, Reply};
 use crate::memory::CallMemory;
+use crate::outbound::OutboundUrl;
 use futures::future::LocalBoxFuture;
 use std::fmt;
 use std::rc::Rc;
@@ -41,6 +42,20 @@ pub struct UpstreamRequest {
     pub body: Option<Vec<u8>>,
     /// Give up after this many milliseconds.
     pub timeout_ms: u64,
+}
+
+impl UpstreamRequest {
+    /// A GET of a URL a client, a vendor or a document supplied: only a checked [`OutboundUrl`]
+    /// is accepted, and its serialization (what the check read) is what is fetched.
+    pub fn get(url: &OutboundUrl, headers: Headers, timeout_ms: u64) -> UpstreamRequest {
+        UpstreamRequest {
+            method: "GET".into(),
+            url: url.as_str().to_owned(),
+            headers,
+            body: None,
+            timeout_ms,
+        }
+    }
 }
 
 /// An upstream API's answer. Redirects are returned as they are, never followed.

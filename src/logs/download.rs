@@ -81,14 +81,12 @@ pub async fn open_url(
     url: &str,
 ) -> Result<(String, Box<dyn BodyStream>), LogError> {
     let checked = settings.log_hosts.check(url).map_err(LogError::Download)?;
-    let host = checked.host;
-    let request = UpstreamRequest {
-        method: "GET".into(),
-        url: checked.url,
-        headers: vec![("User-Agent".to_owned(), USER_AGENT.to_owned())],
-        body: None,
-        timeout_ms: settings.timeout_ms,
-    };
+    let host = checked.authority();
+    let request = UpstreamRequest::get(
+        &checked,
+        vec![("User-Agent".to_owned(), USER_AGENT.to_owned())],
+        settings.timeout_ms,
+    );
     let outcome = scrub::open(ports, request, &Scrubber::new(settings, [])).await;
     let status = outcome.as_ref().ok().map(|r| r.status);
     ports.log.event(

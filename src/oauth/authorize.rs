@@ -14,7 +14,7 @@ use super::form::{html_escape, Params};
 use super::sealed::{self, Purpose, Refused};
 use super::settings::{AtlassianApp, OAuthSettings};
 use super::store::{pkce_challenge, NewCode, SignedIn, TokenStore, CODE_TTL_SECONDS};
-use super::url::{redirect_matches, Url};
+use super::url::redirect_matches;
 use super::{atlassian, identity, idp, ATLASSIAN_CALLBACK_PATH, AUTHORIZE_PATH, SCOPE};
 use crate::auth::constant_time_eq;
 use crate::http::{HttpRequest, HttpResponse};
@@ -316,17 +316,18 @@ async fn consent(
     )
 }
 
-/// Who receives a redirect, in words: the host of a web address, or the application that
-/// handles a private-use scheme.
+/// Who receives a redirect, in words: the host of a web address as the browser reads it, or
+/// the application that handles a private-use scheme.
 fn redirect_owner(redirect_uri: &str) -> String {
-    match Url::parse(redirect_uri) {
-        Ok(url) if url.scheme == "http" => " (a program on this computer)".to_owned(),
-        Ok(url) if url.scheme == "https" => {
-            format!(" (the site <b>{}</b>)", html_escape(&url.host))
-        }
+    match url::Url::parse(redirect_uri) {
+        Ok(url) if url.scheme() == "http" => " (a program on this computer)".to_owned(),
+        Ok(url) if url.scheme() == "https" => format!(
+            " (the site <b>{}</b>)",
+            html_escape(url.host_str().unwrap_or_default())
+        ),
         Ok(url) => format!(
             " (the application registered for <b>{}:</b> links on this device)",
-            html_escape(&url.scheme)
+            html_escape(url.scheme())
         ),
         Err(_) => String::new(),
     }

@@ -6,7 +6,8 @@
 use super::error::OAuthError;
 use super::sealed::{self, Purpose};
 use super::settings::OAuthSettings;
-use super::url::{is_internal_host, is_loopback_host, redirect_uri_problem, Url};
+use super::url::redirect_uri_problem;
+use crate::outbound::{OutboundUrl, Reach};
 use crate::ports::{Ports, UpstreamRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
@@ -87,8 +88,13 @@ struct Metadata {
     response_types: Option<Vec<String>>,
 }
 
-/// Checks registration or document metadata; the client id is supplied by the caller.
-fn client_from(metadata: Metadata, client_id: String) -> Result<Client, OAuthError> {
+/// Checks registration or document metadata; the client id is supplied by the caller, the
+/// private-use schemes an operator allows besides the reverse-domain ones by the settings.
+fn client_from(
+    settings: &OAuthSettings,
+    metadata: Metadata,
+    client_id: String,
+) -> Result<Client, OAuthError> {
     let uris = metadata.redirect_uris.unwrap_or_default();
     if uris.is_empty() || uris.len() > MAX_REDIRECT_URIS {
         return Err(OAuthError::invalid_redirect_uri(format!(
@@ -102,7 +108,7 @@ fn client_from(metadata: Metadata, client_id: String) -> Result<Client, OAuthErr
                  consent page shows it as the browser will open it",
             ));
         }
-        if let Some(problem) = redirect_uri_problem(uri) {
+        if let Some(problem) = redirect_uri_problem(uri, &settings.redirect_schemes) {
             return Err(OAuthError::invalid_redirect_uri(problem));
         }
     }
@@ -181,7 +187,7 @@ pub async fn register(
     let metadata: Metadata = serde_json::from_slice(body).map_err(|e| {
         OAuthError::invalid_client_metadata(format!("not a JSON client metadata object: {e}"))
     })?;
-    let client = client_from(metadata, String::new())?;
+    let client = client_from(settings, metadata, String::new())?;
     let registration = Registration {
         client_name: client.client_name,
         redirect_uris: client.redirect_uris,
@@ -250,13 +256,11 @@ pub async fn resolve(
     let response = ports
         .http
         .send(
-            UpstreamRequest {
-                method: "GET".into(),
-                url: url.clone(),
-                headers: vec![("Accept".into(), "application/json".into())],
-                body: None,
-                timeout_ms: METADATA_TIMEOUT_MS,
-            },
+            UpstreamRequest::get(
+                &url,
+                vec![("Accept".into(), "application/json".into())],
+                METADATA_TIMEOUT_MS,
+            ),
             MAX_METADATA_BYTES,
         )
         .await
@@ -279,40 +283,46 @@ pub async fn resolve(
             "the client metadata document's client_id is not its own URL",
         ));
     }
-    let client = client_from(metadata, client_id.to_owned())
+    let client = client_from(settings, metadata, client_id.to_owned())
         .map_err(|e| OAuthError::invalid_client(e.description))?;
     cache_document(&client, now);
     Ok(client)
 }
 
-/// The host that publishes `client_id`'s metadata document, when the client is identified by
-/// one: the consent page names it, since the document's author chose the client's name.
+/// The host that publishes `client_id`'s metadata document, as it is fetched, when the client is
+/// identified by one: the consent page names it, since the document's author chose the client's
+/// name.
 pub fn document_host(client_id: &str) -> Option<String> {
     if !is_metadata_url(client_id) {
         return None;
     }
-    Url::parse(client_id).ok().map(|url| url.host)
+    url::Url::parse(client_id)
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_owned))
 }
 
-/// Checks a metadata document URL before anything is fetched: https with a path and no user,
-/// fragment or dot segments, on a public host. A local server (loopback issuer) may also fetch
-/// from loopback, over http, where local clients serve their documents; never from other
-/// private addresses.
-fn document_url(settings: &OAuthSettings, client_id: &str) -> Result<String, OAuthError> {
+/// Checks a metadata document URL before anything is fetched: read as `fetch` reads it, on a
+/// public host over https (a local server, whose issuer is loopback, may also fetch from
+/// loopback, over http, where local clients serve their documents; never from other private
+/// addresses), with a path and no user or fragment, and written as the parser writes it back, so
+/// that the id the document must repeat is the URL fetched and no spelling (`%31%32%37.0.0.1`,
+/// a trailing dot, dot segments, a backslash) reads one way here and another way there.
+fn document_url(settings: &OAuthSettings, client_id: &str) -> Result<OutboundUrl, OAuthError> {
     let refuse = |why: &str| OAuthError::invalid_client(format!("client_id URL refused: {why}"));
-    let url = Url::parse(client_id).map_err(|e| refuse(&e))?;
-    let local_fetch = settings.local && is_loopback_host(&url.host);
-    if url.scheme != "https" && !(local_fetch && url.scheme == "http") {
-        return Err(refuse("it must be https"));
+    let reach = if settings.local {
+        Reach::PublicOrLoopback
+    } else {
+        Reach::Public
+    };
+    let url = OutboundUrl::check(client_id, reach).map_err(|e| refuse(&e))?;
+    if url.as_str() != client_id {
+        return Err(refuse(&format!(
+            "it is not written as a URL parser writes it back ({})",
+            url.as_str()
+        )));
     }
-    if url.userinfo || url.fragment.is_some() {
-        return Err(refuse("it carries a user or a fragment"));
+    if url.path().len() < 2 {
+        return Err(refuse("it needs a path"));
     }
-    if url.path.len() < 2 || url.path.split('/').any(|s| s == "." || s == "..") {
-        return Err(refuse("it needs a path, without dot segments"));
-    }
-    if is_internal_host(&url.host) && !local_fetch {
-        return Err(refuse("its host is private, loopback or internal"));
-    }
-    Ok(client_id.to_owned())
+    Ok(url)
 }

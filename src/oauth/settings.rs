@@ -247,6 +247,9 @@ pub struct OAuthSettings {
     pub refresh_ttl_seconds: u64,
     /// Atlassian's three-legged OAuth, chained after the sign-in, when configured.
     pub atlassian: Option<AtlassianApp>,
+    /// Private-use redirect schemes allowed besides the reverse-domain ones
+    /// (`MCP_OAUTH_REDIRECT_SCHEMES`).
+    pub redirect_schemes: Vec<String>,
 }
 
 impl OAuthSettings {

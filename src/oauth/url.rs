@@ -1,7 +1,9 @@
-//! The little URL handling OAuth needs: splitting an absolute URL into its parts, deciding
-//! whether a host is loopback or private (SSRF protection for client metadata documents), and
-//! which redirect URIs a client may register.
+//! The little URL handling OAuth needs: splitting the operator's absolute URLs (issuer,
+//! identity-provider endpoints) into their parts, and which redirect URIs a client may register.
+//! What a client or a document supplies is read by the WHATWG parser (`url`, as in
+//! [`crate::outbound`]), as a browser and `fetch` read it.
 
+use crate::outbound::is_loopback;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// The longest URL accepted anywhere in OAuth (client ids, redirect URIs).
@@ -114,64 +116,122 @@ pub fn is_loopback_host(host: &str) -> bool {
         || host.parse::<Ipv6Addr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// True for hosts a server must not fetch on a client's say-so: loopback, private, link-local,
-/// shared, multicast and reserved IPv4, every IPv6 literal (IPv4-mapped and unique-local forms
-/// included, so none is checked piecemeal), and names that only resolve inside a network.
-pub fn is_internal_host(host: &str) -> bool {
-    if host.parse::<Ipv6Addr>().is_ok() {
-        return true;
-    }
-    if let Ok(ip) = host.parse::<Ipv4Addr>() {
-        let [a, b, ..] = ip.octets();
-        return ip.is_loopback()
-            || ip.is_private()
-            || ip.is_link_local()
-            || ip.is_unspecified()
-            || ip.is_broadcast()
-            || ip.is_multicast()
-            || a == 0
-            || (a == 100 && (64..128).contains(&b))
-            || a >= 240;
-    }
-    // Dotted-decimal look-alikes (`0x7f.1`, `2130706433`) resolve to addresses in some stacks.
-    let numeric = host.split('.').all(|label| {
-        let hex = label
-            .strip_prefix("0x")
-            .is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
-        hex || (!label.is_empty() && label.bytes().all(|b| b.is_ascii_digit()))
-    });
-    numeric
-        || is_loopback_host(host)
-        || !host.contains('.')
-        || [".local", ".internal", ".lan", ".home.arpa", ".corp"]
-            .iter()
-            .any(|suffix| host.ends_with(suffix))
-}
+/// Schemes that hand the URL they carry (or themselves) to a browser, run script or read local
+/// data: never a redirect, and never allowed by `MCP_OAUTH_REDIRECT_SCHEMES`.
+pub const BROWSER_SCHEMES: &[&str] = &[
+    "about",
+    "blob",
+    "brave",
+    "chrome",
+    "data",
+    "edge",
+    "file",
+    "filesystem",
+    "firefox",
+    "ftp",
+    "googlechrome",
+    "googlechromes",
+    "intent",
+    "javascript",
+    "microsoft-edge",
+    "microsoft-edge-holographic",
+    "opera",
+    "opera-http",
+    "opera-https",
+    "safari",
+    "vbscript",
+    "view-source",
+    "vivaldi",
+    "ws",
+    "wss",
+    "x-safari-http",
+    "x-safari-https",
+    "x-web-search",
+];
 
-/// Why a redirect URI cannot be registered, if it cannot: https; http only to loopback
-/// (RFC 8252 native apps); or a private-use scheme such as `cursor://` or `com.example.app:`.
-/// Schemes a browser runs or reads locally are refused, as are fragments.
-pub fn redirect_uri_problem(text: &str) -> Option<String> {
-    let url = match Url::parse(text) {
+/// Why a redirect URI cannot be registered, if it cannot (RFC 8252 section 7): `https`; `http`
+/// only to a loopback host (127.0.0.0/8, `[::1]`, `localhost`); or a private-use scheme in
+/// reverse-domain form (`com.example.app:/cb`) or listed in `extra_schemes`. The URI must be
+/// written as the WHATWG parser writes it back (a bare origin may omit the `/`), so the consent
+/// page shows what the browser will open; no user, no fragment.
+pub fn redirect_uri_problem(text: &str, extra_schemes: &[String]) -> Option<String> {
+    let url = match url::Url::parse(text) {
         Ok(url) => url,
         Err(e) => return Some(format!("{text:?} is not a URL: {e}")),
     };
-    if url.fragment.is_some() {
+    let scheme = url.scheme();
+    if BROWSER_SCHEMES.contains(&scheme) {
+        return Some(format!(
+            "{text:?}: the {scheme} scheme hands the URL to a browser or runs it, so it cannot \
+             be a redirect"
+        ));
+    }
+    let canonical =
+        url.as_str() == text || (url.path() == "/" && url.as_str() == format!("{text}/"));
+    if !canonical {
+        return Some(format!(
+            "{text:?} is not written as a browser reads it ({:?})",
+            url.as_str()
+        ));
+    }
+    if url.fragment().is_some() {
         return Some(format!("{text:?} has a fragment"));
     }
-    match url.scheme.as_str() {
-        "https" if !url.host.is_empty() && !url.userinfo => None,
-        "http" if is_loopback_host(&url.host) && !url.userinfo => None,
-        "http" => Some(format!("{text:?}: http is only allowed to a loopback host")),
-        "https" => Some(format!("{text:?} has no host or carries a user")),
-        "javascript" | "data" | "file" | "blob" | "vbscript" | "about" | "ftp" | "ws" | "wss" => {
-            Some(format!(
-                "{text:?}: the {} scheme cannot be a redirect",
-                url.scheme
-            ))
-        }
-        _ => None,
+    if !url.username().is_empty() || url.password().is_some() {
+        return Some(format!("{text:?} carries a user"));
     }
+    let host = url.host();
+    match scheme {
+        "https" if host.is_some() => None,
+        "http" if host.as_ref().is_some_and(is_loopback) => None,
+        "http" => Some(format!("{text:?}: http is only allowed to a loopback host")),
+        "https" => Some(format!("{text:?} has no host")),
+        _ if is_reverse_domain(scheme) || extra_schemes.iter().any(|s| s == scheme) => None,
+        _ => Some(format!(
+            "{text:?}: a private-use scheme must be in reverse-domain form, such as \
+             com.example.app: (RFC 8252 section 7.1), or listed in MCP_OAUTH_REDIRECT_SCHEMES"
+        )),
+    }
+}
+
+/// A scheme in reverse-domain form: two or more non-empty labels of letters, digits and `-`.
+fn is_reverse_domain(scheme: &str) -> bool {
+    scheme.contains('.')
+        && scheme.split('.').all(|label| {
+            !label.is_empty()
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+}
+
+/// Reads `MCP_OAUTH_REDIRECT_SCHEMES`: comma-separated private-use schemes (lower case) that
+/// redirect URIs may use although they are not in reverse-domain form; the error names the
+/// entry that is not a scheme, or is one that hands URLs to a browser.
+pub fn redirect_schemes(text: &str) -> Result<Vec<String>, String> {
+    let mut schemes = Vec::new();
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let scheme = entry.to_ascii_lowercase();
+        let valid = scheme
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic())
+            && scheme
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+        if !valid {
+            return Err(format!("{entry:?} is not a URI scheme"));
+        }
+        if matches!(scheme.as_str(), "http" | "https") || BROWSER_SCHEMES.contains(&scheme.as_str())
+        {
+            return Err(format!(
+                "{entry:?} cannot be allowed: http and https have their own rules, and the \
+                 others hand the URL to a browser"
+            ));
+        }
+        schemes.push(scheme);
+    }
+    Ok(schemes)
 }
 
 /// True when `presented` is the registered redirect `registered`: exactly equal, or (RFC 8252
@@ -224,59 +284,62 @@ mod tests {
     }
 
     #[test]
-    fn internal_hosts() {
-        for host in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "::1",
-            "fd00::1",
-            "::ffff:127.0.0.1",
-            "localhost",
-            "a.localhost",
-            "metadata",
-            "printer.local",
-            "0x7f.1",
-            "2130706433",
-            "db.internal",
+    fn redirect_uris() {
+        let cursor = ["cursor".to_owned()];
+        for ok in [
+            "https://claude.ai/api/mcp/auth_callback",
+            "https://app.example/cb?tenant=a",
+            "https://app.example",
+            "http://127.0.0.1:33418/callback",
+            "http://127.9.9.9/cb",
+            "http://localhost/cb",
+            "http://[::1]:3000/cb",
+            "com.example.app:/oauth",
+            "com.example.app://callback",
         ] {
-            assert!(is_internal_host(host), "{host}");
+            assert_eq!(redirect_uri_problem(ok, &[]), None, "{ok}");
         }
-        for host in [
-            "example.com",
-            "8.8.8.8",
-            "client.example.org",
-            "172.32.0.1",
-            "cafe.be",
+        let app = "cursor://anysphere.cursor-retrieval/oauth/callback";
+        assert!(redirect_uri_problem(app, &[]).is_some());
+        assert_eq!(redirect_uri_problem(app, &cursor), None);
+        for (bad, says) in [
+            ("http://example.com/cb", "loopback"),
+            ("http://10.0.0.1/cb", "loopback"),
+            ("http://127.0.0.1.example/cb", "loopback"),
+            ("microsoft-edge:https://evil.example/cb", "browser"),
+            ("x-safari-https://evil.example/cb", "browser"),
+            (
+                "intent://evil.example/cb#Intent;scheme=https;end",
+                "browser",
+            ),
+            ("googlechrome://evil.example/cb", "browser"),
+            ("firefox:https://evil.example", "browser"),
+            ("javascript:alert(1)", "browser"),
+            ("data:text/html,x", "browser"),
+            ("file:///etc/passwd", "browser"),
+            ("blob:https://a.example/x", "browser"),
+            ("myapp:/cb", "reverse-domain"),
+            ("com..app:/cb", "reverse-domain"),
+            ("https://x/cb#frag", "fragment"),
+            ("https://u@x/cb", "user"),
+            ("https://evil.example\\.app.example/cb", "written"),
+            ("https://%61pp.example/cb", "written"),
+            ("HTTPS://app.example/cb", "written"),
+            ("relative/path", "not a URL"),
         ] {
-            assert!(!is_internal_host(host), "{host}");
+            let problem = redirect_uri_problem(bad, &cursor).unwrap_or_default();
+            assert!(problem.contains(says), "{bad}: {problem:?}");
         }
     }
 
     #[test]
-    fn redirect_uris() {
-        for ok in [
-            "https://claude.ai/api/mcp/auth_callback",
-            "http://127.0.0.1:33418/callback",
-            "http://localhost/cb",
-            "cursor://anysphere.cursor-retrieval/oauth/callback",
-            "com.example.app:/oauth",
-        ] {
-            assert_eq!(redirect_uri_problem(ok), None, "{ok}");
-        }
-        for bad in [
-            "http://example.com/cb",
-            "javascript:alert(1)",
-            "data:text/html,x",
-            "https://x/cb#frag",
-            "https://u@x/cb",
-            "relative/path",
-        ] {
-            assert!(redirect_uri_problem(bad).is_some(), "{bad}");
+    fn operators_may_allow_schemes_but_not_browsers() {
+        assert_eq!(
+            redirect_schemes(" Cursor, vscode-insiders ,"),
+            Ok(vec!["cursor".to_owned(), "vscode-insiders".to_owned()])
+        );
+        for bad in ["microsoft-edge", "https", "intent", "1abc", "a b", "x:"] {
+            assert!(redirect_schemes(bad).is_err(), "{bad}");
         }
     }
 

@@ -2,6 +2,8 @@
 //! signed URL (GitHub's redirect, CircleCI's step output URLs). Nothing else is fetched, and
 //! never with the vendor's credential.
 
+use crate::outbound::{OutboundUrl, Reach};
+
 /// The hosts allowed when `LOG_REDIRECT_HOSTS` is not set: where GitHub's job-log redirects and
 /// CircleCI's step output URLs point.
 pub const DEFAULT_LOG_HOSTS: &[&str] = &[
@@ -18,16 +20,6 @@ impl Default for LogHosts {
     fn default() -> LogHosts {
         LogHosts(DEFAULT_LOG_HOSTS.iter().map(|h| (*h).to_owned()).collect())
     }
-}
-
-/// A URL a log may be downloaded from, checked against the allow-list.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogUrl {
-    /// The URL as given.
-    pub url: String,
-    /// Its host (lower case, brackets kept for IPv6), for messages: never the path or query,
-    /// which hold the signature.
-    pub host: String,
 }
 
 impl LogHosts {
@@ -61,44 +53,14 @@ impl LogHosts {
         &self.0
     }
 
-    /// `url` when it is an `https` URL (or `http` to a loopback host, for local runs) on an
-    /// allowed host; otherwise why not, naming only the host.
-    pub fn check(&self, url: &str) -> Result<LogUrl, String> {
-        let (scheme, rest) = url
-            .split_once("://")
-            .ok_or_else(|| "the log URL is not absolute".to_owned())?;
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        if authority.contains('@') {
-            return Err("the log URL carries user information".into());
-        }
-        let authority = authority.to_ascii_lowercase();
-        let (host, port) = split_port(&authority);
-        let scheme = scheme.to_ascii_lowercase();
-        let secure = scheme == "https" || (scheme == "http" && is_loopback(host));
-        if !secure {
-            return Err(format!("the log URL on {authority} is not https, refused"));
-        }
-        let allowed = self.0.iter().any(|entry| {
-            let (entry_host, entry_port) = split_port(entry);
-            let port_ok = entry_port.is_none() || entry_port == port;
-            let host_ok = match entry_host.strip_prefix("*.") {
-                Some(domain) => host
-                    .strip_suffix(domain)
-                    .is_some_and(|sub| sub.len() > 1 && sub.ends_with('.')),
-                None => host == entry_host,
-            };
-            port_ok && host_ok
-        });
-        if !allowed {
-            return Err(format!(
-                "the log is on {authority}, which is not in LOG_REDIRECT_HOSTS; nothing was \
-                 sent there"
-            ));
-        }
-        Ok(LogUrl {
-            url: url.to_owned(),
-            host: authority,
-        })
+    /// `url` as parsed, when it is an `https` URL (or `http` to a listed loopback address, for
+    /// local runs) on an allowed host; otherwise why not, naming only the host.
+    pub fn check(&self, url: &str) -> Result<OutboundUrl, String> {
+        let reach = Reach::Listed {
+            entries: &self.0,
+            setting: "LOG_REDIRECT_HOSTS",
+        };
+        OutboundUrl::check(url, reach).map_err(|e| format!("The log URL was refused: {e}."))
     }
 }
 
@@ -112,10 +74,6 @@ fn split_port(authority: &str) -> (&str, Option<&str>) {
         }
         None => (authority, None),
     }
-}
-
-fn is_loopback(host: &str) -> bool {
-    host == "localhost" || host == "[::1]" || host.starts_with("127.")
 }
 
 #[cfg(test)]
@@ -143,12 +101,20 @@ mod tests {
                 "evil.example",
             ),
             (
+                "https://evil.example\\.blob.core.windows.net/x?sig=1",
+                "on evil.example, which is not in LOG_REDIRECT_HOSTS",
+            ),
+            (
+                "http://127.0.0.3\\.blob.core.windows.net/x?sig=1",
+                "on 127.0.0.3, which is not in LOG_REDIRECT_HOSTS",
+            ),
+            (
                 "https://x.actions.githubusercontent.com.evil.example/",
                 "not in",
             ),
             ("http://x.blob.core.windows.net/x", "not https"),
             ("https://user@x.blob.core.windows.net/x", "user information"),
-            ("/relative/path", "not absolute"),
+            ("/relative/path", "not valid"),
             ("https://other-bucket.s3.amazonaws.com/abc", "not in"),
         ] {
             let err = hosts.check(bad).unwrap_err();
@@ -166,7 +132,10 @@ mod tests {
         assert!(hosts.check("https://a.b.logs.example/x").is_ok());
         assert!(hosts.check("https://logs.example/x").is_err());
         assert_eq!(
-            hosts.check("http://127.0.0.2:8123/log?sig=1").unwrap().host,
+            hosts
+                .check("http://127.0.0.2:8123/log?sig=1")
+                .unwrap()
+                .authority(),
             "127.0.0.2:8123"
         );
         for bad in ["", " , ", "a b", "x:notaport", "*.*.x", "host/path"] {

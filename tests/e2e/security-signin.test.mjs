@@ -257,7 +257,7 @@ test("the consent page shows the whole redirect target, and who published a meta
   assert.match(text, /<code>http:\/\/127\.0\.0\.1:9\/callback<\/code> \(a program on this computer\)/);
 });
 
-test.todo("redirect URIs that hand the code to a browser or hide where it goes cannot be registered (the url branch)", async () => {
+test("redirect URIs that hand the code to a browser or hide where it goes cannot be registered", async () => {
   for (const uri of [
     "microsoft-edge:https://evil.example/cb",
     "x-safari-https://evil.example/cb",
