@@ -38,14 +38,7 @@ impl Url {
             return Err("contains spaces, control characters or backslashes".into());
         }
         let (scheme, rest) = text.split_once(':').ok_or("has no scheme")?;
-        let valid_scheme = scheme
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphabetic())
-            && scheme
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
-        if !valid_scheme {
+        if !is_scheme(scheme) {
             return Err("has no valid scheme".into());
         }
         let (rest, fragment) = match rest.split_once('#') {
@@ -106,6 +99,14 @@ impl Url {
             None => format!("{}://{host}", self.scheme),
         }
     }
+}
+
+/// An RFC 3986 scheme: a letter, then letters, digits, `+`, `-` or `.`.
+fn is_scheme(text: &str) -> bool {
+    text.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
 }
 
 /// `localhost`, `*.localhost`, `127.0.0.0/8` or `::1`.
@@ -212,14 +213,7 @@ pub fn redirect_schemes(text: &str) -> Result<Vec<String>, String> {
     let mut schemes = Vec::new();
     for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
         let scheme = entry.to_ascii_lowercase();
-        let valid = scheme
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphabetic())
-            && scheme
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
-        if !valid {
+        if !is_scheme(&scheme) {
             return Err(format!("{entry:?} is not a URI scheme"));
         }
         if matches!(scheme.as_str(), "http" | "https") || BROWSER_SCHEMES.contains(&scheme.as_str())
