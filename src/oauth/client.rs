@@ -326,3 +326,38 @@ fn document_url(settings: &OAuthSettings, client_id: &str) -> Result<OutboundUrl
     }
     Ok(url)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_url_is_fetched_as_written_and_only_from_a_public_host() {
+        let public = crate::oauth::store::tests::settings();
+        let mut local = public.clone();
+        local.local = true;
+        let fetched = |settings: &OAuthSettings, id: &str| {
+            document_url(settings, id).map(|u| u.as_str().to_owned())
+        };
+        let doc = "https://client.example.org/oauth/cimd.json";
+        assert_eq!(fetched(&public, doc).as_deref(), Ok(doc));
+        for id in [
+            "https://169.254.169.254./latest",
+            "https://%31%32%37.0.0.1/cimd.json",
+            "https://\u{ff11}\u{ff12}\u{ff17}.0.0.1/cimd.json",
+            "https://localhost./cimd.json",
+            "https://metadata.google.internal./v1",
+            "https://Client.Example.org/cimd.json",
+            "https://client.example.org/a/../cimd.json",
+            "https://client.example.org\\.evil/cimd.json",
+            "https://client.example.org/",
+            "http://127.0.0.1:3000/cimd.json",
+        ] {
+            let err = fetched(&public, id).unwrap_err();
+            assert!(err.description.contains("client_id URL refused"), "{id}");
+        }
+        let loopback = "http://127.0.0.1:3000/cimd.json";
+        assert_eq!(fetched(&local, loopback).as_deref(), Ok(loopback));
+        assert!(fetched(&local, "http://10.0.0.1/cimd.json").is_err());
+    }
+}
