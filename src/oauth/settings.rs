@@ -583,6 +583,23 @@ mod tests {
     }
 
     #[test]
+    fn operators_list_redirect_schemes_but_never_a_browser_one() {
+        let schemes = |text: &'static str| {
+            read(&github(&[(config::MCP_OAUTH_REDIRECT_SCHEMES, text)]))
+                .map(|s| s.unwrap().redirect_schemes)
+        };
+        assert_eq!(schemes("cursor").unwrap(), ["cursor"]);
+        assert!(read(&github(&[]))
+            .unwrap()
+            .unwrap()
+            .redirect_schemes
+            .is_empty());
+        let err = schemes("cursor, microsoft-edge").unwrap_err();
+        assert_eq!(err.setting, config::MCP_OAUTH_REDIRECT_SCHEMES);
+        assert!(err.to_string().contains("microsoft-edge"), "{err}");
+    }
+
+    #[test]
     fn access_tokens_live_at_most_an_hour() {
         let s = read(&github(&[(config::MCP_OAUTH_ACCESS_TTL_SECONDS, "86400")]))
             .unwrap()
