@@ -85,7 +85,7 @@ impl OutboundUrl {
         authority(&self.0)
     }
 
-    /// The parsed host.
+    /// The parsed host (the check refuses a URL without one, so the empty name never appears).
     pub fn host(&self) -> Host<&str> {
         self.0.host().unwrap_or(Host::Domain(""))
     }
