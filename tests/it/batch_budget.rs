@@ -79,7 +79,7 @@ fn a_batch_longer_than_its_bound_is_refused_as_a_whole() {
 
 /// A jq program over `{"n": n}` and the `n` at which it spends about `share` of a run's fuel.
 fn program_spending(share: f64) -> (&'static str, u64) {
-    let program = ".n as $n | [limit($n; repeat(1))] | length";
+    let program = ".n as $n | reduce limit($n; repeat(1)) as $x (0; . + $x)";
     let probe = 10_000;
     let compiled = Projection::compile(program);
     let data = devtools_mcp_edge::value::parse(&format!("{{\"n\":{probe}}}")).unwrap();
