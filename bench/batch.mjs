@@ -8,7 +8,8 @@
 //   the whole process: the fake upstream and R2 simulator included), the response's MiB, the
 //   wasm linear memory after, the calls served and refused.
 // - jq: one call whose projection spends about 60% of one request's fuel, alone, then a batch of
-//   five of them: a batch spends one request's fuel, so its CPU is about that of 1.7 calls, not 5.
+//   five of them: a batch spends one request's fuel (1 / 0.6 of one call's), so its CPU is under
+//   that of two calls, not five.
 //
 //   node bench/batch.mjs     # prints both tables; exits 1 when wasm memory reaches the budget, a
 //                            # call is lost, or the jq batch takes more than 2.5 calls' CPU
