@@ -27,9 +27,13 @@ const MARKER_KEY: &str = "claim";
 struct Ask {
     holder: String,
     ttl_seconds: u64,
+    /// Only asks who holds the key: nothing is set.
+    #[serde(default)]
+    only_ask: bool,
 }
 
-/// The object's answer: whether this claim was the first, and the first claim's holder.
+/// The object's answer: whether this claim was the first (for a question, whether nobody holds
+/// the key), and the first claim's holder.
 #[derive(Serialize, Deserialize)]
 struct Answer {
     first: bool,
@@ -103,8 +107,26 @@ impl ClaimStore for DoClaims {
             let ask = Ask {
                 holder: holder.to_owned(),
                 ttl_seconds,
+                only_ask: false,
             };
             self.send(key, &ask).await
+        })
+    }
+
+    fn holder<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(async move {
+            let ask = Ask {
+                holder: String::new(),
+                ttl_seconds: 0,
+                only_ask: true,
+            };
+            Ok(match self.send(key, &ask).await? {
+                Claim::First => None,
+                Claim::Taken(holder) => Some(holder),
+            })
         })
     }
 }
@@ -143,6 +165,12 @@ impl ClaimObject {
             return Ok(Answer {
                 first: false,
                 holder: marker.holder,
+            });
+        }
+        if ask.only_ask {
+            return Ok(Answer {
+                first: true,
+                holder: String::new(),
             });
         }
         let ttl_ms = ask.ttl_seconds.saturating_mul(1000);

@@ -220,6 +220,11 @@ fn code_key(hash: &str) -> String {
 fn grant_key(id: &str) -> String {
     format!("grant2:{id}")
 }
+/// The claim that marks grant `id` revoked.
+fn revoked_key(id: &str) -> String {
+    format!("revoked:{id}")
+}
+
 fn access_key(hash: &str) -> String {
     format!("at:{hash}")
 }
@@ -635,7 +640,18 @@ impl<'a> TokenStore<'a> {
         let remaining = grant.expires_ms.saturating_sub(self.now()) / 1000;
         self.write(&key, &grant, remaining)
             .await
-            .map_err(unavailable)
+            .map_err(unavailable)?;
+        // What was read may be a copy this location's KV kept after another location deleted
+        // the grant, and the write has then put it back. Revocations are claimed before their
+        // delete, so asking after the write finds any revocation this write could have undone.
+        match self.ports.claims.holder(&revoked_key(grant_id)).await {
+            Ok(None) => Ok(()),
+            Ok(Some(_)) => self.ports.oauth.delete(&key).await.map_err(unavailable),
+            Err(e) => {
+                let _ = self.ports.oauth.delete(&key).await;
+                Err(unavailable(e))
+            }
+        }
     }
 
     /// RFC 7009: a refresh token revokes its grant (and so every access token of it); an access
@@ -669,8 +685,17 @@ impl<'a> TokenStore<'a> {
         Ok(())
     }
 
+    /// Revokes grant `grant_id` for good: the revocation is claimed (for as long as any grant
+    /// lives) before the grant is deleted, so that a rewrite from a stale copy undoes itself.
     async fn delete_grant(&self, grant_id: &str) -> Result<(), StoreError> {
-        self.ports.oauth.delete(&grant_key(grant_id)).await
+        let ttl = self.settings.refresh_ttl_seconds + CLAIM_MARGIN_SECONDS;
+        let claimed = self
+            .ports
+            .claims
+            .claim(&revoked_key(grant_id), "revoked", ttl)
+            .await;
+        self.ports.oauth.delete(&grant_key(grant_id)).await?;
+        claimed.map(|_| ())
     }
 
     /// Revokes grant `grant_id`, and so every access and refresh token of it.
@@ -799,6 +824,15 @@ pub(super) mod tests {
     /// A code for alice, issued for the deployment's own resource.
     fn issue(store: &TokenStore<'_>) -> String {
         block_on(store.issue_code(new_code(&store.settings.resource))).unwrap()
+    }
+
+    /// Tokens for alice, and the grant behind their refresh token.
+    fn signed_in_grant(store: &TokenStore<'_>) -> (TokenSet, GrantIdentity) {
+        let tokens = exchange(store, &issue(store)).unwrap();
+        let grant = block_on(store.grant_behind_refresh(&tokens.refresh_token, "client-1"))
+            .unwrap()
+            .unwrap();
+        (tokens, grant)
     }
 
     /// The stored grant's key and value (the store holds one).
@@ -1082,11 +1116,7 @@ pub(super) mod tests {
     fn the_grant_behind_a_refresh_token_is_read_and_its_identity_updated() {
         let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = issue(&store);
-        let tokens = exchange(&store, &code).unwrap();
-        let grant = block_on(store.grant_behind_refresh(&tokens.refresh_token, "client-1"))
-            .unwrap()
-            .unwrap();
+        let (tokens, grant) = signed_in_grant(&store);
         assert_eq!(grant.principal, "alice");
         assert_eq!(grant.attributes, ["acme"]);
         assert_eq!(grant.upstream[0].access.expose(), "gho_person");
@@ -1108,6 +1138,31 @@ pub(super) mod tests {
             block_on(store.grant_behind_refresh(&next.refresh_token, "client-1")).unwrap(),
             None
         );
+    }
+
+    #[test]
+    fn a_rewrite_from_a_stale_copy_does_not_bring_a_revoked_grant_back() {
+        let (env, settings) = (FakeEnv::new(), settings());
+        let store = TokenStore::new(&settings, env.ports());
+        let (tokens, grant) = signed_in_grant(&store);
+        let (key, copy) = stored_grant(&env);
+        block_on(store.revoke(&tokens.refresh_token, "client-1")).unwrap();
+        for identity_update in [true, false] {
+            // The rewrite runs where KV still holds a copy of the revoked grant.
+            let stale = CacheEntry {
+                value: copy.clone(),
+                metadata: String::new(),
+            };
+            block_on(env.oauth.put(&key, stale, 3600)).unwrap();
+            let rewrite = if identity_update {
+                block_on(store.update_identity(&grant.grant, vec![], &grant.upstream))
+            } else {
+                block_on(store.replace_upstream(&grant.grant, &grant.upstream))
+            };
+            rewrite.unwrap();
+            assert!(env.oauth.dump().iter().all(|(k, _)| k != &key));
+            assert!(block_on(store.authenticate(&tokens.access_token)).is_err());
+        }
     }
 
     #[test]

@@ -712,6 +712,25 @@ impl ClaimStore for MemoryClaims {
         };
         Box::pin(async move { result })
     }
+
+    fn holder<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
+        let result = match self.fail.borrow().clone() {
+            Some(error) => Err(error),
+            None => {
+                let now = self.clock.now_ms();
+                Ok(self
+                    .held
+                    .borrow()
+                    .get(key)
+                    .filter(|(_, expires)| *expires > now)
+                    .map(|(holder, _)| holder.clone()))
+            }
+        };
+        Box::pin(async move { result })
+    }
 }
 
 /// Background work held until the test runs it, over the same artifacts and log as the
