@@ -226,6 +226,14 @@ test("records of the earlier storage layout are cleared on upgrade: an approval 
     const late = await upgraded.call("approval_decide", { approvalId: pending.id, approve: true }, "carol");
     assert.equal(late.isError, true);
     assert.match(late.text, /no live approval request/i);
+    await upgraded.close();
+    upgraded = undefined;
+
+    // A later start finds the marker and keeps what the new layout holds.
+    upgraded = await startPolicyStack({ policy: LEDGER_POLICY, vars: { MCP_APPROVAL_TTL_SECONDS: String(TTL) }, worker: { persist } });
+    const again = JSON.parse((await upgraded.call("approval_list", {}, "carol")).text).approvals;
+    assert.deepEqual(again.map((a) => a.id), [decision.approval.id]);
+    assert.deepEqual(again[0].requesterText.arguments, args);
   } finally {
     await upgraded?.close();
   }
