@@ -7,6 +7,7 @@
 //! gate holds the answer until the writes are durable).
 
 use crate::adapter::env::setting;
+use crate::adapter::objects::{post_json, Namespace};
 use crate::config::Config;
 use crate::ledger::{Book, Change, Details, Entry, Op, Reply, Step};
 use crate::ports::{ApprovalStore, StoreError};
@@ -14,10 +15,7 @@ use futures::future::LocalBoxFuture;
 use std::cell::RefCell;
 use wasm_bindgen::JsValue;
 use worker::js_sys::{Object, Reflect};
-use worker::{
-    durable_object, DurableObject, Env, Method, ObjectNamespace, Request, RequestInit, Response,
-    State,
-};
+use worker::{durable_object, DurableObject, Env, Request, Response, State};
 
 /// Binding name of the Durable Object namespace holding approvals.
 pub const APPROVALS_BINDING: &str = "APPROVALS";
@@ -36,7 +34,7 @@ const KEYS_PER_CALL: usize = 128;
 
 /// The [`ApprovalStore`] port: each op is one request to the ledger object.
 pub struct DoApprovals {
-    namespace: Result<ObjectNamespace, StoreError>,
+    namespace: Namespace,
 }
 
 impl DoApprovals {
@@ -50,31 +48,9 @@ impl DoApprovals {
     }
 
     async fn send(&self, op: &Op) -> Result<Reply, StoreError> {
-        let namespace = self.namespace.as_ref().map_err(Clone::clone)?;
-        let stub = namespace.get_by_name(LEDGER_NAME).map_err(object_error)?;
-        let body = serde_json::to_string(op).map_err(|e| StoreError(e.to_string()))?;
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post)
-            .with_body(Some(JsValue::from_str(&body)));
-        let request =
-            Request::new_with_init("https://approvals.internal/op", &init).map_err(object_error)?;
-        let mut response = stub
-            .fetch_with_request(request)
-            .await
-            .map_err(object_error)?;
-        let text = response.text().await.map_err(object_error)?;
-        if response.status_code() != 200 {
-            return Err(StoreError(format!(
-                "approvals object answered {}: {text}",
-                response.status_code()
-            )));
-        }
-        serde_json::from_str(&text).map_err(|e| StoreError(format!("approvals object: {e}")))
+        let url = "https://approvals.internal/op";
+        post_json(&self.namespace, LEDGER_NAME, url, op, "approvals object").await
     }
-}
-
-fn object_error(error: worker::Error) -> StoreError {
-    StoreError(format!("approvals object: {error}"))
 }
 
 impl ApprovalStore for DoApprovals {
