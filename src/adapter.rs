@@ -10,4 +10,5 @@ mod entry;
 mod env;
 mod fetch;
 mod kv;
+mod objects;
 mod r2;

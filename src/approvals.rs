@@ -12,7 +12,10 @@ use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
-pub use crate::ledger::{Record, Status, LIST_LIMIT, MAX_PENDING_PER_REQUESTER};
+pub use crate::ledger::{
+    Cursor, Details, Entry, Record, Status, MAX_PENDING_PER_REQUESTER, MAX_RECORD_BYTES,
+    PAGE_BYTES, PAGE_ITEMS,
+};
 
 /// Why an approval operation failed; the text is for the caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +80,7 @@ pub fn arguments_hash(arguments: &Map<String, Json>) -> String {
 
 /// One log line per approval event (requested, approved, denied, consumed, voided); never the
 /// arguments.
-pub fn log_event(ports: Ports<'_>, action: &str, record: &Record, by: &str) {
+pub fn log_event(ports: Ports<'_>, action: &str, record: &Entry, by: &str) {
     ports.log.event(
         Level::Info,
         "approval",
@@ -105,7 +108,8 @@ impl<'a> Approvals<'a> {
 
     /// The gate's step for a call an `approval_required` rule decides: `request` describes the
     /// call (requester, tool, arguments and their hash, rule, identity, approvers); its id and
-    /// times are set here, and it is recorded only when the call has no live request yet.
+    /// times are set here, and it is recorded only when the call has no live request yet. A
+    /// request larger than a record may be is refused here, before it is sent to the ledger.
     pub async fn call(
         &self,
         mut request: Record,
@@ -114,10 +118,18 @@ impl<'a> Approvals<'a> {
         let mut random = [0u8; 16];
         self.ports.rng.fill(&mut random);
         let now_ms = self.ports.clock.now_ms();
-        request.id = format!("apr_{}", hex(&random));
-        request.status = Status::Pending;
-        request.created_at_ms = now_ms;
-        request.expires_at_ms = now_ms + ttl_seconds * 1000;
+        let entry = &mut request.entry;
+        entry.id = format!("apr_{}", hex(&random));
+        entry.status = Status::Pending;
+        entry.created_at_ms = now_ms;
+        entry.expires_at_ms = now_ms + ttl_seconds * 1000;
+        let bytes = request.measure();
+        if bytes > MAX_RECORD_BYTES {
+            return Ok(CallOutcome::Refused {
+                refusal: Refusal::TooLarge { bytes },
+                voided: None,
+            });
+        }
         match self
             .ports
             .approvals
@@ -136,7 +148,7 @@ impl<'a> Approvals<'a> {
         approver: &Principal,
         approve: bool,
         reason: Option<String>,
-    ) -> Result<Record, ApprovalError> {
+    ) -> Result<Entry, ApprovalError> {
         let op = Op::Decide {
             now_ms: self.ports.clock.now_ms(),
             id: id.to_owned(),
@@ -151,19 +163,24 @@ impl<'a> Approvals<'a> {
         }
     }
 
-    /// The pending requests `approver` may decide (not their own), oldest first, at most
-    /// [`LIST_LIMIT`], and how many more there are.
+    /// One page of the pending requests `approver` may decide (not their own), oldest first,
+    /// past `after`, and where the next page starts.
     pub async fn pending_for(
         &self,
         approver: &Principal,
-    ) -> Result<(Vec<Record>, usize), ApprovalError> {
+        after: Option<Cursor>,
+    ) -> Result<(Vec<Record>, Option<Cursor>), ApprovalError> {
         let op = Op::Pending {
             now_ms: self.ports.clock.now_ms(),
             approver: approver.name().to_owned(),
             aliases: other_names(approver),
+            after,
         };
         match self.ports.approvals.apply(op).await? {
-            Reply::Pending { records, omitted } => Ok((records, omitted)),
+            Reply::Pending {
+                records,
+                next_cursor,
+            } => Ok((records, next_cursor)),
             _ => Err(ApprovalError::Protocol),
         }
     }

@@ -53,6 +53,8 @@ pub const MCP_POLICY: &str = "MCP_POLICY";
 pub const MCP_POLICY_KV_KEY: &str = "MCP_POLICY_KV_KEY";
 /// How long an approval request (pending or approved) lives.
 pub const MCP_APPROVAL_TTL_SECONDS: &str = "MCP_APPROVAL_TTL_SECONDS";
+/// The most bytes of approval records the approval ledger holds.
+pub const MCP_APPROVAL_LEDGER_MAX_BYTES: &str = "MCP_APPROVAL_LEDGER_MAX_BYTES";
 /// `true` leaves out of `tools/list` the tools the policy denies a principal every call of.
 pub const MCP_POLICY_HIDE_UNUSABLE_TOOLS: &str = "MCP_POLICY_HIDE_UNUSABLE_TOOLS";
 /// GitHub token (a secret).
@@ -142,6 +144,7 @@ pub const SETTINGS: &[&str] = &[
     MCP_POLICY,
     MCP_POLICY_KV_KEY,
     MCP_APPROVAL_TTL_SECONDS,
+    MCP_APPROVAL_LEDGER_MAX_BYTES,
     MCP_POLICY_HIDE_UNUSABLE_TOOLS,
     GITHUB_TOKEN,
     GITHUB_API_URL,
@@ -247,6 +250,15 @@ pub const APPROVAL_TTL_SECONDS: Bounds = Bounds {
     max: 86_400,
 };
 
+/// `MCP_APPROVAL_LEDGER_MAX_BYTES`: default 8 MiB, accepted from 64 KiB (four of the largest
+/// records) to 64 MiB (half the memory of the object's isolate); a value outside is an error,
+/// not clamped, since it sizes what a Durable Object holds.
+pub const APPROVAL_LEDGER_MAX_BYTES: Bounds = Bounds {
+    default: crate::ledger::DEFAULT_LEDGER_MAX_BYTES as u64,
+    min: 64 * 1024,
+    max: 64 * 1024 * 1024,
+};
+
 /// `MCP_OAUTH_ACCESS_TTL_SECONDS`: default one hour, clamped to 5 minutes..=1 hour. An access
 /// token outlives a person's removal from the allow-list or an organisation by up to this long,
 /// since only a refresh asks the identity provider again.
@@ -297,6 +309,7 @@ impl Default for Config {
             upstream: UpstreamSettings::default(),
             policy: PolicySettings {
                 approval_ttl_seconds: APPROVAL_TTL_SECONDS.default,
+                ledger_max_bytes: crate::ledger::DEFAULT_LEDGER_MAX_BYTES,
                 ..PolicySettings::default()
             },
             memory_budget_bytes: DEFAULT_BUDGET_BYTES,
@@ -366,6 +379,11 @@ impl Config {
         let structured_output = boolean(MCP_STRUCTURED_OUTPUT)?;
         let structured_max_bytes = number(MCP_STRUCTURED_MAX_BYTES, STRUCTURED_MAX_BYTES)?;
         let approval_ttl = number(MCP_APPROVAL_TTL_SECONDS, APPROVAL_TTL_SECONDS)?;
+        let ledger_max_bytes = read_in_range(
+            &get,
+            MCP_APPROVAL_LEDGER_MAX_BYTES,
+            APPROVAL_LEDGER_MAX_BYTES,
+        )?;
         let mut upstream = upstream_settings(&get)?;
         upstream.timeout_ms = timeout;
         upstream.max_bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
@@ -386,6 +404,7 @@ impl Config {
             document: get(MCP_POLICY),
             kv_key,
             approval_ttl_seconds: approval_ttl,
+            ledger_max_bytes: usize::try_from(ledger_max_bytes).unwrap_or(usize::MAX),
             hide_unusable: boolean(MCP_POLICY_HIDE_UNUSABLE_TOOLS)?,
         };
         config.tools = ToolSettings {
@@ -661,6 +680,26 @@ fn read_number(
     Ok(value)
 }
 
+/// Like [`read_number`], but a value out of `bounds` is an error that names the range.
+fn read_in_range(
+    get: &dyn Fn(&str) -> Option<String>,
+    name: &'static str,
+    bounds: Bounds,
+) -> Result<u64, ConfigError> {
+    let mut clamped = Vec::new();
+    let value = read_number(get, name, bounds, &mut clamped)?;
+    match clamped.pop() {
+        None => Ok(value),
+        Some((_, text, _)) => Err(ConfigError {
+            setting: name,
+            reason: format!(
+                "expected a whole number from {} to {}, got {text:?}",
+                bounds.min, bounds.max
+            ),
+        }),
+    }
+}
+
 fn parse_bool(text: &str) -> Option<bool> {
     match text.trim().to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" | "on" => Some(true),
@@ -754,6 +793,25 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(parse_clamped(text, b), expected, "{text:?}");
         }
+    }
+
+    #[test]
+    fn the_ledger_bound_is_read_in_its_range_or_refused() {
+        let bound = |text: &str| {
+            from(&[(MCP_APPROVAL_LEDGER_MAX_BYTES, text)]).map(|c| c.policy.ledger_max_bytes)
+        };
+        assert_eq!(bound(""), Ok(8 * 1024 * 1024));
+        assert_eq!(bound("65536"), Ok(65536));
+        assert_eq!(bound(" 67108864 "), Ok(64 * 1024 * 1024));
+        for bad in ["65535", "67108865", "-1", "8MiB", "1e6"] {
+            let error = bound(bad).unwrap_err();
+            assert_eq!(error.setting, MCP_APPROVAL_LEDGER_MAX_BYTES, "{bad}");
+            assert!(error.to_string().contains("whole number"), "{bad}: {error}");
+        }
+        assert!(bound("1")
+            .unwrap_err()
+            .reason
+            .contains("from 65536 to 67108864"));
     }
 
     #[test]

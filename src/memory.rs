@@ -13,6 +13,9 @@
 //! The buffers a call reads through besides its bodies (an artifact's chunk read back, a job log
 //! streamed into its artifact) reserve from the same budget ([`CallMemory::hold_buffer`]).
 //!
+//! A JSON-RPC batch holds its replies until its whole response is written; they reserve from
+//! the same budget ([`BatchMemory`]), so the calls of other requests wait for them as for bodies.
+//!
 //! Bodies up to [`SMALL_BODY_BYTES`] are counted but never wait: a small call must not queue
 //! behind large ones, and what small ones overdraw only makes large ones wait a little longer.
 //!
@@ -254,6 +257,77 @@ impl Drop for CallMemory {
     }
 }
 
+/// Bytes of memory a batch holds per byte of its replies until the response is written, as
+/// measured in workerd (docs/reliability.md, Batches): the replies, the response body they are
+/// copied into, and the holes each call's freed buffers leave below the reply it keeps (3.9 for
+/// 1 MiB `artifact_read` chunks), rounded up.
+pub const BYTES_PER_REPLY_BYTE: usize = 4;
+
+/// The share of the budget one batch's replies may hold: one in this many bytes.
+pub const BATCH_SHARE: usize = 4;
+
+/// What the replies of one batch hold until its response is written, reserved from the
+/// isolate's budget (so that other calls wait for it as for a body) and returned when dropped.
+/// Replies already exist when they are counted, so they never wait; a batch stops starting
+/// calls once they pass [`BatchMemory::limit`] instead.
+pub struct BatchMemory {
+    budget: MemoryBudget,
+    held: Cell<usize>,
+}
+
+impl fmt::Debug for BatchMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BatchMemory")
+            .field("held", &self.held.get())
+            .field("limit", &self.limit())
+            .finish()
+    }
+}
+
+impl MemoryBudget {
+    /// The reservation of one new batch's replies, none yet.
+    pub fn batch(&self) -> BatchMemory {
+        BatchMemory {
+            budget: self.clone(),
+            held: Cell::new(0),
+        }
+    }
+}
+
+impl BatchMemory {
+    /// Counts a reply of `bytes` of JSON text, held until the batch's response is written.
+    pub fn hold_reply(&self, bytes: usize) {
+        let cost = bytes.saturating_mul(BYTES_PER_REPLY_BYTE);
+        self.budget.take(cost);
+        self.held.set(self.held.get().saturating_add(cost));
+    }
+
+    /// Bytes of memory the replies hold.
+    pub fn held(&self) -> usize {
+        self.held.get()
+    }
+
+    /// The most the replies may hold before the batch starts no further call: a
+    /// [`BATCH_SHARE`]th of the budget, leaving the rest to other requests.
+    pub fn limit(&self) -> usize {
+        self.budget.limit() / BATCH_SHARE
+    }
+
+    /// Whether the replies hold their limit or more.
+    pub fn spent(&self) -> bool {
+        self.held() >= self.limit()
+    }
+}
+
+impl Drop for BatchMemory {
+    fn drop(&mut self) {
+        let held = self.held.replace(0);
+        if held > 0 {
+            self.budget.release(held);
+        }
+    }
+}
+
 /// A body's share of its call's reservation, grown as more of the body is known.
 #[derive(Debug)]
 pub struct BodyReservation<'a> {
@@ -483,6 +557,32 @@ mod tests {
         drop(call);
         drop(other);
         assert_eq!(budget.in_use(), 0);
+    }
+
+    #[test]
+    fn a_batchs_replies_hold_their_factor_until_dropped_and_make_large_bodies_wait() {
+        let clock = ManualClock::at(0);
+        let budget = MemoryBudget::new(16 * MIB);
+        let batch = budget.batch();
+        assert_eq!(batch.limit(), 16 * MIB / BATCH_SHARE);
+        let half = batch.limit() / BYTES_PER_REPLY_BYTE / 2;
+        batch.hold_reply(half);
+        assert!(!batch.spent());
+        batch.hold_reply(half);
+        assert_eq!(batch.held(), 2 * half * BYTES_PER_REPLY_BYTE);
+        assert!(batch.spent());
+        assert_eq!(budget.in_use(), batch.held());
+        // Another call's large body counts the replies as spent memory.
+        let call = budget.call();
+        let mut body = call.body();
+        let (outcome, ()) = block_on(join(
+            body.cover(7 * MIB, || clock.now_ms(), |ms| clock.sleep(ms)),
+            tick(&clock, WAIT_MS / POLL_MS),
+        ));
+        assert!(outcome.is_err());
+        drop(batch);
+        assert_eq!(budget.in_use(), 0);
+        assert_eq!(block_on(body.cover(7 * MIB, zero, never)), Ok(()));
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub struct PolicySettings {
     pub kv_key: Option<String>,
     /// `MCP_APPROVAL_TTL_SECONDS`.
     pub approval_ttl_seconds: u64,
+    /// `MCP_APPROVAL_LEDGER_MAX_BYTES`: the most bytes of records the approval ledger holds.
+    pub ledger_max_bytes: usize,
     /// `MCP_POLICY_HIDE_UNUSABLE_TOOLS`: `tools/list` leaves out the tools the policy denies a
     /// principal every call of (off: every tool is listed, with a note saying why it refuses).
     pub hide_unusable: bool,

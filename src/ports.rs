@@ -360,6 +360,11 @@ pub trait ClaimStore {
         holder: &'a str,
         ttl_seconds: u64,
     ) -> LocalBoxFuture<'a, Result<Claim, StoreError>>;
+
+    /// The holder of `key` while its claim lasts, without claiming it; an `Err` when the store
+    /// could not be reached.
+    fn holder<'a>(&'a self, key: &'a str)
+        -> LocalBoxFuture<'a, Result<Option<String>, StoreError>>;
 }
 
 /// Wall-clock time, and timers.

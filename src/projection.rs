@@ -5,6 +5,7 @@
 //! The selection rule (docs/projection.md): an expression that compiles as JMESPath is
 //! JMESPath; any other expression is run as a jq program.
 
+mod fuel;
 pub mod jmespath;
 pub mod jq;
 mod meter;
@@ -13,6 +14,7 @@ use std::fmt;
 
 use crate::value::{Map, Value};
 
+pub use fuel::Fuel;
 use jmespath::Expression;
 use jq::{JqError, JqProgram};
 pub use meter::{last_spent, Limits};
@@ -155,6 +157,17 @@ impl Projection {
         self.apply_or_error_value_with(data, &Limits::default())
     }
 
+    /// [`Projection::apply_or_error_value`] drawing on `fuel`: the run gets what is left (at
+    /// most a run's default) and spends it there.
+    pub fn apply_or_error_value_from(&self, data: Value, fuel: &Fuel) -> Value {
+        if !matches!(self.compiled, Compiled::JmesPath(_) | Compiled::Jq(_)) {
+            return self.apply_or_error_value(data);
+        }
+        let value = self.apply_or_error_value_with(data, &fuel.limits(Limits::default()));
+        fuel.spend(last_spent());
+        value
+    }
+
     /// [`Projection::apply_or_error_value`] with explicit limits.
     pub fn apply_or_error_value_with(&self, data: Value, limits: &Limits) -> Value {
         if matches!(self.compiled, Compiled::Identity) {
@@ -196,8 +209,13 @@ fn error_value(message: String, data: Value) -> Value {
 /// Compiles and applies `expression` to `data` in one step (see [`Projection`]); `None` or a
 /// blank expression returns `data` unchanged.
 pub fn project(data: Value, expression: Option<&str>) -> Value {
+    project_from(data, expression, &Fuel::request())
+}
+
+/// [`project`] drawing on `fuel`, which the request's other projections share.
+pub fn project_from(data: Value, expression: Option<&str>, fuel: &Fuel) -> Value {
     match expression {
         None => data,
-        Some(src) => Projection::compile(src).apply_or_error_value(data),
+        Some(src) => Projection::compile(src).apply_or_error_value_from(data, fuel),
     }
 }

@@ -5,6 +5,7 @@
 //! `call`, the enterprise policy gate in `gate`, revision selection in `version`, reply
 //! serialization in `reply`.
 
+mod batch;
 mod call;
 /// The JSON text of a `tools/call` result (examples/bench_render_wasm.rs times it).
 pub use call::call_reply;

@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import WebSocket from "ws";
-import { ROOT } from "../../tests/e2e/worker.mjs";
+import { ROOT, ledgerOp } from "../../tests/e2e/worker.mjs";
 import { startFakeUpstream } from "../../tests/e2e/fake-upstream.mjs";
 import { CREDENTIALS, vendorUrls } from "../../tests/e2e/tools-common.mjs";
 
@@ -56,6 +56,7 @@ WebAssembly.Instance.prototype = Instance.prototype;
 const WRAPPER = `
 import "./load-patch.mjs";
 import Worker from "./index.js";
+export { ApprovalsObject } from "./index.js";
 export default class extends Worker {
   async fetch(request) {
     if (new URL(request.url).pathname === "/__bench/memory") {
@@ -130,9 +131,11 @@ async function startUpstreamProcess() {
  * memory, logs dropped). `persist`, when given, is a directory that holds the KV and R2 data on
  * disk instead, so a long run's stored artifacts do not count as workerd memory. `separate: true`
  * runs the fake upstream in a child process (its `requests` and `count` are then unavailable).
+ * `ledger: true` binds the approval ledger (the `APPROVALS` Durable Object, in the same isolate)
+ * and adds `ledgerOp(op)`, which sends one ledger op (src/ledger.rs) straight to it.
  * Returns { upstream, url, mcpUrl, pid, wasmBytes(), close() }.
  */
-export async function startLoadStack(vars = {}, { persist, separate = false, inspect = false } = {}) {
+export async function startLoadStack(vars = {}, { persist, separate = false, inspect = false, ledger = false } = {}) {
   const upstream = separate ? await startUpstreamProcess() : await startFakeUpstream();
   const before = new Set(workerdPids());
   const inspectorPort = inspect ? 20000 + Math.floor(Math.random() * 20000) : null;
@@ -146,6 +149,7 @@ export async function startLoadStack(vars = {}, { persist, separate = false, ins
     compatibilityDate: compatibilityDate(),
     kvNamespaces: ["HTTP_CACHE", "POLICY"],
     r2Buckets: ["ARTIFACTS"],
+    ...(ledger ? { durableObjects: { APPROVALS: "ApprovalsObject" } } : {}),
     ...(persist ? { kvPersist: path.join(persist, "kv"), r2Persist: path.join(persist, "r2") } : {}),
     bindings: { MCP_AUTH_TOKENS: JSON.stringify({ load: TOKEN }), ...vendorUrls(upstream), ...CREDENTIALS, ...vars },
     host: "127.0.0.1",
@@ -173,6 +177,7 @@ export async function startLoadStack(vars = {}, { persist, separate = false, ins
     async wasmBytes() {
       return (await (await fetch(`${url}/__bench/memory`)).json()).wasmBytes;
     },
+    ledgerOp: (op) => ledgerOp(mf, op),
     async close() {
       heap?.close();
       await mf.dispose();

@@ -7,15 +7,12 @@
 //! before the answer leaves (the output gate holds it until the write is durable), and the
 //! object's alarm deletes it once its time is up.
 
+use crate::adapter::objects::{post_json, Namespace};
 use crate::ports::{Claim, ClaimStore, StoreError};
 use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
-use wasm_bindgen::JsValue;
-use worker::{
-    durable_object, DurableObject, Env, Method, ObjectNamespace, Request, RequestInit, Response,
-    State,
-};
+use worker::{durable_object, DurableObject, Env, Request, Response, State};
 
 /// Binding name of the Durable Object namespace holding claims.
 pub const CLAIMS_BINDING: &str = "CLAIMS";
@@ -27,9 +24,13 @@ const MARKER_KEY: &str = "claim";
 struct Ask {
     holder: String,
     ttl_seconds: u64,
+    /// Only asks who holds the key: nothing is set.
+    #[serde(default)]
+    only_ask: bool,
 }
 
-/// The object's answer: whether this claim was the first, and the first claim's holder.
+/// The object's answer: whether this claim was the first (for a question, whether nobody holds
+/// the key), and the first claim's holder.
 #[derive(Serialize, Deserialize)]
 struct Answer {
     first: bool,
@@ -45,7 +46,7 @@ struct Marker {
 
 /// The [`ClaimStore`] port: each claim is one request to the object named by its key.
 pub struct DoClaims {
-    namespace: Result<ObjectNamespace, StoreError>,
+    namespace: Namespace,
 }
 
 impl DoClaims {
@@ -59,37 +60,14 @@ impl DoClaims {
     }
 
     async fn send(&self, key: &str, ask: &Ask) -> Result<Claim, StoreError> {
-        let namespace = self.namespace.as_ref().map_err(Clone::clone)?;
-        let stub = namespace.get_by_name(key).map_err(object_error)?;
-        let body = serde_json::to_string(ask).map_err(|e| StoreError(e.to_string()))?;
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post)
-            .with_body(Some(JsValue::from_str(&body)));
-        let request =
-            Request::new_with_init("https://claims.internal/claim", &init).map_err(object_error)?;
-        let mut response = stub
-            .fetch_with_request(request)
-            .await
-            .map_err(object_error)?;
-        let text = response.text().await.map_err(object_error)?;
-        if response.status_code() != 200 {
-            return Err(StoreError(format!(
-                "claim object answered {}: {text}",
-                response.status_code()
-            )));
-        }
-        let answer: Answer =
-            serde_json::from_str(&text).map_err(|e| StoreError(format!("claim object: {e}")))?;
+        let url = "https://claims.internal/claim";
+        let answer: Answer = post_json(&self.namespace, key, url, ask, "claim object").await?;
         Ok(if answer.first {
             Claim::First
         } else {
             Claim::Taken(answer.holder)
         })
     }
-}
-
-fn object_error(error: worker::Error) -> StoreError {
-    StoreError(format!("claim object: {error}"))
 }
 
 impl ClaimStore for DoClaims {
@@ -103,8 +81,26 @@ impl ClaimStore for DoClaims {
             let ask = Ask {
                 holder: holder.to_owned(),
                 ttl_seconds,
+                only_ask: false,
             };
             self.send(key, &ask).await
+        })
+    }
+
+    fn holder<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(async move {
+            let ask = Ask {
+                holder: String::new(),
+                ttl_seconds: 0,
+                only_ask: true,
+            };
+            Ok(match self.send(key, &ask).await? {
+                Claim::First => None,
+                Claim::Taken(holder) => Some(holder),
+            })
         })
     }
 }
@@ -143,6 +139,12 @@ impl ClaimObject {
             return Ok(Answer {
                 first: false,
                 holder: marker.holder,
+            });
+        }
+        if ask.only_ask {
+            return Ok(Answer {
+                first: true,
+                holder: String::new(),
             });
         }
         let ttl_ms = ask.ttl_seconds.saturating_mul(1000);

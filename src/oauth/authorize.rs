@@ -13,12 +13,12 @@ use super::error::OAuthError;
 use super::form::{html_escape, Params};
 use super::sealed::{self, Purpose, Refused};
 use super::settings::{AtlassianApp, OAuthSettings};
-use super::store::{pkce_challenge, NewCode, SignedIn, TokenStore, CODE_TTL_SECONDS};
+use super::store::{pkce_challenge, token_hash, NewCode, SignedIn, TokenStore, CODE_TTL_SECONDS};
 use super::url::redirect_matches;
 use super::{atlassian, identity, idp, ATLASSIAN_CALLBACK_PATH, AUTHORIZE_PATH, SCOPE};
 use crate::auth::constant_time_eq;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::ports::{CacheEntry, Level, Ports};
+use crate::ports::{CacheEntry, Claim, Level, Ports};
 use crate::upstream::path::form_urlencode;
 use serde::{Deserialize, Serialize};
 
@@ -507,9 +507,14 @@ struct AtlassianLeg {
     sealed: Option<String>,
 }
 
+/// The store key of the Atlassian leg that `state` names: its hash, as for every bearer value.
 fn atlassian_key(state: &str) -> String {
-    format!("atlassian:{state}")
+    format!("atlassian2:{}", token_hash(state))
 }
+
+/// How long the claim that spends an Atlassian leg outlives the leg, for the clocks of other
+/// locations.
+const ATLASSIAN_CLAIM_MARGIN_SECONDS: u64 = 60;
 
 /// Stores `value` as JSON under `key` for the lifetime of an authorization code: a signed-in
 /// person's sign-in between two redirects.
@@ -592,20 +597,59 @@ pub async fn atlassian_callback(
         return error_page(400, "Atlassian's answer has no state.");
     };
     let key = atlassian_key(state);
-    let Some(leg) = get_json::<AtlassianLeg>(ports, &key).await else {
-        return error_page(
+    let used = || {
+        error_page(
             400,
             "This sign-in request has expired or was already used; start again from your client.",
-        );
+        )
     };
+    let Some(leg) = get_json::<AtlassianLeg>(ports, &key).await else {
+        return used();
+    };
+    // The first answer spends the leg, in whichever browser it arrives and whether it is
+    // accepted or refused: a refused answer's address is easily asked for (and logged), and
+    // KV may still hold the leg for a minute at another location, so only the claim, decided
+    // once for every location, keeps that address from opening the sign-in later.
+    let claim = ports
+        .claims
+        .claim(
+            &key,
+            "spent",
+            CODE_TTL_SECONDS + ATLASSIAN_CLAIM_MARGIN_SECONDS,
+        )
+        .await;
+    let _ = ports.oauth.delete(&key).await;
+    match claim {
+        Ok(Claim::First) => {}
+        Ok(Claim::Taken(_)) => return used(),
+        Err(e) => {
+            return error_page(
+                503,
+                &format!("The sign-in store is unavailable ({e}); start again from your client."),
+            )
+        }
+    }
     if !same_browser(settings, request, &leg.pending) {
+        if let Ok(Some(code)) = params.get("code") {
+            // Exchanged and dropped, so that Atlassian refuses the code wherever it comes back.
+            let spent = atlassian::exchange(app, &atlassian_redirect(settings), code, ports)
+                .await
+                .is_ok();
+            ports.log.event(
+                Level::Warn,
+                "oauth_refused_code_spent",
+                &[
+                    ("exchanged", spent.into()),
+                    ("provider", "atlassian".into()),
+                ],
+            );
+        }
         return error_page(
             403,
             "This answer from Atlassian does not belong to a sign-in started in this browser; \
              nothing was authorized.",
         );
     }
-    let _ = ports.oauth.delete(&key).await;
     let pending = &leg.pending;
     let back = |e: OAuthError| error_to_client(settings, pending, &e);
     let store = TokenStore::new(settings, ports);

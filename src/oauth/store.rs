@@ -220,6 +220,11 @@ fn code_key(hash: &str) -> String {
 fn grant_key(id: &str) -> String {
     format!("grant2:{id}")
 }
+/// The claim that marks grant `id` revoked.
+fn revoked_key(id: &str) -> String {
+    format!("revoked:{id}")
+}
+
 fn access_key(hash: &str) -> String {
     format!("at:{hash}")
 }
@@ -635,7 +640,18 @@ impl<'a> TokenStore<'a> {
         let remaining = grant.expires_ms.saturating_sub(self.now()) / 1000;
         self.write(&key, &grant, remaining)
             .await
-            .map_err(unavailable)
+            .map_err(unavailable)?;
+        // What was read may be a copy this location's KV kept after another location deleted
+        // the grant, and the write has then put it back. Revocations are claimed before their
+        // delete, so asking after the write finds any revocation this write could have undone.
+        match self.ports.claims.holder(&revoked_key(grant_id)).await {
+            Ok(None) => Ok(()),
+            Ok(Some(_)) => self.ports.oauth.delete(&key).await.map_err(unavailable),
+            Err(e) => {
+                let _ = self.ports.oauth.delete(&key).await;
+                Err(unavailable(e))
+            }
+        }
     }
 
     /// RFC 7009: a refresh token revokes its grant (and so every access token of it); an access
@@ -669,8 +685,17 @@ impl<'a> TokenStore<'a> {
         Ok(())
     }
 
+    /// Revokes grant `grant_id` for good: the revocation is claimed (for as long as any grant
+    /// lives) before the grant is deleted, so that a rewrite from a stale copy undoes itself.
     async fn delete_grant(&self, grant_id: &str) -> Result<(), StoreError> {
-        self.ports.oauth.delete(&grant_key(grant_id)).await
+        let ttl = self.settings.refresh_ttl_seconds + CLAIM_MARGIN_SECONDS;
+        let claimed = self
+            .ports
+            .claims
+            .claim(&revoked_key(grant_id), "revoked", ttl)
+            .await;
+        self.ports.oauth.delete(&grant_key(grant_id)).await?;
+        claimed.map(|_| ())
     }
 
     /// Revokes grant `grant_id`, and so every access and refresh token of it.
@@ -796,6 +821,38 @@ pub(super) mod tests {
         block_on(store.exchange_code(code, "client-1", REDIRECT, VERIFIER, None))
     }
 
+    /// A code for alice, issued for the deployment's own resource.
+    fn issue(store: &TokenStore<'_>) -> String {
+        block_on(store.issue_code(new_code(&store.settings.resource))).unwrap()
+    }
+
+    /// Tokens for alice, and the grant behind their refresh token.
+    fn signed_in_grant(store: &TokenStore<'_>) -> (TokenSet, GrantIdentity) {
+        let tokens = exchange(store, &issue(store)).unwrap();
+        let grant = block_on(store.grant_behind_refresh(&tokens.refresh_token, "client-1"))
+            .unwrap()
+            .unwrap();
+        (tokens, grant)
+    }
+
+    /// The stored grant's key and value (the store holds one).
+    fn stored_grant(env: &FakeEnv) -> (String, Vec<u8>) {
+        env.oauth
+            .dump()
+            .into_iter()
+            .find(|(k, _)| k.starts_with("grant2:"))
+            .unwrap()
+    }
+
+    /// `tokens` no longer authenticate, and their refresh token no longer redeems.
+    fn assert_revoked(store: &TokenStore<'_>, tokens: &TokenSet) {
+        assert_eq!(
+            block_on(store.authenticate(&tokens.access_token)),
+            Err(Rejection::Invalid("revoked grant"))
+        );
+        assert!(block_on(store.refresh(&tokens.refresh_token, "client-1", None)).is_err());
+    }
+
     #[test]
     fn pkce_matches_rfc_7636_appendix_b() {
         assert_eq!(
@@ -810,10 +867,9 @@ pub(super) mod tests {
 
     #[test]
     fn a_code_becomes_tokens_that_authenticate_and_nothing_is_stored_in_clear() {
-        let env = FakeEnv::new();
-        let settings = settings();
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let code = issue(&store);
         assert!(code.starts_with(CODE_PREFIX));
         let tokens = exchange(&store, &code).unwrap();
         assert!(tokens.access_token.starts_with(ACCESS_PREFIX));
@@ -841,10 +897,9 @@ pub(super) mod tests {
 
     #[test]
     fn codes_are_refused_for_the_wrong_verifier_client_redirect_or_resource() {
-        let env = FakeEnv::new();
-        let settings = settings();
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let code = issue(&store);
         let other_verifier = "x".repeat(43);
         let cases: [(&str, &str, &str, Option<&str>, &str); 5] = [
             ("client-1", REDIRECT, &other_verifier, None, "invalid_grant"),
@@ -879,10 +934,9 @@ pub(super) mod tests {
 
     #[test]
     fn a_code_used_twice_is_refused_and_revokes_its_tokens() {
-        let env = FakeEnv::new();
-        let settings = settings();
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let code = issue(&store);
         let tokens = exchange(&store, &code).unwrap();
         assert_eq!(exchange(&store, &code).unwrap_err().code, "invalid_grant");
         assert_eq!(
@@ -918,41 +972,30 @@ pub(super) mod tests {
 
     #[test]
     fn a_code_redeemed_twice_at_once_gives_one_token_set_and_revokes_it() {
-        let env = FakeEnv::new();
-        let settings = settings();
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let code = issue(&store);
         let redeem = || store.exchange_code(&code, "client-1", REDIRECT, VERIFIER, None);
         let tokens = one_of(at_once(&env, redeem(), redeem()));
-        assert_eq!(
-            block_on(store.authenticate(&tokens.access_token)),
-            Err(Rejection::Invalid("revoked grant"))
-        );
-        assert!(block_on(store.refresh(&tokens.refresh_token, "client-1", None)).is_err());
+        assert_revoked(&store, &tokens);
     }
 
     #[test]
     fn a_refresh_token_redeemed_twice_at_once_rotates_once_and_revokes_the_grant() {
-        let env = FakeEnv::new();
-        let settings = settings();
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let code = issue(&store);
         let first = exchange(&store, &code).unwrap();
         let redeem = || store.refresh(&first.refresh_token, "client-1", None);
         let tokens = one_of(at_once(&env, redeem(), redeem()));
-        assert_eq!(
-            block_on(store.authenticate(&tokens.access_token)),
-            Err(Rejection::Invalid("revoked grant"))
-        );
-        assert!(block_on(store.refresh(&tokens.refresh_token, "client-1", None)).is_err());
+        assert_revoked(&store, &tokens);
     }
 
     #[test]
     fn without_the_claim_store_nothing_is_spent_and_the_error_names_the_binding() {
-        let env = FakeEnv::new();
-        let settings = settings();
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let code = issue(&store);
         env.claims
             .fail_with(Some(StoreError::missing_binding("CLAIMS")));
         let refused = exchange(&store, &code).unwrap_err();
@@ -973,10 +1016,9 @@ pub(super) mod tests {
 
     #[test]
     fn codes_and_access_tokens_expire() {
-        let env = FakeEnv::new();
-        let settings = settings();
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let code = issue(&store);
         env.clock.advance(CODE_TTL_SECONDS * 1000);
         assert_eq!(exchange(&store, &code).unwrap_err().code, "invalid_grant");
         let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
@@ -992,10 +1034,9 @@ pub(super) mod tests {
 
     #[test]
     fn refresh_rotates_and_a_replayed_refresh_token_revokes_the_grant() {
-        let env = FakeEnv::new();
-        let settings = settings();
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let code = issue(&store);
         let first = exchange(&store, &code).unwrap();
         let second = block_on(store.refresh(&first.refresh_token, "client-1", None)).unwrap();
         assert_ne!(second.refresh_token, first.refresh_token);
@@ -1031,10 +1072,9 @@ pub(super) mod tests {
 
     #[test]
     fn revocation() {
-        let env = FakeEnv::new();
-        let settings = settings();
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let code = issue(&store);
         let tokens = exchange(&store, &code).unwrap();
         // Another client's revocation request changes nothing.
         block_on(store.revoke(&tokens.refresh_token, "client-2")).unwrap();
@@ -1051,18 +1091,12 @@ pub(super) mod tests {
 
     #[test]
     fn a_grant_from_before_stable_principals_is_never_read() {
-        let env = FakeEnv::new();
-        let settings = settings();
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let code = issue(&store);
         let tokens = exchange(&store, &code).unwrap();
         // Move the grant to where grants keyed by login were kept: its tokens stop working.
-        let (key, value) = env
-            .oauth
-            .dump()
-            .into_iter()
-            .find(|(k, _)| k.starts_with("grant2:"))
-            .unwrap();
+        let (key, value) = stored_grant(&env);
         block_on(env.oauth.delete(&key)).unwrap();
         let old = key.replacen("grant2:", "grant:", 1);
         let entry = CacheEntry {
@@ -1080,14 +1114,9 @@ pub(super) mod tests {
 
     #[test]
     fn the_grant_behind_a_refresh_token_is_read_and_its_identity_updated() {
-        let env = FakeEnv::new();
-        let settings = settings();
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
-        let tokens = exchange(&store, &code).unwrap();
-        let grant = block_on(store.grant_behind_refresh(&tokens.refresh_token, "client-1"))
-            .unwrap()
-            .unwrap();
+        let (tokens, grant) = signed_in_grant(&store);
         assert_eq!(grant.principal, "alice");
         assert_eq!(grant.attributes, ["acme"]);
         assert_eq!(grant.upstream[0].access.expose(), "gho_person");
@@ -1112,18 +1141,37 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn a_tampered_seal_is_refused() {
-        let env = FakeEnv::new();
-        let settings = settings();
+    fn a_rewrite_from_a_stale_copy_does_not_bring_a_revoked_grant_back() {
+        let (env, settings) = (FakeEnv::new(), settings());
         let store = TokenStore::new(&settings, env.ports());
-        let code = block_on(store.issue_code(new_code(&settings.resource))).unwrap();
+        let (tokens, grant) = signed_in_grant(&store);
+        let (key, copy) = stored_grant(&env);
+        block_on(store.revoke(&tokens.refresh_token, "client-1")).unwrap();
+        for identity_update in [true, false] {
+            // The rewrite runs where KV still holds a copy of the revoked grant.
+            let stale = CacheEntry {
+                value: copy.clone(),
+                metadata: String::new(),
+            };
+            block_on(env.oauth.put(&key, stale, 3600)).unwrap();
+            let rewrite = if identity_update {
+                block_on(store.update_identity(&grant.grant, vec![], &grant.upstream))
+            } else {
+                block_on(store.replace_upstream(&grant.grant, &grant.upstream))
+            };
+            rewrite.unwrap();
+            assert!(env.oauth.dump().iter().all(|(k, _)| k != &key));
+            assert!(block_on(store.authenticate(&tokens.access_token)).is_err());
+        }
+    }
+
+    #[test]
+    fn a_tampered_seal_is_refused() {
+        let (env, settings) = (FakeEnv::new(), settings());
+        let store = TokenStore::new(&settings, env.ports());
+        let code = issue(&store);
         let tokens = exchange(&store, &code).unwrap();
-        let (key, value) = env
-            .oauth
-            .dump()
-            .into_iter()
-            .find(|(k, _)| k.starts_with("grant2:"))
-            .unwrap();
+        let (key, value) = stored_grant(&env);
         let mut grant: serde_json::Value = serde_json::from_slice(&value).unwrap();
         grant["principal"] = "mallory".into();
         block_on(env.oauth.put(

@@ -611,13 +611,27 @@ impl Cipher for HashCipher {
     }
 }
 
-/// The approval ledger in memory: one [`Book`](crate::ledger::Book), each op sent through JSON
-/// as it is to the Durable Object; can be set to fail like an unreachable or unbound store.
-#[derive(Debug, Default)]
+/// The approval ledger in memory: one [`MemoryLedger`](crate::ledger::MemoryLedger), each op
+/// sent through JSON as it is to the Durable Object; can be set to fail like an unreachable or
+/// unbound store.
+#[derive(Debug)]
 pub struct MemoryApprovals {
-    book: RefCell<crate::ledger::Book>,
+    ledger: RefCell<crate::ledger::MemoryLedger>,
     fail: RefCell<Option<StoreError>>,
     ops: Cell<usize>,
+}
+
+impl Default for MemoryApprovals {
+    /// An empty ledger with the default byte bound.
+    fn default() -> Self {
+        MemoryApprovals {
+            ledger: RefCell::new(crate::ledger::MemoryLedger::new(
+                crate::ledger::DEFAULT_LEDGER_MAX_BYTES,
+            )),
+            fail: RefCell::default(),
+            ops: Cell::default(),
+        }
+    }
 }
 
 impl MemoryApprovals {
@@ -628,12 +642,12 @@ impl MemoryApprovals {
 
     /// How many records it holds.
     pub fn len(&self) -> usize {
-        self.book.borrow().len()
+        self.ledger.borrow().book().len()
     }
 
     /// True when it holds none.
     pub fn is_empty(&self) -> bool {
-        self.book.borrow().is_empty()
+        self.ledger.borrow().book().is_empty()
     }
 
     /// How many ops were applied.
@@ -651,7 +665,7 @@ impl ApprovalStore for MemoryApprovals {
                 let wire = serde_json::to_string(&op).map_err(|e| StoreError(e.to_string()));
                 wire.and_then(|text| {
                     let op = serde_json::from_str(&text).map_err(|e| StoreError(e.to_string()))?;
-                    let (reply, _) = self.book.borrow_mut().apply(op);
+                    let reply = self.ledger.borrow_mut().apply(op).map_err(StoreError)?;
                     let text =
                         serde_json::to_string(&reply).map_err(|e| StoreError(e.to_string()))?;
                     serde_json::from_str(&text).map_err(|e| StoreError(e.to_string()))
@@ -708,6 +722,25 @@ impl ClaimStore for MemoryClaims {
                         Ok(Claim::First)
                     }
                 }
+            }
+        };
+        Box::pin(async move { result })
+    }
+
+    fn holder<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
+        let result = match self.fail.borrow().clone() {
+            Some(error) => Err(error),
+            None => {
+                let now = self.clock.now_ms();
+                Ok(self
+                    .held
+                    .borrow()
+                    .get(key)
+                    .filter(|(_, expires)| *expires > now)
+                    .map(|(holder, _)| holder.clone()))
             }
         };
         Box::pin(async move { result })

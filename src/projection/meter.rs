@@ -80,6 +80,8 @@ pub(crate) fn start(limits: &Limits) -> Run {
 pub(crate) fn charge(n: u64) -> bool {
     let left = FUEL.with(Cell::get);
     if left < n {
+        // All of it counts as spent, so that a run that stops here leaves none to share.
+        FUEL.with(|f| f.set(0));
         exhaust("evaluation budget exhausted (runaway program?)".into());
         return false;
     }

@@ -11,6 +11,7 @@ use super::reply::panic_message;
 use crate::jsonrpc::{ErrorObject, ResultJson};
 use crate::mcp::{self, CallToolParams, CallToolResult, ContentBlock, ProtocolVersion};
 use crate::ports::{Level, Ports};
+use crate::projection::Fuel;
 use crate::structured;
 use crate::tools::registry::{Prepared, Tool, ToolContext, ToolError, ToolSpec};
 use crate::tools::schema;
@@ -19,11 +20,12 @@ use futures::FutureExt;
 use serde_json::{Map, Value as Json};
 use std::panic::AssertUnwindSafe;
 
-/// Answers one `tools/call` request.
+/// Answers one `tools/call` request, its projections drawing on `fuel`.
 pub async fn call_tool(
     cx: &Context<'_>,
     version: ProtocolVersion,
     params: Option<Map<String, Json>>,
+    fuel: &Fuel,
 ) -> Result<ResultJson, ErrorObject> {
     let meta = params
         .as_ref()
@@ -77,6 +79,7 @@ pub async fn call_tool(
                         ports,
                         settings: &cx.config.tools,
                         upstream: call_upstream.as_ref().unwrap_or(&cx.config.upstream),
+                        fuel,
                     };
                     invoke(&params.name, prepared, context).await?
                 }

@@ -3,6 +3,7 @@
 //! `MCP-Protocol-Version` header, or carried per request in 2026-07-28 `_meta`), and the
 //! methods themselves.
 
+use super::batch::{BatchBudget, MAX_BATCH_MESSAGES};
 use super::call;
 use super::gate;
 use super::reply::{panic_message, responses_reply, rpc_error_reply, status_for};
@@ -20,6 +21,7 @@ use crate::mcp::{
 };
 use crate::memory::MemoryBudget;
 use crate::ports::{Level, Ports};
+use crate::projection::Fuel;
 use crate::tools::registry::Registry;
 use crate::tools::Selection;
 use futures::FutureExt;
@@ -122,7 +124,7 @@ async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> 
                 Ok(version) => version,
                 Err(error) => return rpc_error_reply(REFUSAL_STATUS, Some(request.id), error),
             };
-            let response = answer(cx, request, version).await;
+            let response = answer(cx, request, version, &Fuel::request()).await;
             let status = match &response.error {
                 None => 200,
                 // 2026-07-28 over HTTP: an unknown method is also an HTTP 404.
@@ -153,24 +155,41 @@ async fn batch(cx: &Context<'_>, items: Vec<Json>, header: Option<&str>) -> Http
     if items.is_empty() {
         return rpc_error_reply(400, None, ErrorObject::invalid_request("empty batch"));
     }
+    if items.len() > MAX_BATCH_MESSAGES {
+        return rpc_error_reply(
+            400,
+            None,
+            ErrorObject::invalid_request(format!(
+                "a batch holds at most {MAX_BATCH_MESSAGES} messages and this one holds {}; \
+                 send the rest in further requests",
+                items.len()
+            )),
+        );
+    }
+    let budget = BatchBudget::new(
+        cx.memory,
+        cx.ports.clock.now_ms(),
+        cx.config.upstream.timeout_ms,
+    );
     let mut responses = Vec::new();
     for item in items {
-        match jsonrpc::classify(item) {
-            Err(invalid) => {
-                responses.push(Response::failure(invalid.id.clone(), invalid.to_error()))
-            }
-            Ok(Message::Response | Message::Notification(_)) => {}
-            Ok(Message::Request(request)) if request.method == "initialize" => {
-                responses.push(Response::failure(
-                    Some(request.id),
-                    ErrorObject::invalid_request("initialize must not be part of a batch"),
-                ));
-            }
+        let response = match jsonrpc::classify(item) {
+            Err(invalid) => Response::failure(invalid.id.clone(), invalid.to_error()),
+            Ok(Message::Response | Message::Notification(_)) => continue,
+            Ok(Message::Request(request)) if request.method == "initialize" => Response::failure(
+                Some(request.id),
+                ErrorObject::invalid_request("initialize must not be part of a batch"),
+            ),
             Ok(Message::Request(request)) => match request_version(cx, &request, version) {
-                Ok(revision) => responses.push(answer(cx, request, revision).await),
-                Err(error) => responses.push(Response::failure(Some(request.id), error)),
+                Err(error) => Response::failure(Some(request.id), error),
+                Ok(revision) => match budget.exceeded(cx.ports.clock.now_ms()) {
+                    Some(error) => Response::failure(Some(request.id), error),
+                    None => answer(cx, request, revision, budget.fuel()).await,
+                },
             },
-        }
+        };
+        budget.hold(&response);
+        responses.push(response);
     }
     if responses.is_empty() {
         HttpResponse::empty(202)
@@ -194,11 +213,17 @@ fn request_version(
     )
 }
 
-/// Answers one request under `version`: runs the method and contains panics.
-async fn answer(cx: &Context<'_>, request: Request, version: ProtocolVersion) -> Response {
+/// Answers one request under `version`, its projections drawing on `fuel`: runs the method and
+/// contains panics.
+async fn answer(
+    cx: &Context<'_>,
+    request: Request,
+    version: ProtocolVersion,
+    fuel: &Fuel,
+) -> Response {
     let id = request.id.clone();
     let method = request.method.clone();
-    match AssertUnwindSafe(run_method(cx, version, request))
+    match AssertUnwindSafe(run_method(cx, version, request, fuel))
         .catch_unwind()
         .await
     {
@@ -253,6 +278,7 @@ async fn run_method(
     cx: &Context<'_>,
     version: ProtocolVersion,
     request: Request,
+    fuel: &Fuel,
 ) -> Result<ResultJson, ErrorObject> {
     let Request { method, params, .. } = request;
     // The `tools` array as JSON text, when it comes from the entries serialized once per isolate.
@@ -302,7 +328,7 @@ async fn run_method(
             }
         }
         // Serialized by itself: its structuredContent may be megabytes (see `call_reply`).
-        (_, "tools/call") => return call::call_tool(cx, version, params).await,
+        (_, "tools/call") => return call::call_tool(cx, version, params, fuel).await,
         _ => return Err(ErrorObject::method_not_found(&method)),
     };
     // server/discover is a 2026-07-28 method: a client probing with it under an older header

@@ -4,9 +4,11 @@
 //! their `_meta`, the restriction notes `tools/list` adds, and one log line per decision. The
 //! decisions themselves are the policy module's.
 
-use crate::approvals::{self, arguments_hash, ApprovalError, Approvals, Record, Status};
+use crate::approvals::{
+    self, arguments_hash, ApprovalError, Approvals, Details, Entry, Record, Status,
+};
 use crate::auth::Principal;
-use crate::ledger::CallOutcome;
+use crate::ledger::{CallOutcome, Refusal};
 use crate::mcp::{CallToolResult, ToolDescriptor};
 use crate::policy::{Decision, Effect, Policy, PolicySettings, Restriction, SIGNED_IN_IDENTITY};
 use crate::ports::{Field, Level, Ports};
@@ -21,6 +23,9 @@ pub const UPSTREAM_META: &str = "mcp-devtools/upstream";
 pub const CODE_DENIED: &str = "policy_denied";
 /// Refusal code: approval required.
 pub const CODE_APPROVAL: &str = "approval_required";
+/// Refusal code: approval is required, and no request can be recorded now because a bound of
+/// the approval ledger is reached (`_meta.limit` says which); the call may succeed later.
+pub const CODE_APPROVAL_LIMIT: &str = "approval_limit";
 /// Refusal code: the rule acts as the signed-in person, who has no usable token of their own.
 pub const CODE_SIGN_IN: &str = "sign_in_required";
 
@@ -226,7 +231,7 @@ fn run(
     base: &UpstreamSettings,
     principal: &Principal,
     decision: &Decision,
-    approval: Option<&Record>,
+    approval: Option<&Entry>,
 ) -> Gate {
     let acting = match (&decision.target, &decision.identity) {
         (Some(t), Some(identity)) => Some((t.vendor, identity.clone())),
@@ -322,26 +327,31 @@ async fn approval(
         refuse(ports, &refused, None)
     };
     let request = Record {
-        id: String::new(),
-        requester: decision.principal.clone(),
-        tool: decision.tool.clone(),
-        arguments_hash: arguments_hash(arguments),
-        arguments: arguments.clone(),
-        rule: decision.rule.clone().unwrap_or_default(),
-        reason: decision.reason.clone(),
-        method: decision
-            .target
-            .as_ref()
-            .map(|t| t.method.as_str().to_owned()),
-        path: decision.target.as_ref().map(|t| t.path().to_owned()),
-        identity: decision.identity.clone(),
-        approvers: decision.approvers.clone(),
-        status: Status::Pending,
-        created_at_ms: 0,
-        expires_at_ms: 0,
-        decided_by: None,
-        decided_as: None,
-        decision_reason: None,
+        entry: Entry {
+            id: String::new(),
+            requester: decision.principal.clone(),
+            tool: decision.tool.clone(),
+            arguments_hash: arguments_hash(arguments),
+            rule: decision.rule.clone().unwrap_or_default(),
+            identity: decision.identity.clone(),
+            approvers: decision.approvers.clone(),
+            status: Status::Pending,
+            created_at_ms: 0,
+            expires_at_ms: 0,
+            decided_by: None,
+            decided_as: None,
+            decision_reason: None,
+            bytes: 0,
+        },
+        details: Details {
+            arguments: arguments.clone(),
+            method: decision
+                .target
+                .as_ref()
+                .map(|t| t.method.as_str().to_owned()),
+            path: decision.target.as_ref().map(|t| t.path().to_owned()),
+            reason: decision.reason.clone(),
+        },
     };
     let outcome = match Approvals::new(ports)
         .call(request, settings.approval_ttl_seconds)
@@ -406,12 +416,34 @@ async fn approval(
             }
             Ok(refuse(ports, &decision, Some(&record)))
         }
-        CallOutcome::Refused { refusal, .. } => Ok(refused(&refusal.to_string())),
+        CallOutcome::Refused { refusal, .. } => Ok(limited(ports, decision, &refusal)),
     }
 }
 
+/// The refusal of a call whose approval request a bound of the ledger keeps from being
+/// recorded: `approval_limit`, with the bound's stable code in `_meta.limit`.
+fn limited(ports: Ports<'_>, decision: &Decision, refusal: &Refusal) -> Gate {
+    log_decision(ports, decision, Outcome::Refused(CODE_APPROVAL_LIMIT), None);
+    let mut meta = Map::new();
+    meta.insert("code".into(), json!(CODE_APPROVAL_LIMIT));
+    meta.insert("limit".into(), json!(refusal.limit_code()));
+    meta.insert("decision".into(), Json::Object(decision_meta(decision)));
+    let rule = decision
+        .rule
+        .as_deref()
+        .map_or(String::new(), |r| format!(" (rule {r})"));
+    Gate::Refuse(CallToolResult {
+        meta: Some(meta),
+        ..CallToolResult::error(format!(
+            "This call needs approval under the enterprise policy{rule}: {} No approval request \
+             was recorded: {refusal}",
+            decision.reason
+        ))
+    })
+}
+
 /// The refusal result of `decision` (with its approval request, if any), logged.
-fn refuse(ports: Ports<'_>, decision: &Decision, approval: Option<&Record>) -> Gate {
+fn refuse(ports: Ports<'_>, decision: &Decision, approval: Option<&Entry>) -> Gate {
     let code = if approval.is_some() {
         CODE_APPROVAL
     } else {
@@ -449,7 +481,7 @@ fn decision_meta(decision: &Decision) -> Map<String, Json> {
     map
 }
 
-fn refusal_text(decision: &Decision, approval: Option<&Record>) -> String {
+fn refusal_text(decision: &Decision, approval: Option<&Entry>) -> String {
     let request = match &decision.target {
         Some(t) => format!("{} {} {}", decision.tool, t.method.as_str(), t.path()),
         None => decision.tool.clone(),
@@ -507,7 +539,7 @@ fn log_decision(
     ports: Ports<'_>,
     decision: &Decision,
     outcome: Outcome<'_>,
-    approval: Option<&Record>,
+    approval: Option<&Entry>,
 ) {
     let target = decision.target.as_ref();
     let (outcome, upstream) = match outcome {
@@ -565,16 +597,12 @@ mod tests {
             denied.contains("bb_post POST /2.0/repositories/a/b, as ann"),
             "{denied}"
         );
-        let record = Record {
+        let record = Entry {
             id: "apr_1".into(),
             requester: "ann".into(),
             tool: "bb_post".into(),
             arguments_hash: String::new(),
-            arguments: Map::new(),
             rule: "r1".into(),
-            reason: "Because.".into(),
-            method: None,
-            path: None,
             identity: None,
             approvers: vec!["bo".into(), "cy".into()],
             status: Status::Pending,
@@ -583,6 +611,7 @@ mod tests {
             decided_by: None,
             decided_as: None,
             decision_reason: None,
+            bytes: 0,
         };
         let pending = refusal_text(&decision(Effect::ApprovalRequired), Some(&record));
         assert!(

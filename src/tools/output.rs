@@ -36,10 +36,11 @@ pub fn json_to_value(json: &Json) -> Value {
     }
 }
 
-/// Applies the `jq` argument: the projected value, `body` itself when there is no expression,
-/// or the `_jqError`/`_originalData` value when the expression fails (never an error).
-pub fn project(body: Value, jq: Option<&str>) -> Value {
-    projection::project(body, jq)
+/// Applies the `jq` argument with the call's fuel: the projected value, `body` itself when there
+/// is no expression, or the `_jqError`/`_originalData` value when the expression fails (never an
+/// error).
+pub fn project(body: Value, jq: Option<&str>, call: &ToolContext<'_>) -> Value {
+    projection::project_from(body, jq, call.fuel)
 }
 
 /// A value rendered for a tool result.
@@ -182,9 +183,9 @@ impl Content for ArtifactContent {
 }
 
 /// Projects `body` with `args.jq` and renders it in `args.output_format`.
-pub fn render_body(body: Value, args: &CommonArgs, settings: &ToolSettings) -> Rendered {
-    let value = project(body, args.jq.as_deref());
-    Rendered::new(value, args.output_format, settings)
+pub fn render_body(body: Value, args: &CommonArgs, call: &ToolContext<'_>) -> Rendered {
+    let value = project(body, args.jq.as_deref(), call);
+    Rendered::new(value, args.output_format, call.settings)
 }
 
 /// The `isError` result for a failed vendor call. Atlassian texts match the reference servers
@@ -227,7 +228,8 @@ mod tests {
         let upstream = crate::upstream::UpstreamSettings::default();
         let env = FakeEnv::new();
         let principal = crate::auth::Principal::named("p");
-        let call = ToolContext::for_test(&principal, env.ports(), &settings, &upstream);
+        let fuel = projection::Fuel::request();
+        let call = ToolContext::for_test(&principal, env.ports(), &settings, &upstream, &fuel);
         f(&call, &env, &settings);
     }
 
@@ -311,7 +313,8 @@ mod tests {
         } else {
             env.ports()
         };
-        let call = ToolContext::for_test(&principal, ports, &settings, &upstream);
+        let fuel = projection::Fuel::request();
+        let call = ToolContext::for_test(&principal, ports, &settings, &upstream, &fuel);
         let result = futures::executor::block_on(rendered(&settings).finish(&call));
         check(&result, &env);
     }
@@ -394,7 +397,8 @@ mod tests {
             memory: Some(&memory),
             ..env.background_ports()
         };
-        let call = ToolContext::for_test(&principal, ports, &settings, &upstream);
+        let fuel = projection::Fuel::request();
+        let call = ToolContext::for_test(&principal, ports, &settings, &upstream, &fuel);
         let long = Value::Array((0..500).map(|i| Value::from(format!("item {i}"))).collect());
         let rendered = Rendered::new(long, OutputFormat::Json, &settings);
         futures::executor::block_on(rendered.finish(&call));
@@ -444,7 +448,7 @@ mod tests {
 
     #[test]
     fn projection_failures_become_values() {
-        let v = project(crate::value::parse(r#"{"a":1}"#).unwrap(), Some("a.["));
+        let v = projection::project(crate::value::parse(r#"{"a":1}"#).unwrap(), Some("a.["));
         assert!(v.get("_jqError").is_some(), "{v:?}");
     }
 }

@@ -7,6 +7,7 @@ use super::toolsets::{NotOffered, Selection, Toolset};
 use crate::auth::Principal;
 use crate::mcp::{CallToolResult, ProtocolVersion, ToolDescriptor};
 use crate::ports::Ports;
+use crate::projection::Fuel;
 use crate::upstream::{Target, UpstreamSettings};
 use futures::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
@@ -97,6 +98,8 @@ pub struct ToolContext<'a> {
     pub settings: &'a ToolSettings,
     /// The vendor settings, with the credential enterprise policy chose for this call.
     pub upstream: &'a UpstreamSettings,
+    /// The projection fuel of the request, which the calls of a batch share.
+    pub fuel: &'a Fuel,
 }
 
 #[cfg(test)]
@@ -107,6 +110,7 @@ impl<'a> ToolContext<'a> {
         ports: Ports<'a>,
         settings: &'a ToolSettings,
         upstream: &'a UpstreamSettings,
+        fuel: &'a Fuel,
     ) -> ToolContext<'a> {
         ToolContext {
             principal,
@@ -115,6 +119,7 @@ impl<'a> ToolContext<'a> {
             ports,
             settings,
             upstream,
+            fuel,
         }
     }
 }
@@ -594,7 +599,8 @@ mod tests {
             prepared.target().map(|t| t.path.path()),
             Some("/2.0/repositories/a/b/")
         );
-        let cx = ToolContext::for_test(&principal, env.ports(), &settings, &upstream);
+        let fuel = Fuel::request();
+        let cx = ToolContext::for_test(&principal, env.ports(), &settings, &upstream, &fuel);
         let result = futures::executor::block_on(prepared.run(cx)).unwrap();
         assert_eq!(result, CallToolResult::text("/2.0/repositories/a/b/ #1"));
         assert_eq!(tool.0 .1.load(std::sync::atomic::Ordering::SeqCst), 1);

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
 import { startStack } from "./tools-common.mjs";
 import { startFakeUpstream } from "./fake-upstream.mjs";
-import { githubRun } from "./fake/github.mjs";
+import { bigRunsPage } from "./fake/github.mjs";
 
 const MiB = 1024 * 1024;
 /** How long a large page's body takes to follow its headers. */
@@ -17,23 +17,11 @@ const BODY_DELAY_MS = 1500;
 const LARGE = 6;
 const SMALL = 6;
 
-/** A runs page of about `bytes`. */
-function runsBody(base, bytes) {
-  const runs = [];
-  let size = 40;
-  for (let id = 1; size < bytes; id++) {
-    const run = JSON.stringify(githubRun(base, "octo-org", "big", id));
-    runs.push(run);
-    size += run.length + 1;
-  }
-  return Buffer.from(`{"total_count":${runs.length},"workflow_runs":[${runs.join(",")}]}`);
-}
-
 let upstream;
 let page;
 before(async () => {
   upstream = await startFakeUpstream();
-  page = runsBody(upstream.url, 2 * MiB);
+  page = bigRunsPage(upstream.url, 2 * MiB);
 });
 beforeEach(() => {
   upstream.reset();

@@ -63,8 +63,7 @@ export async function signInForCode(workerUrl, providerOrigin, { clientId: given
     if (registered.status !== 201) throw new Error(`registration: HTTP ${registered.status}`);
     ({ client_id: clientId } = await registered.json());
   }
-  const verifier = randomBytes(32).toString("base64url");
-  const challenge = createHash("sha256").update(verifier).digest("base64url");
+  const { verifier, challenge } = pkce();
   const query = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirect,
     code_challenge: challenge, code_challenge_method: "S256", state: "s", resource: `${workerUrl}/mcp` });
   const back = new URL(await signInHeadless(`${workerUrl}/oauth/authorize?${query}`, providerOrigin));
@@ -92,4 +91,71 @@ export async function signInForTokens(workerUrl, providerOrigin, options = {}) {
   });
   if (answer.status !== 200) throw new Error(`token: HTTP ${answer.status}: ${await answer.text()}`);
   return { clientId: signedIn.clientId, tokens: await answer.json() };
+}
+
+/** A PKCE S256 pair: a fresh `verifier` and its `challenge`. */
+export function pkce() {
+  const verifier = randomBytes(32).toString("base64url");
+  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
+}
+
+/**
+ * A browser played by hand: fetches without following redirects and keeps the cookies that
+ * `origin` (the worker) sets, sending them back to it only, as a real browser keeps them per site.
+ */
+export function browser(origin) {
+  const jar = new Map();
+  return {
+    jar,
+    async go(url, init = {}) {
+      const target = new URL(url);
+      const headers = { ...(init.headers ?? {}) };
+      if (target.origin === origin && jar.size > 0) {
+        headers.Cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+      }
+      const response = await fetch(target, { ...init, headers, redirect: "manual" });
+      if (target.origin === origin) {
+        for (const line of response.headers.getSetCookie()) {
+          const [pair, ...attributes] = line.split(";");
+          const [name, value] = pair.split("=");
+          if (attributes.some((a) => /^\s*max-age=0\s*$/i.test(a))) jar.delete(name.trim());
+          else jar.set(name.trim(), value);
+        }
+      }
+      return response;
+    },
+  };
+}
+
+/** The consent form's fields as a browser submits them (every hidden field the page has). */
+export function consentForm(html, action = "approve") {
+  const hidden = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)];
+  return new URLSearchParams([...hidden.map((m) => [m[1], m[2]]), ["action", action]]);
+}
+
+/**
+ * The settings of a worker whose people sign in with the fake upstream's GitHub-shaped provider
+ * (its issuer is set once the worker's URL is known); the allow-list and policy are the caller's.
+ */
+export function githubSignInVars(upstream) {
+  return {
+    MCP_OAUTH_ISSUER: "http://127.0.0.1:1",
+    MCP_OAUTH_ENCRYPTION_KEY: "e2e-oauth-key-0123456789abcdef0123456789",
+    MCP_OAUTH_PROVIDER: "github",
+    MCP_OAUTH_GITHUB_URL: upstream.url,
+    MCP_OAUTH_CLIENT_ID: "Iv1.e2e",
+    MCP_OAUTH_CLIENT_SECRET: "e2e-client-secret",
+    GITHUB_API_URL: upstream.url,
+  };
+}
+
+/** The settings that chain Atlassian's consent (the fake upstream's) after the sign-in. */
+export function atlassianSignInVars(upstream) {
+  return {
+    ATLASSIAN_BASE_URL: upstream.url,
+    MCP_OAUTH_ATLASSIAN_CLIENT_ID: "atl-e2e",
+    MCP_OAUTH_ATLASSIAN_CLIENT_SECRET: "atl-e2e-secret",
+    MCP_OAUTH_ATLASSIAN_AUTH_URL: `${upstream.url}/atlassian-auth`,
+    MCP_OAUTH_ATLASSIAN_API_URL: `${upstream.url}/atlassian-api`,
+  };
 }

@@ -16,7 +16,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { startWorker } from "./worker.mjs";
 import { startFakeUpstream } from "./fake-upstream.mjs";
-import { signInForTokens, signInHeadless } from "./oauth-browser.mjs";
+import { atlassianSignInVars, githubSignInVars, signInForTokens, signInHeadless } from "./oauth-browser.mjs";
 
 const STATIC_TOKEN = "e2e-oauth-static-token-0123456789";
 const DEPLOYMENT_GITHUB_TOKEN = "ghp_deployment_token_0123456789";
@@ -40,24 +40,14 @@ const POLICY = {
 const worker = await startWorker({
   kvNamespaces: ["OAUTH"],
   vars: {
+    ...githubSignInVars(upstream),
+    ...atlassianSignInVars(upstream),
     MCP_AUTH_TOKENS: JSON.stringify({ e2e: STATIC_TOKEN }),
-    MCP_OAUTH_ISSUER: "http://127.0.0.1:1",
-    MCP_OAUTH_ENCRYPTION_KEY: "e2e-oauth-key-0123456789abcdef0123456789",
-    MCP_OAUTH_PROVIDER: "github",
-    MCP_OAUTH_GITHUB_URL: upstream.url,
-    MCP_OAUTH_CLIENT_ID: "Iv1.e2e",
-    MCP_OAUTH_CLIENT_SECRET: "e2e-client-secret",
     MCP_OAUTH_ALLOWED_GROUPS: "acme",
-    GITHUB_API_URL: upstream.url,
     GITHUB_TOKEN: DEPLOYMENT_GITHUB_TOKEN,
     MCP_POLICY: JSON.stringify(POLICY),
-    ATLASSIAN_BASE_URL: upstream.url,
     ATLASSIAN_USER_EMAIL: "deployment@e2e.test",
     ATLASSIAN_API_TOKEN: DEPLOYMENT_ATLASSIAN_TOKEN,
-    MCP_OAUTH_ATLASSIAN_CLIENT_ID: "atl-e2e",
-    MCP_OAUTH_ATLASSIAN_CLIENT_SECRET: "atl-e2e-secret",
-    MCP_OAUTH_ATLASSIAN_AUTH_URL: `${upstream.url}/atlassian-auth`,
-    MCP_OAUTH_ATLASSIAN_API_URL: `${upstream.url}/atlassian-api`,
   },
 });
 // The issuer is the origin the client reaches, known once the runtime picked the port.

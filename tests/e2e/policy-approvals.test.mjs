@@ -84,9 +84,9 @@ test("the round trip: request, list, approve, one identical call runs with the r
   assert.ok(listed, "carol sees bob's request");
   assert.equal(listed.requester, "bob");
   assert.equal(listed.tool, "bb_post");
-  assert.equal(listed.path, mergePath(7));
+  assert.equal(listed.requesterText.path, mergePath(7));
   assert.equal(listed.rule, "merges-need-approval");
-  assert.deepEqual(listed.arguments, merge(7), "approvers see the arguments they approve");
+  assert.deepEqual(listed.requesterText.arguments, merge(7), "approvers see the arguments they approve, as the requester's text");
 
   const approved = await decide("carol", first.approval.id, true, "release window open");
   assert.equal(approved.isError, false, approved.text);
@@ -248,7 +248,8 @@ test("pending requests are capped per requester, with a refusal that says so", a
   await expireUntil(TTL + 1);
   for (let i = 0; i < CAP; i++) await requestMerge(2000 + i, "alice");
   const over = await stack.call("bb_post", merge(2999), "alice");
-  const decision = assertRefusal(over.result, "policy_denied", { effect: "approval_required", rule: "merges-need-approval" });
+  const decision = assertRefusal(over.result, "approval_limit", { effect: "approval_required", rule: "merges-need-approval" });
+  assert.equal(over.result._meta.limit, "pending_per_principal");
   assert.equal(decision.approval, undefined, "no request was recorded");
   assert.match(over.text, new RegExp(`already have ${CAP} pending approval requests`));
   // bob is not held back by alice's requests.

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startWorker, standIn } from "./worker.mjs";
 import { startFakeUpstream } from "./fake-upstream.mjs";
-import { codeExchange, signInForCode } from "./oauth-browser.mjs";
+import { codeExchange, githubSignInVars, signInForCode } from "./oauth-browser.mjs";
 
 /** How late a write to OAUTH lands: far longer than two requests sent together take to read. */
 const LATE_MS = 300;
@@ -41,15 +41,9 @@ const REFRESH_TTL_SECONDS = 3600;
 const upstream = await startFakeUpstream();
 const persist = mkdtempSync(path.join(tmpdir(), "mcp-claims-"));
 const VARS = {
-  MCP_OAUTH_ISSUER: "http://127.0.0.1:1",
-  MCP_OAUTH_ENCRYPTION_KEY: "e2e-oauth-key-0123456789abcdef0123456789",
-  MCP_OAUTH_PROVIDER: "github",
-  MCP_OAUTH_GITHUB_URL: upstream.url,
-  MCP_OAUTH_CLIENT_ID: "Iv1.e2e",
-  MCP_OAUTH_CLIENT_SECRET: "e2e-client-secret",
+  ...githubSignInVars(upstream),
   MCP_OAUTH_ALLOWED_USERS: "octocat",
   MCP_OAUTH_REFRESH_TTL_SECONDS: String(REFRESH_TTL_SECONDS),
-  GITHUB_API_URL: upstream.url,
 };
 
 /** A worker with OAuth on; the issuer is the origin the client reaches, known once it started. */

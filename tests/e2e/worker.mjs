@@ -9,7 +9,7 @@ import path from "node:path";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /** The compatibility date from wrangler.toml, so tests run the runtime behaviour we deploy. */
-function compatibilityDate() {
+export function compatibilityDate() {
   const toml = readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
   const m = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml);
   if (!m) throw new Error("wrangler.toml has no compatibility_date");

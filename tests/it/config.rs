@@ -147,6 +147,10 @@ fn every_setting_is_documented() {
         ("UPSTREAM_MAX_BYTES", config::MAX_BYTES),
         ("MEMORY_BUDGET_BYTES", config::MEMORY_BUDGET),
         ("MCP_STRUCTURED_MAX_BYTES", config::STRUCTURED_MAX_BYTES),
+        (
+            "MCP_APPROVAL_LEDGER_MAX_BYTES",
+            config::APPROVAL_LEDGER_MAX_BYTES,
+        ),
     ] {
         let range = format!("{}–{}", group(bounds.min), group(bounds.max));
         let row = doc

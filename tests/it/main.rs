@@ -7,6 +7,7 @@ mod artifacts;
 mod artifacts_truncation;
 mod atlassian_parity;
 mod auth;
+mod batch_budget;
 mod circleci_tools;
 mod config;
 mod github_tools;

@@ -7,7 +7,7 @@ use crate::common::oauth::*;
 use devtools_mcp_edge::http::HttpResponse;
 use devtools_mcp_edge::oauth::store::pkce_challenge;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
-use devtools_mcp_edge::ports::{UpstreamRequest, UpstreamResponse};
+use devtools_mcp_edge::ports::{CacheEntry, CacheStore, UpstreamRequest, UpstreamResponse};
 use devtools_mcp_edge::server::Server;
 use serde_json::{json, Value as Json};
 
@@ -838,12 +838,13 @@ fn atlassians_answer_needs_its_own_state_and_the_browser_that_started_the_sign_i
     let server = atlassian_server();
     let env = FakeEnv::with_http(github_and_atlassian(acme_sites()));
     let client_id = register(&server, &env);
-    let (state, cookie) = atlassian_state(&server, &env, &client_id);
     // An unknown state, or the primary provider's answer replayed here: nothing.
+    let (state, cookie) = atlassian_state(&server, &env, &client_id);
     let unknown = atlassian_return(&server, &env, "code=atl-code&state=forged", &cookie);
     assert_eq!(unknown.status, 400);
     // Another browser (no consent cookie, or another one) cannot finish this sign-in.
     for other in ["", "mcp_oauth_consent=someone-else"] {
+        let (state, _) = atlassian_state(&server, &env, &client_id);
         let response = atlassian_return(
             &server,
             &env,
@@ -853,7 +854,7 @@ fn atlassians_answer_needs_its_own_state_and_the_browser_that_started_the_sign_i
         assert_eq!(response.status, 403, "{other:?}");
         assert!(response.header("Location").is_none());
     }
-    // The person's own browser still can, once.
+    // The person's own browser can, once.
     let back = atlassian_return(
         &server,
         &env,
@@ -861,4 +862,44 @@ fn atlassians_answer_needs_its_own_state_and_the_browser_that_started_the_sign_i
         &cookie,
     );
     code_of(&location(&back));
+}
+
+#[test]
+fn a_refused_atlassian_answer_spends_its_code_and_the_sign_in_it_belonged_to() {
+    let server = atlassian_server();
+    let env = FakeEnv::with_http(github_and_atlassian(acme_sites()));
+    let client_id = register(&server, &env);
+    let (state, cookie) = atlassian_state(&server, &env, &client_id);
+    let query = format!("code=atl-code&state={state}");
+    let leg = || {
+        env.oauth
+            .dump()
+            .into_iter()
+            .find(|(k, _)| k.starts_with("atlassian2:"))
+    };
+    let (key, value) = leg().expect("the waiting sign-in is stored under the state's hash");
+    assert!(!key.contains(&state), "{key}");
+    let refused = atlassian_return(&server, &env, &query, "mcp_oauth_consent=someone-else");
+    assert_eq!(refused.status, 403);
+    // Atlassian was asked for the code's token once, which its single-use codes make final.
+    let exchanged = || {
+        env.http
+            .sent()
+            .iter()
+            .filter(|r| r.url == "https://auth.atlassian.com/oauth/token")
+            .count()
+    };
+    assert_eq!(exchanged(), 1);
+    // Its address opens nothing later: not in the browser that started the sign-in either,
+    // even where KV still holds the waiting sign-in (a location's copy, put back here).
+    assert!(leg().is_none());
+    let entry = CacheEntry {
+        value,
+        metadata: String::new(),
+    };
+    futures::executor::block_on(env.oauth.put(&key, entry, 600)).unwrap();
+    let again = atlassian_return(&server, &env, &query, &cookie);
+    assert_eq!(again.status, 400);
+    assert!(again.header("Location").is_none());
+    assert_eq!(exchanged(), 1);
 }

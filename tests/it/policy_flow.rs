@@ -4,7 +4,7 @@
 //! off, restricted descriptions, artifact_read's own-artifacts rule, and running without policy.
 
 use crate::common::policy::*;
-use devtools_mcp_edge::approvals::MAX_PENDING_PER_REQUESTER;
+use devtools_mcp_edge::approvals::{MAX_PENDING_PER_REQUESTER, MAX_RECORD_BYTES, PAGE_BYTES};
 use devtools_mcp_edge::artifacts::{Artifacts, WRITE_WINDOW_MS};
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::config::Config;
@@ -111,10 +111,13 @@ fn approval_round_trip_between_two_principals() {
     assert_eq!(entry["requester"], json!("alice"));
     assert_eq!(entry["tool"], json!("bb_post"));
     assert_eq!(
-        entry["path"],
+        entry["requesterText"]["path"],
         json!("/2.0/repositories/acme/web/pullrequests/7/merge")
     );
-    assert_eq!(entry["arguments"]["body"]["message"], json!("ship"));
+    assert_eq!(
+        entry["requesterText"]["arguments"]["body"]["message"],
+        json!("ship")
+    );
     for outsider in ["alice", "mallory"] {
         let refused = call(&server, &env, outsider, "approval_list", json!({}));
         assert_eq!(
@@ -359,7 +362,8 @@ fn pending_requests_are_capped_per_requester_with_a_clear_refusal() {
     let same = call(&server, &env, "alice", "bb_post", merge_args(0));
     assert_eq!(approval_of(&same).1, "pending", "{same}");
     let over = call(&server, &env, "alice", "bb_post", merge_args(999));
-    assert_eq!(over["_meta"]["code"], json!("policy_denied"), "{over}");
+    assert_eq!(over["_meta"]["code"], json!("approval_limit"), "{over}");
+    assert_eq!(over["_meta"]["limit"], json!("pending_per_principal"));
     assert_eq!(over["_meta"]["decision"]["rule"], json!("merges"));
     assert!(
         text(&over).contains(&format!(
@@ -399,7 +403,83 @@ fn decided_requests_never_crowd_pending_ones_out_of_approval_list() {
         .filter_map(|e| e["id"].as_str())
         .collect();
     assert_eq!(ids, vec![waiting_id.as_str()], "{listed}");
-    assert_eq!(listed.get("omitted"), None);
+    assert_eq!(listed.get("nextCursor"), None);
+}
+
+#[test]
+fn approval_list_pages_with_a_cursor_and_refuses_one_it_did_not_give() {
+    let pairs = settings(Some(FLOW_POLICY), &secrets(), &[]);
+    let server = server(&pairs);
+    let env = env(&pairs);
+    // Twenty requests of about 3 KB each from two requesters: more than one page of bytes.
+    let mut made = Vec::new();
+    for pr in 0..20u32 {
+        let mut args = merge_args(pr);
+        args["body"]["message"] = json!("m".repeat(3000));
+        let requester = if pr % 2 == 0 { "alice" } else { "bob" };
+        made.push(approval_of(&call(&server, &env, requester, "bb_post", args)).0);
+    }
+    let (mut listed, mut pages, mut cursor) = (Vec::new(), 0, None::<String>);
+    loop {
+        let args = cursor
+            .as_ref()
+            .map_or(json!({}), |c| json!({ "cursor": c }));
+        let page = call(&server, &env, "dave", "approval_list", args);
+        assert_eq!(page.get("isError"), None, "{page}");
+        assert!(
+            text(&page).len() <= PAGE_BYTES,
+            "{} bytes",
+            text(&page).len()
+        );
+        let page: Json = serde_json::from_str(text(&page)).expect("JSON");
+        for entry in page["approvals"].as_array().unwrap() {
+            listed.push(entry["id"].as_str().unwrap().to_owned());
+        }
+        pages += 1;
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    // The test clock stands still, so the ids order requests made at one instant.
+    made.sort();
+    assert_eq!(listed, made, "every request once, in order");
+    assert!(pages >= 3, "{pages} pages");
+    for bad in ["", "nope", "12.apr_zz", "1.2.3"] {
+        let params = json!({"name": "approval_list", "arguments": { "cursor": bad }});
+        let refused = rpc(&server, &env, "dave", "tools/call", params);
+        assert_eq!(
+            refused["error"]["code"],
+            json!(-32602),
+            "{bad:?}: {refused}"
+        );
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("cursor is not a nextCursor"), "{message}");
+    }
+}
+
+#[test]
+fn a_request_too_large_to_hold_is_refused_before_it_reaches_the_ledger() {
+    let pairs = settings(Some(FLOW_POLICY), &secrets(), &[]);
+    let server = server(&pairs);
+    let env = env(&pairs);
+    let mut args = merge_args(1);
+    args["body"]["message"] = json!("m".repeat(MAX_RECORD_BYTES));
+    let refused = call(&server, &env, "alice", "bb_post", args);
+    assert_eq!(
+        refused["_meta"]["code"],
+        json!("approval_limit"),
+        "{refused}"
+    );
+    assert_eq!(refused["_meta"]["limit"], json!("record_too_large"));
+    assert!(
+        text(&refused).contains(&format!("at most {MAX_RECORD_BYTES} bytes")),
+        "{}",
+        text(&refused)
+    );
+    assert_eq!(env.approvals.ops(), 0, "nothing was sent to the ledger");
+    assert!(env.approvals.is_empty());
+    assert!(env.http.sent().is_empty());
 }
 
 #[test]

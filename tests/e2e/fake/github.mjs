@@ -63,6 +63,18 @@ function repository(base, owner, repo) {
   };
 }
 
+/** A runs page of octo-org/big of about `bytes` (just over), for tests of large bodies. */
+export function bigRunsPage(base, bytes) {
+  const runs = [];
+  let size = 40;
+  for (let id = 1; size < bytes; id++) {
+    const run = JSON.stringify(githubRun(base, "octo-org", "big", id));
+    runs.push(run);
+    size += run.length + 1;
+  }
+  return Buffer.from(`{"total_count":${runs.length},"workflow_runs":[${runs.join(",")}]}`);
+}
+
 /** Run `id` of owner/repo; the newest run (id runCount) is still in progress. */
 export function githubRun(base, owner, repo, id) {
   const conclusions = ["success", "failure", "cancelled", "success", "success"];
