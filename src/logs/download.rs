@@ -4,6 +4,7 @@
 //! they arrive, up to [`MAX_LOG_BYTES`].
 
 use super::excerpt::Excerpter;
+use super::pattern::OverBudget;
 use crate::artifacts::stream::ArtifactWriter;
 use crate::ports::{BodyStream, Level, Ports, TransportError, UpstreamRequest};
 use crate::upstream::body::Unread;
@@ -24,6 +25,8 @@ pub enum LogError {
     Upstream(UpstreamError),
     /// The download went wrong; the text says how, naming hosts only (never a signed URL).
     Download(String),
+    /// The grep pattern spent its work budget; the rest of the log is not read.
+    Grep(OverBudget),
 }
 
 impl LogError {
@@ -32,6 +35,7 @@ impl LogError {
         match self {
             LogError::Upstream(e) => e.text(),
             LogError::Download(text) => text.clone(),
+            LogError::Grep(over) => over.to_string(),
         }
     }
 }
@@ -161,6 +165,9 @@ async fn pump(
             )));
         }
         sink.excerpter.push(&chunk);
+        if let Some(over) = sink.excerpter.over_budget() {
+            return Err(LogError::Grep(over));
+        }
         sink.writer.write(&chunk).await;
     }
 }

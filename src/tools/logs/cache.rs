@@ -137,7 +137,8 @@ impl<'c, 'a> LogCache<'c, 'a> {
             {
                 Ok(chunk) => {
                     excerpter.push(&chunk.bytes);
-                    if chunk.eof {
+                    // A grep out of budget fails the call: the rest is not needed.
+                    if chunk.eof || excerpter.over_budget().is_some() {
                         return true;
                     }
                     offset = chunk.next_offset;

@@ -269,14 +269,14 @@ async fn run(
         Ok(()) => JobReport {
             fields,
             artifact: writer.finish().await,
-            log: Ok(excerpter.finish()),
+            log: excerpter.finish().map_err(LogError::Grep),
         },
         Err(e) => {
             writer.abandon().await;
             JobReport {
                 fields,
                 artifact: None,
-                log: Err(e.text()),
+                log: Err(e),
             }
         }
     };
@@ -378,6 +378,9 @@ async fn read_outputs(
         drop(bytes);
         for message in messages.into_iter().filter_map(|m| m.message) {
             excerpter.push(message.as_bytes());
+            if let Some(over) = excerpter.over_budget() {
+                return Err(LogError::Grep(over));
+            }
             writer.write(message.as_bytes()).await;
         }
     }
