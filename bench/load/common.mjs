@@ -17,7 +17,7 @@ import { CREDENTIALS, vendorUrls } from "../../tests/e2e/tools-common.mjs";
 
 /** The bearer token of the load principal. */
 export const TOKEN = "load-token-0123456789abcdef0123";
-const BUILD = path.join(ROOT, "build");
+const BUILD = path.join(ROOT, process.env.BENCH_BUILD ?? "build");
 
 /** Headers of a stateless MCP POST. */
 export const MCP_HEADERS = {
@@ -132,7 +132,7 @@ async function startUpstreamProcess() {
  * runs the fake upstream in a child process (its `requests` and `count` are then unavailable).
  * Returns { upstream, url, mcpUrl, pid, wasmBytes(), close() }.
  */
-export async function startLoadStack(vars = {}, { persist, separate = false, inspect = false } = {}) {
+export async function startLoadStack(vars = {}, { persist, separate = false, inspect = false, noR2 = false } = {}) {
   const upstream = separate ? await startUpstreamProcess() : await startFakeUpstream();
   const before = new Set(workerdPids());
   const inspectorPort = inspect ? 20000 + Math.floor(Math.random() * 20000) : null;
@@ -145,7 +145,7 @@ export async function startLoadStack(vars = {}, { persist, separate = false, ins
     ],
     compatibilityDate: compatibilityDate(),
     kvNamespaces: ["HTTP_CACHE", "POLICY"],
-    r2Buckets: ["ARTIFACTS"],
+    r2Buckets: noR2 ? [] : ["ARTIFACTS"],
     ...(persist ? { kvPersist: path.join(persist, "kv"), r2Persist: path.join(persist, "r2") } : {}),
     bindings: { MCP_AUTH_TOKENS: JSON.stringify({ load: TOKEN }), ...vendorUrls(upstream), ...CREDENTIALS, ...vars },
     host: "127.0.0.1",
