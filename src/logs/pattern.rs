@@ -29,8 +29,8 @@ pub const COMPILED_SIZE_LIMIT: usize = 32 * 1024;
 /// length.
 pub const FREE_PROGRAM_BYTES: usize = 1024;
 /// Work one call's grep may do: the sum over the lines matched of window bytes times program
-/// bytes past [`FREE_PROGRAM_BYTES`]. About a quarter of a second of CPU in workerd at worst
-/// (docs/reliability.md, bench/job-logs-grep.mjs).
+/// bytes past [`FREE_PROGRAM_BYTES`]: about 140 ms of workerd CPU at worst
+/// (docs/reliability.md, `bench/job-logs-grep.mjs`).
 pub const WORK_BUDGET: u64 = 1 << 28;
 /// `_meta.code` of a call whose grep pattern would cost more than [`WORK_BUDGET`].
 pub const CODE_OVER_BUDGET: &str = "grep_over_budget";
