@@ -17,7 +17,7 @@ import { CREDENTIALS, vendorUrls } from "../../tests/e2e/tools-common.mjs";
 
 /** The bearer token of the load principal. */
 export const TOKEN = "load-token-0123456789abcdef0123";
-const BUILD = path.join(ROOT, "build");
+const BUILD = path.join(ROOT, process.env.BENCH_BUILD ?? "build");
 
 /** Headers of a stateless MCP POST. */
 export const MCP_HEADERS = {
@@ -131,11 +131,12 @@ async function startUpstreamProcess() {
  * memory, logs dropped). `persist`, when given, is a directory that holds the KV and R2 data on
  * disk instead, so a long run's stored artifacts do not count as workerd memory. `separate: true`
  * runs the fake upstream in a child process (its `requests` and `count` are then unavailable).
+ * `noR2: true` leaves the `ARTIFACTS` bucket unbound (artifact writes then fail, as without it).
  * `ledger: true` binds the approval ledger (the `APPROVALS` Durable Object, in the same isolate)
  * and adds `ledgerOp(op)`, which sends one ledger op (src/ledger.rs) straight to it.
  * Returns { upstream, url, mcpUrl, pid, wasmBytes(), close() }.
  */
-export async function startLoadStack(vars = {}, { persist, separate = false, inspect = false, ledger = false } = {}) {
+export async function startLoadStack(vars = {}, { persist, separate = false, inspect = false, ledger = false, noR2 = false } = {}) {
   const upstream = separate ? await startUpstreamProcess() : await startFakeUpstream();
   const before = new Set(workerdPids());
   const inspectorPort = inspect ? 20000 + Math.floor(Math.random() * 20000) : null;
@@ -148,7 +149,7 @@ export async function startLoadStack(vars = {}, { persist, separate = false, ins
     ],
     compatibilityDate: compatibilityDate(),
     kvNamespaces: ["HTTP_CACHE", "POLICY"],
-    r2Buckets: ["ARTIFACTS"],
+    r2Buckets: noR2 ? [] : ["ARTIFACTS"],
     ...(ledger ? { durableObjects: { APPROVALS: "ApprovalsObject" } } : {}),
     ...(persist ? { kvPersist: path.join(persist, "kv"), r2Persist: path.join(persist, "r2") } : {}),
     bindings: { MCP_AUTH_TOKENS: JSON.stringify({ load: TOKEN }), ...vendorUrls(upstream), ...CREDENTIALS, ...vars },

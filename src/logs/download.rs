@@ -4,6 +4,7 @@
 //! they arrive, up to [`MAX_LOG_BYTES`].
 
 use super::excerpt::Excerpter;
+use super::pattern::OverBudget;
 use crate::artifacts::stream::ArtifactWriter;
 use crate::ports::{BodyStream, Level, Ports, TransportError, UpstreamRequest};
 use crate::upstream::body::Unread;
@@ -17,6 +18,34 @@ use crate::upstream::{ApiPath, UpstreamError, UpstreamSettings, Vendor};
 /// and the artifact's size.
 pub const MAX_LOG_BYTES: u64 = 512 * 1024 * 1024;
 
+/// Bytes of log handled between two turns given to the event loop (decision 0093).
+pub const YIELD_BYTES: usize = 256 * 1024;
+
+/// Gives the isolate's event loop a turn (a 0 ms timer) after every [`YIELD_BYTES`] of log
+/// handled. A body whose bytes are already buffered resolves each read without returning to the
+/// event loop, so a large log would otherwise hold the thread for seconds: other requests wait,
+/// and timers due meanwhile (a connection's keep-alive) fire late, all at once.
+pub struct Pacer<'p> {
+    ports: Ports<'p>,
+    since: usize,
+}
+
+impl<'p> Pacer<'p> {
+    /// A pacer that has handled nothing yet.
+    pub fn new(ports: Ports<'p>) -> Pacer<'p> {
+        Pacer { ports, since: 0 }
+    }
+
+    /// Counts `bytes` more handled, yielding once they add up to [`YIELD_BYTES`].
+    pub async fn handled(&mut self, bytes: usize) {
+        self.since += bytes;
+        if self.since >= YIELD_BYTES {
+            self.since = 0;
+            self.ports.clock.sleep(0).await;
+        }
+    }
+}
+
 /// Why a log could not be read.
 #[derive(Debug)]
 pub enum LogError {
@@ -24,6 +53,8 @@ pub enum LogError {
     Upstream(UpstreamError),
     /// The download went wrong; the text says how, naming hosts only (never a signed URL).
     Download(String),
+    /// The grep pattern spent its work budget; the rest of the log is not read.
+    Grep(OverBudget),
 }
 
 impl LogError {
@@ -32,6 +63,7 @@ impl LogError {
         match self {
             LogError::Upstream(e) => e.text(),
             LogError::Download(text) => text.clone(),
+            LogError::Grep(over) => over.to_string(),
         }
     }
 }
@@ -55,7 +87,7 @@ pub async fn from_vendor(
     sink: Sink<'_, '_>,
 ) -> Result<u64, LogError> {
     match opened.status {
-        200..=299 => pump(opened.body, None, sink).await,
+        200..=299 => pump(ports, opened.body, None, sink).await,
         300..=399 => {
             let Some(location) = opened.location().map(str::to_owned) else {
                 return Err(LogError::Download(format!(
@@ -64,7 +96,7 @@ pub async fn from_vendor(
             };
             drop(opened);
             let (host, body) = open_url(ports, settings, &location).await?;
-            pump(body, Some(&host), sink).await
+            pump(ports, body, Some(&host), sink).await
         }
         _ => Err(LogError::Upstream(
             status_error(ports, vendor, path, opened).await,
@@ -131,10 +163,12 @@ fn transport_text(host: &str, error: &TransportError, settings: &UpstreamSetting
 
 /// Streams `body` into `sink`; returns the bytes read.
 async fn pump(
+    ports: Ports<'_>,
     mut body: Box<dyn BodyStream>,
     host: Option<&str>,
     sink: Sink<'_, '_>,
 ) -> Result<u64, LogError> {
+    let mut pacer = Pacer::new(ports);
     let mut total = 0u64;
     let host = host.unwrap_or("the API");
     loop {
@@ -159,7 +193,11 @@ async fn pump(
             )));
         }
         sink.excerpter.push(&chunk);
+        if let Some(over) = sink.excerpter.over_budget() {
+            return Err(LogError::Grep(over));
+        }
         sink.writer.write(&chunk).await;
+        pacer.handled(chunk.len()).await;
     }
 }
 
@@ -181,5 +219,50 @@ pub async fn read_all(
             "The download from {host} broke off or did not finish in time."
         ))),
         Err(Unread::Busy(busy)) => Err(LogError::Download(busy_text(vendor, busy.body_bytes))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::fake::FakeEnv;
+    use crate::ports::Clock;
+    use futures::future::LocalBoxFuture;
+    use std::cell::RefCell;
+
+    /// A clock that records the timers asked for and fires them at once.
+    #[derive(Default)]
+    struct Timers(RefCell<Vec<u64>>);
+
+    impl Clock for Timers {
+        fn now_ms(&self) -> u64 {
+            0
+        }
+        fn sleep(&self, ms: u64) -> LocalBoxFuture<'_, ()> {
+            self.0.borrow_mut().push(ms);
+            Box::pin(async {})
+        }
+    }
+
+    #[test]
+    fn the_event_loop_gets_a_turn_after_every_256_kib() {
+        let env = FakeEnv::new();
+        let timers = Timers::default();
+        let ports = Ports {
+            clock: &timers,
+            ..env.ports()
+        };
+        let mut pacer = Pacer::new(ports);
+        futures::executor::block_on(async {
+            pacer.handled(YIELD_BYTES - 1).await;
+            assert!(timers.0.borrow().is_empty());
+            pacer.handled(1).await;
+            assert_eq!(*timers.0.borrow(), [0]);
+            // 10 MiB in 64 KiB chunks: 40 turns.
+            for _ in 0..160 {
+                pacer.handled(64 * 1024).await;
+            }
+        });
+        assert_eq!(timers.0.borrow().len(), 41);
     }
 }

@@ -9,7 +9,7 @@
 //! or one of the lines the runner opens its own steps with ([`RUNNER_STEP_OPENINGS`]).
 
 use super::line::{self, Kind};
-use super::pattern::Grep;
+use super::pattern::{Grep, OverBudget};
 use crate::value::{Map, Number, Value};
 use std::collections::VecDeque;
 
@@ -282,22 +282,27 @@ impl Excerpter {
             }
         }
         if let Some(g) = &mut self.grep {
-            if g.grep.is_match(&text) {
-                g.matches += 1;
-                if g.shown < MAX_MATCHES {
-                    g.shown += 1;
-                    g.lines
-                        .extend(g.before.entries.drain(..).map(|e| (e, false)));
-                    g.lines.push((shown(), true));
-                    g.after_left = self.options.context;
-                } else {
-                    g.after_left = 0;
+            match g.grep.is_match(&text) {
+                // Out of budget: the call fails (see `finish`), so nothing more is kept.
+                None => {}
+                Some(true) => {
+                    g.matches += 1;
+                    if g.shown < MAX_MATCHES {
+                        g.shown += 1;
+                        g.lines
+                            .extend(g.before.entries.drain(..).map(|e| (e, false)));
+                        g.lines.push((shown(), true));
+                        g.after_left = self.options.context;
+                    } else {
+                        g.after_left = 0;
+                    }
                 }
-            } else if g.after_left > 0 {
-                g.after_left -= 1;
-                g.lines.push((shown(), false));
-            } else if g.shown < MAX_MATCHES {
-                g.before.push(shown());
+                Some(false) if g.after_left > 0 => {
+                    g.after_left -= 1;
+                    g.lines.push((shown(), false));
+                }
+                Some(false) if g.shown < MAX_MATCHES => g.before.push(shown()),
+                Some(false) => {}
             }
         }
         self.text = text;
@@ -323,9 +328,18 @@ impl Excerpter {
         }
     }
 
-    /// The excerpt of everything pushed.
-    pub fn finish(mut self) -> Excerpt {
+    /// Why the grep pattern stopped matching, once its work budget is spent: reading more of
+    /// the log is wasted.
+    pub fn over_budget(&self) -> Option<OverBudget> {
+        self.grep.as_ref().and_then(|g| g.grep.over_budget())
+    }
+
+    /// The excerpt of everything pushed; an error when the grep pattern ran out of budget.
+    pub fn finish(mut self) -> Result<Excerpt, OverBudget> {
         self.flush_partial();
+        if let Some(over) = self.over_budget() {
+            return Err(over);
+        }
         let last_with_lines = self.steps.iter().rposition(|s| s.first_line.is_some());
         let steps = self
             .steps
@@ -347,7 +361,7 @@ impl Excerpter {
                 step: s.step,
             })
             .collect();
-        Excerpt {
+        Ok(Excerpt {
             lines: self.line_no,
             bytes: self.bytes,
             steps,
@@ -358,7 +372,7 @@ impl Excerpter {
                 matches: g.matches,
                 lines: g.lines,
             }),
-        }
+        })
     }
 }
 
@@ -546,7 +560,7 @@ mod tests {
         for chunk in chunks {
             e.push(chunk);
         }
-        e.finish()
+        e.finish().unwrap()
     }
 
     fn texts(entries: &[Entry]) -> Vec<(u64, &str)> {
@@ -710,7 +724,7 @@ mod tests {
         e.push(b"Starting container\nunfinished");
         e.start_step(1);
         e.push(b"FAIL test_a\n\nexit status 1");
-        let x = e.finish();
+        let x = e.finish().unwrap();
         assert_eq!(x.lines, 5);
         assert_eq!(x.steps.len(), 1);
         assert_eq!(
@@ -743,7 +757,7 @@ mod tests {
             e.push(&[b'y'; 1024]);
         }
         assert!(e.partial.len() <= MAX_RAW_LINE_BYTES);
-        let x = e.finish();
+        let x = e.finish().unwrap();
         assert_eq!(x.lines, 100_001);
         assert_eq!(x.error_count, 100_000);
         assert_eq!(x.errors.len(), MAX_ERRORS);

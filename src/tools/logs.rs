@@ -8,7 +8,9 @@ pub mod github;
 
 use crate::artifacts::stream::ArtifactWriter;
 use crate::artifacts::{ArtifactId, Artifacts};
+use crate::logs::download::LogError;
 use crate::logs::excerpt::{Excerpt, Options, MAX_CONTEXT, MAX_TAIL_LINES};
+use crate::logs::pattern::CODE_OVER_BUDGET;
 use crate::logs::Grep;
 use crate::mcp::CallToolResult;
 use crate::mcp::{ToolAnnotations, ToolDescriptor};
@@ -162,7 +164,7 @@ pub struct JobReport {
     /// plus `annotations` or `failedTests` when the vendor has them.
     pub fields: Map,
     /// The excerpt, or why the log could not be read.
-    pub log: Result<Excerpt, String>,
+    pub log: Result<Excerpt, LogError>,
     /// The complete log's artifact, when it was saved.
     pub artifact: Option<ArtifactId>,
 }
@@ -175,8 +177,8 @@ impl JobReport {
             Ok(excerpt) => {
                 map.insert("log".into(), excerpt.to_value());
             }
-            Err(text) => {
-                map.insert("logError".into(), Value::String(text));
+            Err(error) => {
+                map.insert("logError".into(), Value::String(error.text()));
             }
         }
         map.insert(
@@ -193,13 +195,27 @@ pub fn int(n: u64) -> Value {
     Value::Number(Number::from_i64(i64::try_from(n).unwrap_or(i64::MAX)))
 }
 
-/// The result: `{jobs, moreJobs}` projected, rendered and finished like every tool's.
+/// The result: `{jobs, moreJobs}` projected, rendered and finished like every tool's; an error
+/// coded [`CODE_OVER_BUDGET`] when the grep pattern spent its budget on any job (the other
+/// jobs' matches would be partial).
 pub async fn respond(
     call: &ToolContext<'_>,
     common: &CommonArgs,
     jobs: Vec<JobReport>,
     more_jobs: usize,
 ) -> CallToolResult {
+    let over = jobs.iter().find_map(|job| match &job.log {
+        Err(LogError::Grep(over)) => Some(over),
+        _ => None,
+    });
+    if let Some(over) = over {
+        let mut result = CallToolResult::error(format!("Error: {over}"));
+        result
+            .meta
+            .get_or_insert_with(Default::default)
+            .insert("code".into(), Json::from(CODE_OVER_BUDGET));
+        return result;
+    }
     let mut map = Map::new();
     map.insert(
         "jobs".into(),

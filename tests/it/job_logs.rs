@@ -435,3 +435,57 @@ fn an_expired_artifact_means_reading_the_log_again() {
     assert_eq!(again["jobs"][0]["cached"], false);
     assert!(env.http.sent().len() > sent);
 }
+
+#[test]
+fn a_grep_pattern_past_its_work_budget_is_refused_with_a_code_live_and_from_the_cache() {
+    let server = ci_server();
+    let base = upstream(SIGNED, 200);
+    // About 300 KB of lines to match: a literal matches them for free, `(?:.?){0,200}QQ` (32 KB
+    // compiled on a 64-bit host) runs out of budget after about 8 KB.
+    let env = env_with(move |request: &UpstreamRequest| {
+        if request.url.starts_with(SIGNED) {
+            Ok(text_response(200, log().repeat(50).as_bytes(), &[]))
+        } else {
+            base(request)
+        }
+    });
+    env.http.chunk_bytes.set(1000);
+    let costly = json!({"owner": "o", "repo": "r", "jobId": 7, "grep": "(?:.?){0,200}QQ"});
+    let refused = |out: &Outcome| {
+        assert!(out.is_error, "{}", out.text);
+        assert!(
+            out.text.contains("Use a shorter, simpler pattern"),
+            "{}",
+            out.text
+        );
+        let reply: Json = serde_json::from_str(&out.raw).unwrap();
+        assert_eq!(
+            reply["result"]["_meta"]["code"], "grep_over_budget",
+            "{}",
+            out.raw
+        );
+    };
+    refused(&call(&server, &env, TOOL, costly.clone()));
+    // The download stopped where the budget did: no artifact, nothing cached.
+    assert!(env.artifacts.keys().is_empty());
+    let literal = call(
+        &server,
+        &env,
+        TOOL,
+        json!({"owner": "o", "repo": "r", "jobId": 7, "grep": "E0308", "context": 0, "outputFormat": "json"}),
+    )
+    .json();
+    assert_eq!(literal["jobs"][0]["log"]["grep"]["matches"], 50);
+    assert_eq!(literal["jobs"][0]["cached"], false);
+    // From the cache: no upstream call, the same refusal.
+    let sent = env.http.sent().len();
+    refused(&call(&server, &env, TOOL, costly));
+    assert_eq!(env.http.sent().len(), sent);
+    // A run's jobs share one budget; the call stops at the first job that spends it.
+    refused(&call(
+        &server,
+        &env,
+        TOOL,
+        json!({"owner": "o", "repo": "r", "runId": 9, "failedOnly": false, "grep": "(?:.?){0,200}QQ"}),
+    ));
+}

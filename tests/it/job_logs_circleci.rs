@@ -182,3 +182,41 @@ fn bad_arguments_and_unknown_jobs() {
         out.text
     );
 }
+
+#[test]
+fn a_grep_past_its_budget_stops_reading_the_outputs_and_answers_its_code() {
+    let server = ci_server();
+    let base = upstream(S3);
+    // Step 2's output holds 20 KB of lines: `(?:.?){0,200}QQ` (32 KB compiled on a 64-bit host)
+    // runs out of budget after about 8 KB of them.
+    let env = env_with(move |request: &UpstreamRequest| {
+        if request.url.contains("/out/2?") {
+            let messages =
+                json!([{"type": "out", "message": "PASS src/a.test.ts\r\n".repeat(1000)}]);
+            Ok(json_response(200, &messages.to_string(), &[]))
+        } else {
+            base(request)
+        }
+    });
+    let out = call(
+        &server,
+        &env,
+        TOOL,
+        json!({"projectSlug": "gh/o/r", "jobNumber": 42, "grep": "(?:.?){0,200}QQ"}),
+    );
+    assert!(out.is_error, "{}", out.text);
+    assert!(
+        out.text.contains("Use a shorter, simpler pattern"),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.raw.contains(r#""code":"grep_over_budget""#),
+        "{}",
+        out.raw
+    );
+    let sent: Vec<String> = env.http.sent().into_iter().map(|r| r.url).collect();
+    assert!(sent.iter().any(|u| u.contains("/out/2?")), "{sent:?}");
+    assert!(!sent.iter().any(|u| u.contains("/out/3?")), "{sent:?}");
+    assert!(env.artifacts.keys().is_empty());
+}

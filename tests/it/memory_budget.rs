@@ -530,3 +530,43 @@ fn a_large_artifact_read_waits_for_room_and_a_default_one_never_does() {
     );
     assert_eq!(server.memory().in_use(), 0);
 }
+
+#[test]
+fn a_background_artifact_write_keeps_its_calls_memory_until_it_ends_and_a_large_call_waits_for_it()
+{
+    let server = server();
+    let env = FakeEnv::new();
+    let http = upstream(|| {
+        let page = large_page();
+        (Some(page.len()), vec![Piece::Bytes(page)])
+    });
+    let ports = Ports {
+        http: &http,
+        ..env.background_ports()
+    };
+    let done = RefCell::new(Vec::new());
+    let budget = server.memory();
+    block_on(async {
+        // The page's text is cut, so its artifact is written after the reply.
+        call(&server, ports, "first", &done, RUNS, runs_args()).await;
+        assert_eq!(env.background.pending(), 1);
+        let held = budget.in_use();
+        assert!(held >= large_page().len() * BYTES_PER_BODY_BYTE, "{held}");
+        let second = call(&server, ports, "second", &done, RUNS, runs_args());
+        let driver = async {
+            ticks(&env, 2).await;
+            assert_eq!(labels(&done), ["first"], "the second waits for the write");
+            assert_eq!(budget.in_use(), held);
+            env.background.run();
+            ticks(&env, 1).await;
+        };
+        join(second, driver).await;
+    });
+    assert_eq!(labels(&done), ["first", "second"]);
+    for (label, result) in done.borrow().iter() {
+        assert_eq!(result.get("isError"), None, "{label}: {result}");
+    }
+    env.background.run();
+    assert_eq!(env.background.pending(), 0);
+    assert_eq!(budget.in_use(), 0);
+}

@@ -5,6 +5,7 @@
 
 use crate::artifacts::{ArtifactId, Artifacts};
 use crate::cache::{cache_key, CachedResponse, HttpCache, UpstreamIdentity};
+use crate::logs::download::{Pacer, YIELD_BYTES};
 use crate::logs::excerpt::Step;
 use crate::logs::Excerpter;
 use crate::tools::registry::ToolContext;
@@ -129,6 +130,7 @@ impl<'c, 'a> LogCache<'c, 'a> {
             self.call.ports,
             self.call.settings.artifact_retention_seconds,
         );
+        let mut pacer = Pacer::new(self.call.ports);
         let mut offset = 0;
         loop {
             match artifacts
@@ -136,8 +138,12 @@ impl<'c, 'a> LogCache<'c, 'a> {
                 .await
             {
                 Ok(chunk) => {
-                    excerpter.push(&chunk.bytes);
-                    if chunk.eof {
+                    for piece in chunk.bytes.chunks(YIELD_BYTES) {
+                        excerpter.push(piece);
+                        pacer.handled(piece.len()).await;
+                    }
+                    // A grep out of budget fails the call: the rest is not needed.
+                    if chunk.eof || excerpter.over_budget().is_some() {
                         return true;
                     }
                     offset = chunk.next_offset;

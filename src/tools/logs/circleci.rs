@@ -5,7 +5,7 @@
 
 use super::{log_properties, log_writer, respond, text, JobReport, LogArgs};
 use crate::artifacts::stream::ArtifactWriter;
-use crate::logs::download::{self, LogError};
+use crate::logs::download::{self, LogError, Pacer};
 use crate::logs::excerpt::Step;
 use crate::logs::Excerpter;
 use crate::mcp::CallToolResult;
@@ -269,14 +269,14 @@ async fn run(
         Ok(()) => JobReport {
             fields,
             artifact: writer.finish().await,
-            log: Ok(excerpter.finish()),
+            log: excerpter.finish().map_err(LogError::Grep),
         },
         Err(e) => {
             writer.abandon().await;
             JobReport {
                 fields,
                 artifact: None,
-                log: Err(e.text()),
+                log: Err(e),
             }
         }
     };
@@ -376,9 +376,14 @@ async fn read_outputs(
             ))
         })?;
         drop(bytes);
+        let mut pacer = Pacer::new(call.ports);
         for message in messages.into_iter().filter_map(|m| m.message) {
             excerpter.push(message.as_bytes());
+            if let Some(over) = excerpter.over_budget() {
+                return Err(LogError::Grep(over));
+            }
             writer.write(message.as_bytes()).await;
+            pacer.handled(message.len()).await;
         }
     }
     Ok(())

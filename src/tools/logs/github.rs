@@ -301,7 +301,12 @@ async fn run(
             Some(report) => report,
             None => read_job(&call, &cache, &subject, job, &options).await?,
         };
+        let over_budget = matches!(report.log, Err(LogError::Grep(_)));
         reports.push(report);
+        if over_budget {
+            // The call fails (see `respond`), and the next jobs share the spent budget.
+            break;
+        }
     }
     Ok(respond(&call, &common, reports, more).await)
 }
@@ -327,7 +332,7 @@ async fn from_cache(
     fields.insert("cached".into(), Value::Bool(true));
     Some(JobReport {
         fields,
-        log: Ok(excerpter.finish()),
+        log: excerpter.finish().map_err(LogError::Grep),
         artifact: Some(hit.artifact),
     })
 }
@@ -452,7 +457,7 @@ async fn read_job(
             JobReport {
                 fields,
                 artifact,
-                log: Ok(excerpter.finish()),
+                log: excerpter.finish().map_err(LogError::Grep),
             }
         }
         Err(e) => {
@@ -461,7 +466,7 @@ async fn read_job(
             JobReport {
                 fields,
                 artifact: None,
-                log: Err(e.text()),
+                log: Err(e),
             }
         }
     })
