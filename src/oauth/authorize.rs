@@ -14,7 +14,7 @@ use super::form::{html_escape, Params};
 use super::sealed::{self, Purpose, Refused};
 use super::settings::{AtlassianApp, OAuthSettings};
 use super::store::{pkce_challenge, token_hash, NewCode, SignedIn, TokenStore, CODE_TTL_SECONDS};
-use super::url::redirect_matches;
+use super::url::{redirect_matches, redirect_uri_problem};
 use super::{atlassian, identity, idp, ATLASSIAN_CALLBACK_PATH, AUTHORIZE_PATH, SCOPE};
 use crate::auth::constant_time_eq;
 use crate::http::{HttpRequest, HttpResponse};
@@ -166,6 +166,13 @@ async fn checked_request(
         return Err(OAuthError::invalid_request(
             "redirect_uri is not one of the client's registered redirect URIs",
         ));
+    }
+    // A registration is checked when it is made, but it lives on (sealed in its client id, or
+    // stored) after the rules tighten: the redirect is checked again against the rules in force.
+    if let Some(problem) = redirect_uri_problem(redirect, &settings.redirect_schemes) {
+        return Err(OAuthError::invalid_request(format!(
+            "the client's redirect URI is no longer accepted ({problem}); register the client again"
+        )));
     }
     if params.required("response_type")? != "code" {
         return Err(OAuthError::unsupported_response_type(

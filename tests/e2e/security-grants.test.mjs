@@ -1,6 +1,6 @@
-// What a sign-in leaves behind, attacked by people who are on the allow-list: the Atlassian
-// consent chained after the identity provider's, and the grants that refreshes and revocations
-// act on. Each test names the attack and what must hold (docs/security.md keeps the threat model).
+// What a sign-in leaves behind, attacked by people who are on the allow-list or who registered
+// a client: the Atlassian consent chained after the identity provider's, the grants that
+// refreshes and revocations act on, and registrations that outlive the rules they were made under. Each test names the attack and what must hold (docs/security.md keeps the threat model).
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
@@ -174,4 +174,29 @@ test("a grant revoked at one location is not written back by another location's 
   } finally {
     upstream.idp.expiresIn = null;
   }
+});
+
+test("a client registered while a redirect scheme was allowed cannot send a code there once it is not", async () => {
+  // The same deployment before and after its operator stops accepting the `cursor` scheme: the
+  // registration lives on, sealed in its client id, so the redirect is checked again at each use.
+  const redirect = "cursor://anysphere.cursor-retrieval/oauth/callback";
+  const before = await started({ vars: { ...signInVars, MCP_OAUTH_REDIRECT_SCHEMES: "cursor" } });
+  const nowWorker = await started({ vars: signInVars });
+  const registered = await fetch(`${before.url}/oauth/register`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ client_name: "Cursor", redirect_uris: [redirect] }),
+  });
+  assert.equal(registered.status, 201);
+  const { client_id: clientId } = await registered.json();
+  const { challenge } = pkce();
+  const query = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirect,
+    code_challenge: challenge, code_challenge_method: "S256", state: "st" });
+  const then = await fetch(`${before.url}/oauth/authorize?${query}`, { redirect: "manual" });
+  assert.equal(then.status, 200);
+  const now = await fetch(`${nowWorker.url}/oauth/authorize?${query}`, { redirect: "manual" });
+  const page = await now.text();
+  assert.equal(now.status, 400, page.slice(0, 300));
+  assert.equal(now.headers.get("location"), null);
+  assert.match(page, /no longer accepted/);
 });

@@ -903,3 +903,39 @@ fn a_refused_atlassian_answer_spends_its_code_and_the_sign_in_it_belonged_to() {
     assert!(again.header("Location").is_none());
     assert_eq!(exchanged(), 1);
 }
+
+#[test]
+fn a_registration_made_under_looser_rules_cannot_send_a_code_where_the_rules_now_refuse() {
+    let redirect = "cursor://anysphere.cursor-retrieval/oauth/callback";
+    let mut looser = oauth_settings();
+    looser.push(("MCP_OAUTH_REDIRECT_SCHEMES".into(), "cursor".into()));
+    let (then, now) = (server_with(looser), server_with(oauth_settings()));
+    let env = FakeEnv::new();
+    let body = json!({"client_name": "Cursor", "redirect_uris": [redirect]}).to_string();
+    let registered = send_on(
+        &then,
+        &env,
+        http(
+            "POST",
+            "/oauth/register",
+            &[("Content-Type", "application/json")],
+            &body,
+        ),
+    );
+    assert_eq!(registered.status, 201);
+    let client_id = body_json(&registered)["client_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("/oauth/authorize?{}", authorize_query(&client_id, redirect));
+    assert_eq!(
+        send_on(&then, &env, http("GET", &path, &[], "")).status,
+        200
+    );
+    // The operator stops accepting the scheme: the client id still opens, its redirect does not.
+    let refused = send_on(&now, &env, http("GET", &path, &[], ""));
+    assert_eq!(refused.status, 400);
+    assert!(refused.header("Location").is_none());
+    let page = String::from_utf8_lossy(&refused.body);
+    assert!(page.contains("no longer accepted"), "{page}");
+}
