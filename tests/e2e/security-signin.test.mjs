@@ -7,24 +7,15 @@
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { createHash, randomBytes } from "node:crypto";
 import { startWorker } from "./worker.mjs";
 import { startFakeUpstream } from "./fake-upstream.mjs";
+import { browser as newBrowser, consentForm, githubSignInVars, pkce } from "./oauth-browser.mjs";
 
 const VICTIM = "octocat";
 const ATTACKER_REDIRECT = "https://attacker.example/cb";
 
 const upstream = await startFakeUpstream();
-const vars = {
-  MCP_OAUTH_ISSUER: "http://127.0.0.1:1",
-  MCP_OAUTH_ENCRYPTION_KEY: "e2e-oauth-key-0123456789abcdef0123456789",
-  MCP_OAUTH_PROVIDER: "github",
-  MCP_OAUTH_GITHUB_URL: upstream.url,
-  MCP_OAUTH_CLIENT_ID: "Iv1.e2e",
-  MCP_OAUTH_CLIENT_SECRET: "e2e-client-secret",
-  MCP_OAUTH_ALLOWED_USERS: VICTIM,
-  GITHUB_API_URL: upstream.url,
-};
+const vars = { ...githubSignInVars(upstream), MCP_OAUTH_ALLOWED_USERS: VICTIM };
 const worker = await startWorker({ kvNamespaces: ["OAUTH"], vars });
 await worker.setVars({ MCP_OAUTH_ISSUER: worker.url });
 // A second worker whose rate limiter admits few requests per address.
@@ -33,30 +24,7 @@ const limited = await startWorker({ kvNamespaces: ["OAUTH"], vars, rateLimit: LI
 await limited.setVars({ MCP_OAUTH_ISSUER: limited.url });
 after(async () => { await worker.close(); await limited.close(); await upstream.close(); });
 
-/** A browser: fetches without following redirects, keeping the worker's cookies. */
-function browser(origin = worker.url) {
-  const jar = new Map();
-  return {
-    jar,
-    async go(url, init = {}) {
-      const target = new URL(url);
-      const headers = { ...(init.headers ?? {}) };
-      if (target.origin === origin && jar.size > 0) {
-        headers.Cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
-      }
-      const response = await fetch(target, { ...init, headers, redirect: "manual" });
-      if (target.origin === origin) {
-        for (const line of response.headers.getSetCookie()) {
-          const [pair, ...attributes] = line.split(";");
-          const [name, value] = pair.split("=");
-          if (attributes.some((a) => /^\s*max-age=0\s*$/i.test(a))) jar.delete(name.trim());
-          else jar.set(name.trim(), value);
-        }
-      }
-      return response;
-    },
-  };
-}
+const browser = (origin = worker.url) => newBrowser(origin);
 
 async function register(redirectUris, base = worker.url, headers = {}) {
   return fetch(`${base}/oauth/register`, {
@@ -72,11 +40,6 @@ async function registered(redirectUris) {
   return (await r.json()).client_id;
 }
 
-function pkce() {
-  const verifier = randomBytes(32).toString("base64url");
-  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
-}
-
 function authorizeUrl(params, base = worker.url) {
   return `${base}/oauth/authorize?${new URLSearchParams(params)}`;
 }
@@ -84,12 +47,6 @@ function authorizeUrl(params, base = worker.url) {
 function validParams(clientId, redirect, challenge) {
   return { response_type: "code", client_id: clientId, redirect_uri: redirect, code_challenge: challenge,
     code_challenge_method: "S256", state: "st" };
-}
-
-/** The consent form's fields as a browser submits them (every hidden field the page has). */
-function consentForm(html, action = "approve") {
-  const hidden = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)];
-  return new URLSearchParams([...hidden.map((m) => [m[1], m[2]]), ["action", action]]);
 }
 
 /** Opens the consent page in `b` and approves it; returns the identity provider's URL. */
