@@ -25,6 +25,8 @@
 //! Workers run one thread per isolate; the count is atomic only because the server that owns
 //! it may live in a `static`.
 
+pub mod heap;
+
 use std::cell::Cell;
 use std::fmt;
 use std::future::Future;
@@ -207,6 +209,26 @@ impl CallMemory {
     fn fits(&self, bytes: usize) -> bool {
         let used = self.budget.in_use();
         used.saturating_add(bytes) <= self.budget.limit() || used == self.held()
+    }
+}
+
+impl CallMemory {
+    /// Takes up to `bytes` at once, without waiting, for work that runs to its end without
+    /// yielding (a projection): what the budget has free, but at least [`SMALL_BODY_BYTES`], as
+    /// small bodies never wait either. Returns what was taken.
+    pub fn take_up_to(&self, bytes: usize) -> usize {
+        let free = self.budget.limit().saturating_sub(self.budget.in_use());
+        let taken = bytes.min(free.max(SMALL_BODY_BYTES));
+        self.take(taken);
+        taken
+    }
+
+    /// Returns `bytes` of what this call holds to the budget (at most all of it), when work
+    /// that took memory with [`CallMemory::take_up_to`] kept less.
+    pub fn give_back(&self, bytes: usize) {
+        let given = bytes.min(self.held.get());
+        self.held.set(self.held.get() - given);
+        self.budget.release(given);
     }
 }
 

@@ -11,11 +11,12 @@ mod meter;
 
 use std::fmt;
 
+use crate::memory::CallMemory;
 use crate::value::{Map, Value};
 
 use jmespath::Expression;
 use jq::{JqError, JqProgram};
-pub use meter::{last_spent, Limits};
+pub use meter::{last_peak_memory, last_spent, Limits, MAX_MEMORY_BYTES};
 
 /// The text tools put in the `jq` argument's description, so every tool states the same rule.
 pub const TOOL_DESCRIPTION: &str = "JMESPath or jq expression applied to the JSON response \
@@ -67,7 +68,9 @@ impl ProjectionError {
             ProjectionError::Jq(JqError::Syntax(_)) => ErrorKind::Invalid,
             ProjectionError::Jq(JqError::Runtime(_)) => ErrorKind::Runtime,
             ProjectionError::Jq(JqError::Budget(_)) => ErrorKind::Budget,
-            ProjectionError::Jq(JqError::Recursive(_) | JqError::TooLarge) => ErrorKind::Refused,
+            ProjectionError::Jq(
+                JqError::Recursive(_) | JqError::TooLarge | JqError::Refused(_),
+            ) => ErrorKind::Refused,
         }
     }
 }
@@ -166,6 +169,23 @@ impl Projection {
         }
     }
 
+    /// [`Projection::apply_or_error_value`] for a call: the run's memory comes out of the call's
+    /// share of the isolate's budget (`memory`), as much as is free up to
+    /// [`MAX_MEMORY_BYTES`], and what the result does not keep is given back after the run.
+    pub fn apply_or_error_value_in(&self, data: Value, memory: Option<&CallMemory>) -> Value {
+        let Some(memory) = memory.filter(|_| !matches!(self.compiled, Compiled::Identity)) else {
+            return self.apply_or_error_value(data);
+        };
+        let taken = memory.take_up_to(MAX_MEMORY_BYTES);
+        let limits = Limits {
+            max_memory_bytes: taken,
+            ..Limits::default()
+        };
+        let out = self.apply_or_error_value_with(data, &limits);
+        memory.give_back(taken.saturating_sub(meter::last_kept_memory()));
+        out
+    }
+
     /// The `_jqError` text for `error`. Whatever the reference would also reject keeps its
     /// exact wording, `Invalid JMESPath expression: <expr>`; jq failures and budget stops,
     /// which the reference has no counterpart for, say what went wrong.
@@ -196,8 +216,13 @@ fn error_value(message: String, data: Value) -> Value {
 /// Compiles and applies `expression` to `data` in one step (see [`Projection`]); `None` or a
 /// blank expression returns `data` unchanged.
 pub fn project(data: Value, expression: Option<&str>) -> Value {
+    project_in(data, expression, None)
+}
+
+/// [`project`] within a call's `memory` (see [`Projection::apply_or_error_value_in`]).
+pub fn project_in(data: Value, expression: Option<&str>, memory: Option<&CallMemory>) -> Value {
     match expression {
         None => data,
-        Some(src) => Projection::compile(src).apply_or_error_value(data),
+        Some(src) => Projection::compile(src).apply_or_error_value_in(data, memory),
     }
 }

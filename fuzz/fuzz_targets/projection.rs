@@ -132,6 +132,7 @@ fn limits() -> Limits {
         max_outputs: 2_000,
         max_output_bytes: 1 << 20,
         max_value_bytes: 1 << 20,
+        ..Limits::default()
     }
 }
 

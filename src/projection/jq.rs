@@ -16,6 +16,7 @@ mod budget;
 mod convert;
 mod json_funs;
 mod metered;
+mod regex;
 mod size;
 
 use std::fmt;
@@ -58,6 +59,8 @@ pub enum JqError {
     TooLarge,
     /// The program defines a function that calls itself, which the budget cannot bound.
     Recursive(String),
+    /// The program uses a builtin that is not offered: the text names it and says why.
+    Refused(String),
     /// The program raised an error while running.
     Runtime(String),
     /// The program used up its budget: the text says which limit.
@@ -76,6 +79,7 @@ impl fmt::Display for JqError {
                 f,
                 "jq program defines the recursive function `{name}`, which is not allowed; use repeat, recurse, while, until or range"
             ),
+            JqError::Refused(m) => f.write_str(m),
             JqError::Runtime(m) => write!(f, "jq error: {m}"),
             JqError::Budget(m) => write!(f, "jq program stopped: {m}"),
         }
@@ -105,14 +109,30 @@ impl<'a> HasLut<'a, Budgeted> for Env<'a> {
     }
 }
 
-/// Natives that touch the host (clock, environment, local time zone) are not offered.
-const HOST_NATIVES: [&str; 4] = ["env", "now", "localtime", "strflocaltime"];
+/// Natives that are not offered: those that touch the host (clock, environment, local time
+/// zone), and `halt` with the definitions that call it, which would end the server's run rather
+/// than the program's.
+const REFUSED_NATIVES: [(&str, &str); 6] = [
+    ("env", "it reads the host's environment"),
+    ("now", "it reads the host's clock"),
+    ("localtime", "it reads the host's time zone"),
+    ("strflocaltime", "it reads the host's time zone"),
+    ("halt", "it would stop the server rather than the program"),
+    (
+        "halt_error",
+        "it would stop the server rather than the program",
+    ),
+];
+
+fn is_refused(name: &str) -> bool {
+    REFUSED_NATIVES.iter().any(|(n, _)| *n == name)
+}
 
 fn definitions() -> impl Iterator<Item = Def<&'static str>> {
     jaq_core::defs()
         .chain(jaq_std::defs())
         .chain(jaq_json::defs())
-        .filter(|d| !budget::is_replaced(d.name, d.args.len()))
+        .filter(|d| !budget::is_replaced(d.name, d.args.len()) && !is_refused(d.name))
 }
 
 impl JqProgram {
@@ -138,17 +158,14 @@ impl JqProgram {
             .map_err(|errs| JqError::Syntax(format!("{} error(s) in program", errs.len())))?;
         let funs = jaq_core::funs::<Budgeted>()
             .chain(jaq_std::funs())
-            .filter(|(name, args, _)| {
-                !HOST_NATIVES.contains(name) && !budget::is_replaced(name, args.len())
-            })
+            .filter(|(name, args, _)| !is_refused(name) && !budget::is_replaced(name, args.len()))
             .chain(json_funs::natives())
-            .chain(budget::natives());
+            .chain(budget::natives())
+            .chain(regex::natives());
         let filter = Compiler::default()
             .with_funs(funs)
             .compile(modules)
-            .map_err(|errs| {
-                JqError::Syntax(format!("{} undefined name(s) in program", errs.len()))
-            })?;
+            .map_err(|errs| undefined(errs.into_iter().flat_map(|(_, e)| e)))?;
         Ok(JqProgram { filter })
     }
 
@@ -217,6 +234,21 @@ impl JqProgram {
             _ => Value::Array(outputs),
         })
     }
+}
+
+/// The error for names a program uses that are not defined: a builtin that is not offered is
+/// named with the reason, anything else listed.
+fn undefined<'s>(names: impl Iterator<Item = (&'s str, jaq_core::compile::Undefined)>) -> JqError {
+    let names: Vec<&str> = names.map(|(name, _)| name).collect();
+    for name in &names {
+        if let Some((_, why)) = REFUSED_NATIVES.iter().find(|(n, _)| n == name) {
+            return JqError::Refused(format!("the jq builtin `{name}` is not offered: {why}"));
+        }
+    }
+    JqError::Syntax(format!(
+        "undefined name(s) in program: {}",
+        names.join(", ")
+    ))
 }
 
 /// The most bytes of an error message kept. jaq quotes the offending value whole (`cannot
@@ -417,7 +449,20 @@ mod tests {
         };
         assert_eq!(m, format!("{}…", "é".repeat(MAX_ERROR_BYTES / 2)));
         assert!(matches!(run("nosuchfn", "null"), Err(JqError::Syntax(_))));
-        assert!(matches!(run("now", "null"), Err(JqError::Syntax(_))));
+        assert!(
+            matches!(run("nosuch(1)", "null"), Err(JqError::Syntax(m)) if m.contains("nosuch"))
+        );
+        for (program, name) in [
+            ("now", "now"),
+            ("env", "env"),
+            ("halt_error", "halt_error"),
+            ("1 | halt(2)", "halt"),
+        ] {
+            let Err(JqError::Refused(m)) = run(program, "null") else {
+                panic!("{program} should be refused");
+            };
+            assert!(m.contains(&format!("`{name}` is not offered")), "{m}");
+        }
         assert!(matches!(
             run(&"[".repeat(100), "null"),
             Err(JqError::TooLarge)
@@ -577,5 +622,142 @@ mod tests {
             run("range(400) | ."),
             Err(JqError::Budget("output larger than 1000 bytes".into()))
         );
+    }
+
+    /// Runs `program` on `null` under `limits`, returning the result, the fuel spent and the
+    /// most the heap grew by.
+    fn measured(program: &str, limits: &Limits) -> (Result<Value, JqError>, u64, usize) {
+        let result = JqProgram::compile(program).and_then(|p| p.run(&Value::Null, limits));
+        (result, meter::last_spent(), meter::last_peak_memory())
+    }
+
+    #[test]
+    fn builtins_that_build_large_values_stop_at_the_memory_bound() {
+        // Each builds values whose printed size is within the size bound, but whose memory is
+        // many times it: the heap count stops them near the bound, and before their fuel.
+        let limits = Limits {
+            max_memory_bytes: 24 << 20,
+            ..Limits::default()
+        };
+        for program in [
+            "\"a\" * 11000000 | explode | length",
+            "\"ab\" * 8000000 | [splits(\"\")] | length",
+            "[range(3000000)] | length",
+            "[limit(3000000; repeat(1))] | length",
+            "\"ab\" * 8000000 | [match(\"\"; \"g\")] | length",
+            "\"ab\" * 8000000 | indices(\"\") + indices(\"a\") | length",
+            "[range(2000000)] | sort | length",
+            "\"a,\" * 3000000 | . / \",\" | length",
+            "\"[\" + \"0,\" * 5000000 + \"0]\" | fromjson | length",
+        ] {
+            let (result, spent, peak) = measured(program, &limits);
+            let Err(JqError::Budget(reason)) = &result else {
+                panic!("{program}: {result:?}");
+            };
+            assert!(reason.contains("memory"), "{program}: {reason}");
+            assert!(spent < limits.fuel, "{program}: {spent}");
+            // The heap is looked at every few thousand items, so it passes the bound by little.
+            assert!(
+                peak < limits.max_memory_bytes + (4 << 20),
+                "{program}: {peak} bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn builtins_pay_for_the_work_they_do() {
+        // Each does work proportional to its inputs inside one builtin call: the fuel it is
+        // charged must stop it within the budget, however large the inputs.
+        let limits = Limits {
+            fuel: 2_000_000,
+            ..Limits::default()
+        };
+        for program in [
+            "jn(1000000000; 1.5)",
+            "yn(-1000000000; 1.5)",
+            "[range(100000)] | map(jn(1000; 1.5)) | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | ascii_downcase] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | ltrimstr(\"b\")] | length",
+            "(\"a\" * 100000) as $s | [range(1000) | $s | explode | implode] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | @base64] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | length] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | startswith($s)] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | contains($s)] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | indices(\"aa\")] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | test(\"b\")] | length",
+            "(\"[1]\" * 1) as $j | [range(1000000) | $j | fromjson] | length",
+            "[range(3000)] as $a | [range(3000)] | contains($a)",
+            "[range(3000)] as $a | [range(3000) | [.]] | inside([$a])",
+            "[range(6000) | [.]] as $a | $a | indices($a[3000:])",
+        ] {
+            let (result, spent, _) = measured(program, &limits);
+            assert!(
+                matches!(&result, Err(JqError::Budget(r)) if r.contains("budget exhausted")),
+                "{program}: {result:?}"
+            );
+            assert!(spent <= limits.fuel, "{program}: {spent}");
+        }
+    }
+
+    #[test]
+    fn substring_searches_are_linear() {
+        // Searches that took time proportional to both lengths answer for the fuel of reading
+        // them once.
+        let limits = Limits::default();
+        let big = "(\"a\" * 400000) as $s | ($s + \"b\") as $t";
+        for (program, want) in [
+            (format!("{big} | $s | contains($t)"), "false"),
+            (format!("{big} | $t | contains($s + \"b\")"), "true"),
+            (format!("{big} | $s | [indices($t)] | length"), "1"),
+            (format!("{big} | $t | indices(\"ab\")"), "[399999]"),
+            (format!("{big} | $s | inside($t)"), "true"),
+            (
+                "\"x\\u00e9ab\\u00e9ab\" | indices(\"ab\")".to_owned(),
+                "[2,5]",
+            ),
+            ("\"aaaa\" | indices(\"aa\")".to_owned(), "[0,1,2]"),
+        ] {
+            let (result, spent, _) = measured(&program, &limits);
+            assert_eq!(
+                result.map(|v| v.to_compact_json()),
+                Ok(want.to_owned()),
+                "{program}"
+            );
+            assert!(spent < 500_000, "{program}: {spent}");
+        }
+    }
+
+    #[test]
+    fn run_time_regexes_are_bounded_and_paid_for() {
+        for (program, want) in [
+            ("\"aXbX\" | [match(\"X\"; \"g\") | .offset]", "[1,3]"),
+            (
+                "\"\\u00e9t\\u00e9\" | capture(\"(?<v>t)(?<w>\\u00e9)\")",
+                r#"{"v":"t","w":"é"}"#,
+            ),
+            ("\"a1b22\" | [scan(\"[0-9]+\")]", r#"["1","22"]"#),
+            ("\"a, b,c\" | [splits(\", *\")]", r#"["a","b","c"]"#),
+            ("\"abc\" | gsub(\"b\"; \"X\")", r#""aXc""#),
+            ("\"abab\" | sub(\"(?<x>b)\"; \"<\\(.x)>\")", r#""a<b>ab""#),
+            ("\"ab\" | test(\"B\"; \"i\")", "true"),
+            ("\"a\\u00e9b\" | match(\"b\") | [.offset, .length]", "[2,1]"),
+        ] {
+            assert_eq!(run(program, "null"), Ok(want.to_owned()), "{program}");
+        }
+        // A pattern that compiles to more than the largest bound is refused before matching.
+        let Err(JqError::Runtime(m)) = run("\"ab\" | test(\"(?:a|b){0,10000}c\")", "null") else {
+            panic!("a huge pattern should be refused");
+        };
+        assert!(m.contains("regex pattern too large"), "{m}");
+        assert!(matches!(
+            run("(\"a\" * 5000) as $p | \"a\" | test($p)", "null"),
+            Err(JqError::Runtime(m)) if m.contains("longer than 4096 bytes")
+        ));
+        // A pattern within the bounds is paid for by the haystack times its compiled size.
+        let limits = Limits::default();
+        let (_, small, _) = measured("\"a\" * 10000 | test(\"b\")", &limits);
+        let (_, large, _) = measured("\"a\" * 10000 | test(\"(?:a|b){0,300}c\")", &limits);
+        assert!(small > 10_000 / 16, "{small}");
+        assert!(large > 8 * small, "{large} against {small}");
     }
 }

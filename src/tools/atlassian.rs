@@ -107,7 +107,7 @@ impl<A: PassthroughArgs> Passthrough<A> {
         let reply = upstream::send(cx.ports, cx.upstream, request).await;
         Ok(match reply {
             Ok(reply) => {
-                let mut rendered = output::render_body(reply.body, &args.common, cx.settings);
+                let mut rendered = output::render_body(reply.body, &args.common, &cx);
                 if self.spec.descriptor.output_schema.is_some() {
                     // The text stays the bare body (reference parity); the envelope wraps it.
                     rendered = rendered.with_envelope(Envelope::DataOnly);

@@ -276,7 +276,7 @@ async fn respond(
     common: &CommonArgs,
     call: &ToolContext<'_>,
 ) -> CallToolResult {
-    let data = output::project(body, common.jq.as_deref());
+    let data = output::project(body, common.jq.as_deref(), call.ports.memory);
     Rendered::new(envelope(data, info), common.output_format, call.settings)
         .with_envelope(Envelope::Whole)
         .finish(call)

@@ -323,7 +323,7 @@ async fn list<A>(
     Ok(match reply {
         Ok(reply) => {
             let next = link::next_page(&reply.headers);
-            let data = output::project(reply.body, common.jq.as_deref());
+            let data = output::project(reply.body, common.jq.as_deref(), call.ports.memory);
             Rendered::new(envelope(data, next), common.output_format, call.settings)
                 .with_envelope(Envelope::Whole)
                 .finish(call)

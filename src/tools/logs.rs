@@ -206,7 +206,8 @@ pub async fn respond(
         Value::Array(jobs.into_iter().map(JobReport::to_value).collect()),
     );
     map.insert("moreJobs".into(), int(more_jobs as u64));
-    let value = crate::tools::output::project(Value::Object(map), common.jq.as_deref());
+    let value =
+        crate::tools::output::project(Value::Object(map), common.jq.as_deref(), call.ports.memory);
     Rendered::new(value, common.output_format, call.settings)
         .with_envelope(Envelope::DataOnly)
         .finish(call)

@@ -8,6 +8,7 @@
 use crate::artifacts::{ArtifactSlot, Artifacts, Content};
 use crate::mcp::CallToolResult;
 use crate::mcp::ContentBlock;
+use crate::memory::CallMemory;
 use crate::projection;
 use crate::render::{self, ArtifactRef, Cut, OutputFormat};
 use crate::structured::{self, Envelope, Incomplete};
@@ -38,8 +39,8 @@ pub fn json_to_value(json: &Json) -> Value {
 
 /// Applies the `jq` argument: the projected value, `body` itself when there is no expression,
 /// or the `_jqError`/`_originalData` value when the expression fails (never an error).
-pub fn project(body: Value, jq: Option<&str>) -> Value {
-    projection::project(body, jq)
+pub fn project(body: Value, jq: Option<&str>, memory: Option<&CallMemory>) -> Value {
+    projection::project_in(body, jq, memory)
 }
 
 /// A value rendered for a tool result.
@@ -181,10 +182,11 @@ impl Content for ArtifactContent {
     }
 }
 
-/// Projects `body` with `args.jq` and renders it in `args.output_format`.
-pub fn render_body(body: Value, args: &CommonArgs, settings: &ToolSettings) -> Rendered {
-    let value = project(body, args.jq.as_deref());
-    Rendered::new(value, args.output_format, settings)
+/// Projects `body` with `args.jq` (within the call's memory) and renders it in
+/// `args.output_format`.
+pub fn render_body(body: Value, args: &CommonArgs, call: &ToolContext<'_>) -> Rendered {
+    let value = project(body, args.jq.as_deref(), call.ports.memory);
+    Rendered::new(value, args.output_format, call.settings)
 }
 
 /// The `isError` result for a failed vendor call. Atlassian texts match the reference servers
@@ -444,7 +446,11 @@ mod tests {
 
     #[test]
     fn projection_failures_become_values() {
-        let v = project(crate::value::parse(r#"{"a":1}"#).unwrap(), Some("a.["));
+        let v = project(
+            crate::value::parse(r#"{"a":1}"#).unwrap(),
+            Some("a.["),
+            None,
+        );
         assert!(v.get("_jqError").is_some(), "{v:?}");
     }
 }
