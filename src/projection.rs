@@ -16,7 +16,7 @@ use crate::value::{Map, Value};
 
 use jmespath::Expression;
 use jq::{JqError, JqProgram};
-pub use meter::{last_peak_memory, last_spent, Limits, MAX_MEMORY_BYTES};
+pub use meter::{last_input_memory, last_peak_memory, last_spent, Limits, MAX_MEMORY_BYTES};
 
 /// The text tools put in the `jq` argument's description, so every tool states the same rule.
 pub const TOOL_DESCRIPTION: &str = "JMESPath or jq expression applied to the JSON response \

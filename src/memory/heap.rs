@@ -16,11 +16,21 @@ thread_local! {
     /// Bytes allocated minus bytes freed on this thread. Signed: a block freed on another
     /// thread than the one that allocated it lowers that thread's count.
     static LIVE: Cell<isize> = const { Cell::new(0) };
+    /// Bytes ever allocated on this thread: a count of work that does not come from any meter.
+    static ALLOCATED: Cell<u64> = const { Cell::new(0) };
 }
 
 fn add(bytes: isize) {
-    // During thread teardown the slot may be gone; the count no longer matters then.
+    // During thread teardown the slots may be gone; the counts no longer matter then.
     let _ = LIVE.try_with(|l| l.set(l.get().wrapping_add(bytes)));
+    if bytes > 0 {
+        let _ = ALLOCATED.try_with(|a| a.set(a.get().wrapping_add(bytes as u64)));
+    }
+}
+
+/// The bytes ever allocated on this thread (growing a block counts what it grew by).
+pub fn allocated() -> u64 {
+    ALLOCATED.try_with(Cell::get).unwrap_or(0)
 }
 
 /// The bytes allocated and not yet freed on this thread since it started.
@@ -75,5 +85,8 @@ mod tests {
         assert!(live() - before >= 1 << 20);
         drop(v);
         assert!(live() - before < 1 << 10);
+        let total = allocated();
+        drop(vec![0u8; 4096]);
+        assert!(allocated() - total >= 4096);
     }
 }

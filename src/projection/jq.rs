@@ -18,6 +18,7 @@ mod json_funs;
 mod metered;
 mod regex;
 mod size;
+mod sort;
 
 use std::fmt;
 
@@ -135,6 +136,31 @@ fn definitions() -> impl Iterator<Item = Def<&'static str>> {
         .filter(|d| !budget::is_replaced(d.name, d.args.len()) && !is_refused(d.name))
 }
 
+/// The natives a program may call: jaq's, less those refused or replaced, and the budgeted
+/// ones of this module.
+fn natives() -> impl Iterator<Item = jaq_core::native::Fun<Budgeted>> {
+    jaq_core::funs::<Budgeted>()
+        .chain(jaq_std::funs())
+        .filter(|(name, args, _)| !is_refused(name) && !budget::is_replaced(name, args.len()))
+        .chain(json_funs::natives())
+        .chain(budget::natives())
+        .chain(regex::natives())
+        .chain(sort::natives())
+}
+
+/// Every builtin a program may call, by name and arity, sorted: the standard definitions and
+/// the natives (those the definitions are built on included, as programs may call them too).
+/// Decision 0094 says how each is bounded.
+pub fn builtins() -> Vec<(&'static str, usize)> {
+    let mut all: Vec<(&'static str, usize)> = definitions()
+        .map(|d| (d.name, d.args.len()))
+        .chain(natives().map(|(name, args, _)| (name, args.len())))
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
 impl JqProgram {
     /// Parses and compiles `src`, refusing programs the budget could not bound.
     pub fn compile(src: &str) -> Result<JqProgram, JqError> {
@@ -156,14 +182,8 @@ impl JqProgram {
                 },
             )
             .map_err(|errs| JqError::Syntax(format!("{} error(s) in program", errs.len())))?;
-        let funs = jaq_core::funs::<Budgeted>()
-            .chain(jaq_std::funs())
-            .filter(|(name, args, _)| !is_refused(name) && !budget::is_replaced(name, args.len()))
-            .chain(json_funs::natives())
-            .chain(budget::natives())
-            .chain(regex::natives());
         let filter = Compiler::default()
-            .with_funs(funs)
+            .with_funs(natives())
             .compile(modules)
             .map_err(|errs| undefined(errs.into_iter().flat_map(|(_, e)| e)))?;
         Ok(JqProgram { filter })
@@ -174,7 +194,8 @@ impl JqProgram {
     pub fn run(&self, input: &Value, limits: &Limits) -> Result<Value, JqError> {
         let _run = meter::start(limits);
         let _memo = size::Scope::new();
-        let input = convert::to_metered(input, MAX_INPUT_DEPTH + 1).ok_or_else(|| {
+        let input = meter::input(|| convert::to_metered(input, MAX_INPUT_DEPTH + 1));
+        let input = input.ok_or_else(|| {
             JqError::Budget(if meter::exhausted() {
                 format!("input: {}", meter::reason())
             } else {
@@ -759,5 +780,161 @@ mod tests {
         let (_, large, _) = measured("\"a\" * 10000 | test(\"(?:a|b){0,300}c\")", &limits);
         assert!(small > 10_000 / 16, "{small}");
         assert!(large > 8 * small, "{large} against {small}");
+    }
+
+    /// CPU time of this thread, in nanoseconds.
+    fn thread_cpu_ns() -> u64 {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid timespec for the call to fill.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+
+    /// What a run cost, counted apart from the meter: bytes allocated and CPU time.
+    struct Cost {
+        spent: u64,
+        allocated: u64,
+        cpu_ns: u64,
+    }
+
+    fn cost_of(program: &JqProgram, input: &Value, limits: &Limits) -> Cost {
+        let (allocated, cpu) = (crate::memory::heap::allocated(), thread_cpu_ns());
+        let _ = program.run(input, limits);
+        Cost {
+            spent: meter::last_spent(),
+            allocated: crate::memory::heap::allocated() - allocated,
+            cpu_ns: thread_cpu_ns() - cpu,
+        }
+    }
+
+    /// Values a builtin may be given that are large for the fuel: long strings, long arrays,
+    /// wide and deep values, and numbers that count loops.
+    fn adversarial() -> Vec<Value> {
+        let long = "ab".repeat(100_000);
+        let items: Vec<String> = (0..20_000).map(|i| i.to_string()).collect();
+        let entries: Vec<String> = (0..5_000).map(|i| format!("\"k{i}\":[{i}]")).collect();
+        [
+            format!("\"{long}\""),
+            format!("\"{}c\"", &long[..long.len() / 2]),
+            format!("[{}]", items.join(",")),
+            format!("{{{}}}", entries.join(",")),
+            format!("{}1{}", "[".repeat(200), "]".repeat(200)),
+            "1000000000".to_owned(),
+            "-1000000000".to_owned(),
+            "null".to_owned(),
+        ]
+        .iter()
+        .map(|text| crate::value::parse(text).unwrap())
+        .collect()
+    }
+
+    #[test]
+    fn every_builtin_stops_within_its_fuel_on_adversarial_inputs() {
+        // The deep value is walked recursively, and unoptimized frames are large: the depth
+        // bound itself is checked on a wasm-sized stack in tests/it/projection_stack.rs.
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(every_builtin_on_adversarial_inputs)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    /// Each builtin, given large inputs and arguments, must end (with a value or an error)
+    /// having done work in proportion to the fuel it was charged: counted by the allocator and
+    /// by the thread's CPU time, against a plain loop's CPU time per unit measured in the run.
+    fn every_builtin_on_adversarial_inputs() {
+        let limits = Limits {
+            fuel: 100_000,
+            ..Limits::default()
+        };
+        let values = adversarial();
+        let reference = JqProgram::compile("[range(1e9)] | length").unwrap();
+        let base = cost_of(&reference, &Value::Null, &limits);
+        assert!(base.spent == limits.fuel);
+        let ns_per_unit = base.cpu_ns as f64 / base.spent as f64;
+        let mut worst = (0.0, String::new());
+        for (name, arity) in builtins() {
+            let args = vec!["$a"; arity].join("; ");
+            let call = if arity == 0 {
+                name.to_owned()
+            } else {
+                format!("{name}({args})")
+            };
+            let program = match JqProgram::compile(&format!(". as [$in, $a] | $in | {call}")) {
+                Ok(p) => p,
+                // Names the definitions use internally with other arities, or `$__loc__`-like
+                // forms, that a program cannot call this way.
+                Err(e) => panic!("{call}: {e}"),
+            };
+            for (i, input) in values.iter().enumerate() {
+                for arg in [&values[i], &values[(i + 1) % values.len()]] {
+                    let pair = Value::Array(vec![input.clone(), arg.clone()]);
+                    let size = meter::value_size(&pair, u64::MAX).0;
+                    let cost = cost_of(&program, &pair, &limits);
+                    assert!(cost.spent <= limits.fuel, "{call}: {}", cost.spent);
+                    // The input is converted (and may be copied once) outside the fuel.
+                    let bytes_bound = 2_048 * cost.spent + 64 * size + (256 << 10);
+                    assert!(
+                        cost.allocated <= bytes_bound,
+                        "{call} on value {i}: {} bytes allocated for {} fuel",
+                        cost.allocated,
+                        cost.spent
+                    );
+                    let ratio = cost.cpu_ns as f64
+                        / (ns_per_unit * (cost.spent + size / 16 + 1_000) as f64);
+                    if ratio > worst.0 {
+                        worst = (ratio, format!("{call} on value {i}"));
+                    }
+                }
+            }
+        }
+        // A loose multiple: the debug build's hot spots are not the plain loop's.
+        assert!(
+            worst.0 < 50.0,
+            "{} took {:.1} times its fuel's CPU time",
+            worst.1,
+            worst.0
+        );
+    }
+
+    #[test]
+    fn projections_of_a_large_response_fit_the_memory_bound() {
+        // The bound must leave room for the programs it was set for: map and select over a
+        // 16 MiB list response (examples/bench_projection.rs builds the same kind of page).
+        let item = |i: usize| {
+            format!(
+                r#"{{"id":{i},"name":"item-{i}","status":"{}","owner":{{"login":"user{i}","id":{i}}},"description":"Lorem ipsum dolor sit amet, consectetur adipiscing elit {i}"}}"#,
+                ["open", "closed"][i % 2]
+            )
+        };
+        let mut text = String::from("{\"items\":[");
+        let mut i = 0;
+        while text.len() < 16 << 20 {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push_str(&item(i));
+            i += 1;
+        }
+        text.push_str("]}");
+        let input = parse(&text).unwrap();
+        for program in [
+            ".items | map({id, name}) | length",
+            "[.items[] | select(.status == \"open\") | .owner.login] | length",
+            ".items | map(.id) | sort | length",
+        ] {
+            let result =
+                JqProgram::compile(program).and_then(|p| p.run(&input, &Limits::default()));
+            let peak = meter::last_peak_memory();
+            eprintln!(
+                "{program}: {peak} bytes at most, input {}",
+                meter::last_input_memory()
+            );
+            assert!(result.is_ok(), "{program}: {result:?} ({peak} bytes)");
+        }
     }
 }

@@ -48,10 +48,10 @@ impl Default for Limits {
     }
 }
 
-/// The most heap a projection may hold: room for the values of `map`/`select` over a 16 MiB
-/// response (about twice its size) within the isolate's default budget of 72 MiB, beside the
-/// response itself (docs/reliability.md, "The cost of a hostile call").
-pub const MAX_MEMORY_BYTES: usize = 40 << 20;
+/// The most heap a projection's program may hold beyond its input once converted: room for what
+/// `map`/`select` over a 16 MiB response build, within the isolate's default budget of 72 MiB
+/// (docs/reliability.md, "The cost of a hostile call").
+pub const MAX_MEMORY_BYTES: usize = 32 << 20;
 
 /// How often, in units of fuel, the heap is looked at: often enough that no builtin allocates
 /// more than a few MiB between two looks (a unit pays for 16 items copied).
@@ -62,7 +62,9 @@ thread_local! {
     /// What the last finished run spent, which tests count instead of time.
     static SPENT: Cell<u64> = const { Cell::new(0) };
     static MAX_VALUE_BYTES: Cell<u64> = const { Cell::new(0) };
-    /// The heap count when the run started, and the most it may grow by.
+    /// The heap count when the run started, when its input was ready (where its memory bound
+    /// is counted from), and the most it may grow by from there.
+    static HEAP_START: Cell<isize> = const { Cell::new(0) };
     static HEAP_BASE: Cell<isize> = const { Cell::new(0) };
     static MAX_MEMORY: Cell<isize> = const { Cell::new(0) };
     /// The most the heap grew by during the run so far, as last looked at.
@@ -72,6 +74,8 @@ thread_local! {
     /// What the last finished run's heap grew by at most, and still held at its end.
     static LAST_PEAK: Cell<usize> = const { Cell::new(0) };
     static LAST_KEPT: Cell<usize> = const { Cell::new(0) };
+    /// What the last run's input took once converted into the language's values.
+    static LAST_INPUT: Cell<usize> = const { Cell::new(0) };
     static EXHAUSTED: Cell<bool> = const { Cell::new(false) };
     static REASON: RefCell<String> = const { RefCell::new(String::new()) };
 }
@@ -88,7 +92,7 @@ impl Drop for Run {
         MAX_VALUE_BYTES.with(|m| m.set(0));
         look_at_heap();
         LAST_PEAK.with(|p| p.set(PEAK.with(Cell::get).max(0) as usize));
-        LAST_KEPT.with(|k| k.set(heap_grown()));
+        LAST_KEPT.with(|k| k.set((heap::live() - HEAP_START.with(Cell::get)).max(0) as usize));
     }
 }
 
@@ -100,7 +104,9 @@ pub(crate) fn start(limits: &Limits) -> Run {
     MAX_VALUE_BYTES.with(|m| m.set(limits.max_value_bytes));
     EXHAUSTED.with(|e| e.set(false));
     REASON.with(|r| r.borrow_mut().clear());
+    HEAP_START.with(|b| b.set(heap::live()));
     HEAP_BASE.with(|b| b.set(heap::live()));
+    LAST_INPUT.with(|i| i.set(0));
     MAX_MEMORY.with(|m| m.set(limits.max_memory_bytes.min(isize::MAX as usize) as isize));
     PEAK.with(|p| p.set(0));
     NEXT_LOOK.with(|n| n.set(limits.fuel.saturating_sub(MEMORY_CHECK_EVERY)));
@@ -134,6 +140,25 @@ fn look_at_heap() {
     }
 }
 
+/// Converts the run's input with `convert`: what that takes is the input's (proportional to the
+/// input, which the caller already holds and has reserved), and the run's memory bound counts
+/// from after it.
+pub(crate) fn input<T>(convert: impl FnOnce() -> T) -> T {
+    let max = MAX_MEMORY.with(|m| m.replace(isize::MAX));
+    let out = convert();
+    MAX_MEMORY.with(|m| m.set(max));
+    LAST_INPUT.with(|i| i.set(heap_grown()));
+    HEAP_BASE.with(|b| b.set(heap::live()));
+    PEAK.with(|p| p.set(0));
+    out
+}
+
+/// What the last run's input took in memory once converted (zero where no counting allocator
+/// is installed).
+pub fn last_input_memory() -> usize {
+    LAST_INPUT.with(Cell::get)
+}
+
 /// Looks at the heap now, for a loop that allocates without charging; false once the run has
 /// ended.
 pub(crate) fn within_memory() -> bool {
@@ -154,15 +179,16 @@ pub(crate) fn reserve(bytes: usize) -> bool {
     !exhausted()
 }
 
-/// Whether `items` may take one more item: when full, growing doubles it in one allocation,
-/// which is checked (as [`reserve`]) before it is made.
+/// Whether `items` may take one more item: when full, growing doubles it, and while the items
+/// are copied the old block and the new one (twice its size) are both held, which is checked
+/// (as [`reserve`]) before it happens.
 pub(crate) fn room_for_one_more<T>(items: &Vec<T>) -> bool {
     items.len() < items.capacity()
         || reserve(
             items
                 .capacity()
                 .max(4)
-                .saturating_mul(std::mem::size_of::<T>()),
+                .saturating_mul(2 * std::mem::size_of::<T>()),
         )
 }
 

@@ -24,6 +24,7 @@ pub(crate) fn is_replaced(name: &str, arity: usize) -> bool {
             | ("jn", 2)
             | ("yn", 2)
     ) || super::regex::replaces(name, arity)
+        || super::sort::replaces(name, arity)
 }
 
 type V = M;

@@ -78,6 +78,18 @@ fn charge_size(size: usize) -> Result<(), Error<M>> {
     }
 }
 
+/// Charges for the copy that updating a container of `len` entries in place makes when it is
+/// shared (`strong` holders), refusing it when it would not fit in the memory left.
+fn copy_if_shared(len: usize, strong: usize) -> Result<(), Error<M>> {
+    if strong > 1 {
+        charge_size(len)?;
+        if !meter::reserve(len.saturating_mul(std::mem::size_of::<(Val, Val)>())) {
+            return Err(budget_error());
+        }
+    }
+    Ok(())
+}
+
 fn check_depth(depth: u32) -> Result<(), Error<M>> {
     if depth > MAX_VALUE_DEPTH {
         meter::exhaust(format!("value nested deeper than {MAX_VALUE_DEPTH} levels"));
@@ -530,6 +542,7 @@ impl jaq_core::ValT for M {
         let key_size = index.size();
         match &mut self.v {
             Val::Obj(o) => {
+                copy_if_shared(o.len(), Rc::strong_count(o))?;
                 let map = Rc::make_mut(o);
                 let old = map.get(&index.v).cloned();
                 let n = map.len();
@@ -550,6 +563,8 @@ impl jaq_core::ValT for M {
                     }
                     None => {
                         if present {
+                            // Removing keeps the order: the entries after it move.
+                            charge_size(n)?;
                             map.shift_remove(&index.v);
                         }
                         outer
@@ -567,6 +582,7 @@ impl jaq_core::ValT for M {
                     let msg = format!("index {} out of bounds", index.v);
                     return opt.fail(self, |_| Exn::from(Error::str(msg)));
                 };
+                copy_if_shared(a.len(), Rc::strong_count(a))?;
                 let items = Rc::make_mut(a);
                 let x = std::mem::take(&mut items[i as usize]);
                 let mut total = inner(outer_size, items.len()).saturating_sub(size::of(&x));
@@ -580,6 +596,7 @@ impl jaq_core::ValT for M {
                         depth
                     }
                     None => {
+                        charge_size(items.len() - i as usize)?;
                         items.remove(i as usize);
                         outer
                     }
