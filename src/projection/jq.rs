@@ -236,6 +236,10 @@ impl JqProgram {
                     limits.max_output_bytes
                 )));
             }
+            // Converting copies every shared part: paid for like any other copy.
+            if !meter::charge_items(val.size()) {
+                return Err(JqError::Budget(meter::reason()));
+            }
             let value = convert::from_jaq(&val.v, crate::value::MAX_DEPTH).ok_or_else(|| {
                 JqError::Budget(format!(
                     "output nested deeper than {} levels",
@@ -793,21 +797,26 @@ mod tests {
         t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
     }
 
-    /// What a run cost, counted apart from the meter: bytes allocated and CPU time.
+    /// What a run cost, counted apart from the meter: bytes allocated and CPU time; and the
+    /// size of what it returned.
     struct Cost {
         spent: u64,
         allocated: u64,
         cpu_ns: u64,
+        output: u64,
     }
 
     fn cost_of(program: &JqProgram, input: &Value, limits: &Limits) -> Cost {
         let (allocated, cpu) = (crate::memory::heap::allocated(), thread_cpu_ns());
-        let _ = program.run(input, limits);
-        Cost {
+        let result = program.run(input, limits);
+        let cost = Cost {
             spent: meter::last_spent(),
             allocated: crate::memory::heap::allocated() - allocated,
             cpu_ns: thread_cpu_ns() - cpu,
-        }
+            output: 0,
+        };
+        let output = result.map_or(0, |v| meter::value_size(&v, u64::MAX).0);
+        Cost { output, ..cost }
     }
 
     /// Values a builtin may be given that are large for the fuel: long strings, long arrays,
@@ -876,8 +885,9 @@ mod tests {
                     let size = meter::value_size(&pair, u64::MAX).0;
                     let cost = cost_of(&program, &pair, &limits);
                     assert!(cost.spent <= limits.fuel, "{call}: {}", cost.spent);
-                    // The input is converted (and may be copied once) outside the fuel.
-                    let bytes_bound = 2_048 * cost.spent + 64 * size + (256 << 10);
+                    // The input and the output are converted (copying what values share, which
+                    // the output bounds limit) outside the fuel: the fuzz target's constants.
+                    let bytes_bound = 2_048 * cost.spent + 256 * (size + cost.output) + (256 << 10);
                     assert!(
                         cost.allocated <= bytes_bound,
                         "{call} on value {i}: {} bytes allocated for {} fuel",
