@@ -14,8 +14,9 @@
 
 use devtools_mcp_edge::memory::heap::{self, Tracked};
 use devtools_mcp_edge::projection::jq::{builtins, JqProgram};
-use devtools_mcp_edge::projection::{last_spent, Limits};
+use devtools_mcp_edge::projection::last_spent;
 use devtools_mcp_edge::value::{parse, Value};
+use devtools_mcp_edge_fuzz::projection_limits;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -31,23 +32,13 @@ const BYTES_BASE: u64 = 256 << 10;
 /// CPU time per unit of fuel, as a multiple of a plain loop's.
 const CPU_MULTIPLE: f64 = 50.0;
 
-fn limits() -> Limits {
-    Limits {
-        fuel: 200_000,
-        max_outputs: 2_000,
-        max_output_bytes: 1 << 20,
-        max_value_bytes: 1 << 20,
-        max_memory_bytes: 16 << 20,
-    }
-}
-
 /// Nanoseconds a plain loop takes per unit of fuel, measured once.
 fn ns_per_unit() -> f64 {
     static NS: OnceLock<f64> = OnceLock::new();
     *NS.get_or_init(|| {
         let p = JqProgram::compile("[range(1e9)] | length").expect("compiles");
         let t = Instant::now();
-        let _ = p.run(&Value::Null, &limits());
+        let _ = p.run(&Value::Null, &projection_limits());
         t.elapsed().as_nanos() as f64 / last_spent().max(1) as f64
     })
 }
@@ -57,10 +48,19 @@ fn value(kind: u8, n: usize) -> String {
     match kind % 8 {
         0 => format!("\"{}\"", "ab".repeat(n / 2)),
         1 => format!("\"{}c\"", "ab".repeat(n / 4)),
-        2 => format!("[{}]", (0..n / 8).map(|i| i.to_string()).collect::<Vec<_>>().join(",")),
+        2 => format!(
+            "[{}]",
+            (0..n / 8)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
         3 => format!(
             "{{{}}}",
-            (0..n / 16).map(|i| format!("\"k{i}\":[{i}]")).collect::<Vec<_>>().join(",")
+            (0..n / 16)
+                .map(|i| format!("\"k{i}\":[{i}]"))
+                .collect::<Vec<_>>()
+                .join(",")
         ),
         4 => format!("{}1{}", "[".repeat(n % 250), "]".repeat(n % 250)),
         5 => format!("{}", n as u64 * 1_000),
@@ -77,12 +77,16 @@ fuzz_target!(|data: &[u8]| {
     let n = (usize::from(e) + 1).pow(2) * 16;
     let input = parse(&format!("[{},{}]", value(c, n), value(d, n))).expect("valid JSON");
     let args = vec!["$a"; arity].join("; ");
-    let call = if arity == 0 { name.to_owned() } else { format!("{name}({args})") };
+    let call = if arity == 0 {
+        name.to_owned()
+    } else {
+        format!("{name}({args})")
+    };
     let program = JqProgram::compile(&format!(". as [$in, $a] | $in | {call}"))
         .unwrap_or_else(|e| panic!("{call} does not compile: {e}"));
     let size = input.to_compact_json().len() as u64;
     let per_unit = ns_per_unit();
-    let limits = limits();
+    let limits = projection_limits();
     let (allocated, t) = (heap::allocated(), Instant::now());
     let result = program.run(&input, &limits);
     let (allocated, ns) = (heap::allocated() - allocated, t.elapsed().as_nanos() as f64);

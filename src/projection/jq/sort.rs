@@ -113,6 +113,16 @@ fn best_by<'a>(
 /// The natives, under jaq-std's names and arities.
 pub(crate) fn natives() -> impl Iterator<Item = Fun<Budgeted>> {
     let f = || -> Box<[Bind]> { [Bind::Fun(())].into() };
+    // `replace(best, candidate)` on the keys' order picks the element kept.
+    macro_rules! best_by {
+        ($replace:expr) => {
+            Native::new(|mut cv| {
+                let (f, fc) = cv.0.pop_fun();
+                let best = best_by(cv.1, move |x| f.run((fc.clone(), x)), $replace);
+                Box::new(best.transpose().into_iter())
+            })
+        };
+    }
     let list: [Fun<Budgeted>; 5] = [
         ("sort", v(0), Native::new(|cv| box_once(sort(cv.1)))),
         (
@@ -132,24 +142,8 @@ pub(crate) fn natives() -> impl Iterator<Item = Fun<Budgeted>> {
             }),
         ),
         // jaq keeps the first of equal minima and the last of equal maxima.
-        (
-            "min_by_or_empty",
-            f(),
-            Native::new(|mut cv| {
-                let (f, fc) = cv.0.pop_fun();
-                let best = best_by(cv.1, move |x| f.run((fc.clone(), x)), Ordering::is_gt);
-                Box::new(best.transpose().into_iter())
-            }),
-        ),
-        (
-            "max_by_or_empty",
-            f(),
-            Native::new(|mut cv| {
-                let (f, fc) = cv.0.pop_fun();
-                let best = best_by(cv.1, move |x| f.run((fc.clone(), x)), Ordering::is_le);
-                Box::new(best.transpose().into_iter())
-            }),
-        ),
+        ("min_by_or_empty", f(), best_by!(Ordering::is_gt)),
+        ("max_by_or_empty", f(), best_by!(Ordering::is_le)),
     ];
     list.into_iter()
 }
