@@ -359,6 +359,25 @@ mod tests {
     }
 
     #[test]
+    fn work_that_cannot_wait_takes_what_is_free_and_gives_back_what_it_did_not_keep() {
+        let budget = MemoryBudget::new(40 * MIB);
+        let other = budget.call();
+        block_on(other.body().cover(16 * MIB, zero, never)).unwrap();
+        let call = budget.call();
+        // 8 MiB are free: that much is taken, not the 32 asked for.
+        assert_eq!(call.take_up_to(32 * MIB), 8 * MIB);
+        assert_eq!(budget.in_use(), 40 * MIB);
+        // With nothing free, the small floor is still taken, as small bodies never wait.
+        assert_eq!(budget.call().take_up_to(32 * MIB), SMALL_BODY_BYTES);
+        call.give_back(6 * MIB);
+        assert_eq!(call.held(), 2 * MIB);
+        // Never more than the call holds.
+        call.give_back(100 * MIB);
+        assert_eq!(call.held(), 0);
+        assert_eq!(budget.in_use(), 32 * MIB);
+    }
+
+    #[test]
     fn a_large_body_that_fits_is_admitted_at_once_and_costs_its_factor() {
         let budget = MemoryBudget::new(ROOM_FOR_ONE);
         let call = budget.call();

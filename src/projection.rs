@@ -226,3 +226,37 @@ pub fn project_in(data: Value, expression: Option<&str>, memory: Option<&CallMem
         Some(src) => Projection::compile(src).apply_or_error_value_in(data, memory),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryBudget;
+
+    const MIB: usize = 1 << 20;
+
+    #[test]
+    fn a_projection_runs_within_the_memory_its_call_could_take() {
+        let program = Projection::compile("[range(300000)] | length");
+        // With room in the isolate's budget the program runs, and gives back what it used.
+        let budget = MemoryBudget::new(72 * MIB);
+        let call = budget.call();
+        let out = program.apply_or_error_value_in(Value::Null, Some(&call));
+        assert_eq!(out.to_compact_json(), "300000");
+        assert!(call.held() < MIB, "{} bytes kept", call.held());
+        assert_eq!(budget.in_use(), call.held());
+        // With other calls holding nearly all of it, the same program stops at what was left.
+        let budget = MemoryBudget::new(6 * MIB);
+        let other = budget.call();
+        assert_eq!(other.take_up_to(4 * MIB), 4 * MIB);
+        let call = budget.call();
+        let out = program.apply_or_error_value_in(Value::Null, Some(&call));
+        let Value::Object(map) = &out else {
+            panic!("{out:?}")
+        };
+        let Some(Value::String(error)) = map.get("_jqError") else {
+            panic!("{out:?}")
+        };
+        assert!(error.contains("bytes of memory held"), "{error}");
+        assert!(meter::last_peak_memory() < 4 * MIB);
+    }
+}
