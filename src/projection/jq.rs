@@ -9,6 +9,10 @@
 //! - values are a metered type: iteration, indexing, arithmetic and construction fail once the
 //!   fuel is gone, and refuse oversized or too deeply nested results before building them, the
 //!   size counting shared parts once per occurrence;
+//! - every builtin pays for the work it does inside its call (string builtins through the value
+//!   type, the others replaced here: `budget`, `json_funs`, `regex`, `sort`) or is not offered;
+//! - the heap the run holds beyond its converted input is counted by the allocator and bounded
+//!   by [`Limits::max_memory_bytes`] (decision 0094);
 //! - the caller pulls at most [`Limits::max_outputs`] results totalling at most
 //!   [`Limits::max_output_bytes`] of JSON.
 
