@@ -7,9 +7,10 @@
 //! the work is counted apart from it: the crate's counting allocator (`memory::heap::Tracked`,
 //! installed here as in the wasm build, so the run's memory bound is live too) gives the bytes
 //! the run allocated, which must stay within the projection target's multiple of the fuel spent
-//! and of the input and output; and the thread's CPU time must stay within a multiple of what a
-//! plain loop takes per unit of fuel, measured once when the target starts (a loop that allocates
-//! nothing still shows there). libFuzzer's -timeout stays the last resort.
+//! and of the input and output; and the thread's CPU time (not wall time, which a shared machine
+//! lengthens) must stay within a multiple of what a plain loop takes per unit of fuel, measured
+//! once when the target starts (a loop that allocates nothing still shows there). libFuzzer's
+//! -timeout stays the last resort.
 #![no_main]
 
 use devtools_mcp_edge::memory::heap::{self, Tracked};
@@ -19,7 +20,6 @@ use devtools_mcp_edge::value::{parse, Value};
 use devtools_mcp_edge_fuzz::projection_limits;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
-use std::time::Instant;
 
 #[global_allocator]
 static HEAP: Tracked<std::alloc::System> = Tracked(std::alloc::System);
@@ -32,14 +32,26 @@ const BYTES_BASE: u64 = 256 << 10;
 /// CPU time per unit of fuel, as a multiple of a plain loop's.
 const CPU_MULTIPLE: f64 = 50.0;
 
-/// Nanoseconds a plain loop takes per unit of fuel, measured once.
+/// CPU time of this thread, in nanoseconds: unlike wall time, not lengthened by other
+/// processes on a shared machine.
+fn thread_cpu_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Nanoseconds of CPU a plain loop takes per unit of fuel, measured once.
 fn ns_per_unit() -> f64 {
     static NS: OnceLock<f64> = OnceLock::new();
     *NS.get_or_init(|| {
         let p = JqProgram::compile("[range(1e9)] | length").expect("compiles");
-        let t = Instant::now();
+        let t = thread_cpu_ns();
         let _ = p.run(&Value::Null, &projection_limits());
-        t.elapsed().as_nanos() as f64 / last_spent().max(1) as f64
+        (thread_cpu_ns() - t) as f64 / last_spent().max(1) as f64
     })
 }
 
@@ -87,9 +99,9 @@ fuzz_target!(|data: &[u8]| {
     let size = input.to_compact_json().len() as u64;
     let per_unit = ns_per_unit();
     let limits = projection_limits();
-    let (allocated, t) = (heap::allocated(), Instant::now());
+    let (allocated, t) = (heap::allocated(), thread_cpu_ns());
     let result = program.run(&input, &limits);
-    let (allocated, ns) = (heap::allocated() - allocated, t.elapsed().as_nanos() as f64);
+    let (allocated, ns) = (heap::allocated() - allocated, (thread_cpu_ns() - t) as f64);
     let spent = last_spent();
     let output = result.map_or(0, |v| v.to_compact_json().len() as u64);
     assert!(spent <= limits.fuel, "{call}: spent {spent}");
@@ -98,7 +110,8 @@ fuzz_target!(|data: &[u8]| {
         allocated <= bound,
         "{call} on kinds {c}, {d} (size {n}): {allocated} bytes allocated for {spent} fuel, over {bound}"
     );
-    let cpu_bound = CPU_MULTIPLE * per_unit * (spent + size / 16 + 1_000) as f64;
+    // The base covers a run's fixed cost: compiling nothing, but touching fresh pages.
+    let cpu_bound = CPU_MULTIPLE * per_unit * (spent + size / 16 + 10_000) as f64;
     assert!(
         ns <= cpu_bound,
         "{call} on kinds {c}, {d} (size {n}): {ns} ns for {spent} fuel, over {cpu_bound}"
