@@ -14,6 +14,7 @@
 #![no_main]
 
 use devtools_mcp_edge::memory::heap::{self, Tracked};
+use devtools_mcp_edge::ports::fake::thread_cpu_ns;
 use devtools_mcp_edge::projection::jq::{builtins, JqProgram};
 use devtools_mcp_edge::projection::last_spent;
 use devtools_mcp_edge::value::{parse, Value};
@@ -31,18 +32,6 @@ const BYTES_PER_BYTE: u64 = 256;
 const BYTES_BASE: u64 = 256 << 10;
 /// CPU time per unit of fuel, as a multiple of a plain loop's.
 const CPU_MULTIPLE: f64 = 50.0;
-
-/// CPU time of this thread, in nanoseconds: unlike wall time, not lengthened by other
-/// processes on a shared machine.
-fn thread_cpu_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
 
 /// Nanoseconds of CPU a plain loop takes per unit of fuel, measured once.
 fn ns_per_unit() -> f64 {

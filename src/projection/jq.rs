@@ -790,17 +790,6 @@ mod tests {
         assert!(large > 8 * small, "{large} against {small}");
     }
 
-    /// CPU time of this thread, in nanoseconds.
-    fn thread_cpu_ns() -> u64 {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `t` is a valid timespec for the call to fill.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-    }
-
     /// What a run cost, counted apart from the meter: bytes allocated and CPU time; and the
     /// size of what it returned.
     struct Cost {
@@ -811,6 +800,7 @@ mod tests {
     }
 
     fn cost_of(program: &JqProgram, input: &Value, limits: &Limits) -> Cost {
+        use crate::ports::fake::thread_cpu_ns;
         let (allocated, cpu) = (crate::memory::heap::allocated(), thread_cpu_ns());
         let result = program.run(input, limits);
         let cost = Cost {
