@@ -19,7 +19,7 @@ seconds=${1:-30}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(mcp_request api_path render_json render_toon projection policy outbound_url)
+    targets=(mcp_request api_path render_json render_toon projection builtins policy outbound_url)
 fi
 
 say() { printf '[fuzz] %s\n' "$*" >&2; }

@@ -33,3 +33,8 @@ pub mod time;
 pub mod tools;
 pub mod upstream;
 pub mod value;
+
+/// Counts what the heap holds, which bounds what a projection may build (`memory::heap`).
+#[cfg(any(target_arch = "wasm32", test))]
+#[global_allocator]
+static HEAP: memory::heap::Tracked<std::alloc::System> = memory::heap::Tracked(std::alloc::System);

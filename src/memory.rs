@@ -28,6 +28,8 @@
 //! Workers run one thread per isolate; the count is atomic only because the server that owns
 //! it may live in a `static`.
 
+pub mod heap;
+
 use std::cell::Cell;
 use std::fmt;
 use std::future::Future;
@@ -210,6 +212,26 @@ impl CallMemory {
     fn fits(&self, bytes: usize) -> bool {
         let used = self.budget.in_use();
         used.saturating_add(bytes) <= self.budget.limit() || used == self.held()
+    }
+}
+
+impl CallMemory {
+    /// Takes up to `bytes` at once, without waiting, for work that runs to its end without
+    /// yielding (a projection): what the budget has free, but at least [`SMALL_BODY_BYTES`], as
+    /// small bodies never wait either. Returns what was taken.
+    pub fn take_up_to(&self, bytes: usize) -> usize {
+        let free = self.budget.limit().saturating_sub(self.budget.in_use());
+        let taken = bytes.min(free.max(SMALL_BODY_BYTES));
+        self.take(taken);
+        taken
+    }
+
+    /// Returns `bytes` of what this call holds to the budget (at most all of it), when work
+    /// that took memory with [`CallMemory::take_up_to`] kept less.
+    pub fn give_back(&self, bytes: usize) {
+        let given = bytes.min(self.held.get());
+        self.held.set(self.held.get() - given);
+        self.budget.release(given);
     }
 }
 
@@ -408,6 +430,25 @@ mod tests {
             clock.advance(POLL_MS);
         }
         yield_once().await;
+    }
+
+    #[test]
+    fn work_that_cannot_wait_takes_what_is_free_and_gives_back_what_it_did_not_keep() {
+        let budget = MemoryBudget::new(40 * MIB);
+        let other = budget.call();
+        block_on(other.body().cover(16 * MIB, zero, never)).unwrap();
+        let call = budget.call();
+        // 8 MiB are free: that much is taken, not the 32 asked for.
+        assert_eq!(call.take_up_to(32 * MIB), 8 * MIB);
+        assert_eq!(budget.in_use(), 40 * MIB);
+        // With nothing free, the small floor is still taken, as small bodies never wait.
+        assert_eq!(budget.call().take_up_to(32 * MIB), SMALL_BODY_BYTES);
+        call.give_back(6 * MIB);
+        assert_eq!(call.held(), 2 * MIB);
+        // Never more than the call holds.
+        call.give_back(100 * MIB);
+        assert_eq!(call.held(), 0);
+        assert_eq!(budget.in_use(), 32 * MIB);
     }
 
     #[test]

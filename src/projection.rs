@@ -12,12 +12,13 @@ mod meter;
 
 use std::fmt;
 
+use crate::memory::CallMemory;
 use crate::value::{Map, Value};
 
 pub use fuel::Fuel;
 use jmespath::Expression;
 use jq::{JqError, JqProgram};
-pub use meter::{last_spent, Limits};
+pub use meter::{last_input_memory, last_peak_memory, last_spent, Limits, MAX_MEMORY_BYTES};
 
 /// The text tools put in the `jq` argument's description, so every tool states the same rule.
 pub const TOOL_DESCRIPTION: &str = "JMESPath or jq expression applied to the JSON response \
@@ -69,7 +70,9 @@ impl ProjectionError {
             ProjectionError::Jq(JqError::Syntax(_)) => ErrorKind::Invalid,
             ProjectionError::Jq(JqError::Runtime(_)) => ErrorKind::Runtime,
             ProjectionError::Jq(JqError::Budget(_)) => ErrorKind::Budget,
-            ProjectionError::Jq(JqError::Recursive(_) | JqError::TooLarge) => ErrorKind::Refused,
+            ProjectionError::Jq(
+                JqError::Recursive(_) | JqError::TooLarge | JqError::Refused(_),
+            ) => ErrorKind::Refused,
         }
     }
 }
@@ -157,17 +160,6 @@ impl Projection {
         self.apply_or_error_value_with(data, &Limits::default())
     }
 
-    /// [`Projection::apply_or_error_value`] drawing on `fuel`: the run gets what is left (at
-    /// most a run's default) and spends it there.
-    pub fn apply_or_error_value_from(&self, data: Value, fuel: &Fuel) -> Value {
-        if !matches!(self.compiled, Compiled::JmesPath(_) | Compiled::Jq(_)) {
-            return self.apply_or_error_value(data);
-        }
-        let value = self.apply_or_error_value_with(data, &fuel.limits(Limits::default()));
-        fuel.spend(last_spent());
-        value
-    }
-
     /// [`Projection::apply_or_error_value`] with explicit limits.
     pub fn apply_or_error_value_with(&self, data: Value, limits: &Limits) -> Value {
         if matches!(self.compiled, Compiled::Identity) {
@@ -177,6 +169,32 @@ impl Projection {
             Ok(v) => v,
             Err(e) => error_value(self.error_message(&e), data),
         }
+    }
+
+    /// [`Projection::apply_or_error_value`] for a call: the run gets what is left of `fuel` (at
+    /// most a run's default) and spends it there, and its memory comes out of the call's share
+    /// of the isolate's budget (`memory`), as much as is free up to [`MAX_MEMORY_BYTES`]; what
+    /// the result does not keep is given back after the run.
+    pub fn apply_or_error_value_within(
+        &self,
+        data: Value,
+        fuel: &Fuel,
+        memory: Option<&CallMemory>,
+    ) -> Value {
+        if !matches!(self.compiled, Compiled::JmesPath(_) | Compiled::Jq(_)) {
+            return self.apply_or_error_value(data);
+        }
+        let taken = memory.map(|m| m.take_up_to(MAX_MEMORY_BYTES));
+        let limits = Limits {
+            max_memory_bytes: taken.unwrap_or(MAX_MEMORY_BYTES),
+            ..Limits::default()
+        };
+        let out = self.apply_or_error_value_with(data, &fuel.limits(limits));
+        fuel.spend(last_spent());
+        if let (Some(memory), Some(taken)) = (memory, taken) {
+            memory.give_back(taken.saturating_sub(meter::last_kept_memory()));
+        }
+        out
     }
 
     /// The `_jqError` text for `error`. Whatever the reference would also reject keeps its
@@ -209,13 +227,53 @@ fn error_value(message: String, data: Value) -> Value {
 /// Compiles and applies `expression` to `data` in one step (see [`Projection`]); `None` or a
 /// blank expression returns `data` unchanged.
 pub fn project(data: Value, expression: Option<&str>) -> Value {
-    project_from(data, expression, &Fuel::request())
+    project_within(data, expression, &Fuel::request(), None)
 }
 
-/// [`project`] drawing on `fuel`, which the request's other projections share.
-pub fn project_from(data: Value, expression: Option<&str>, fuel: &Fuel) -> Value {
+/// [`project`] for a call, drawing on the request's `fuel` and the call's `memory` (see
+/// [`Projection::apply_or_error_value_within`]).
+pub fn project_within(
+    data: Value,
+    expression: Option<&str>,
+    fuel: &Fuel,
+    memory: Option<&CallMemory>,
+) -> Value {
     match expression {
         None => data,
-        Some(src) => Projection::compile(src).apply_or_error_value_from(data, fuel),
+        Some(src) => Projection::compile(src).apply_or_error_value_within(data, fuel, memory),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryBudget;
+
+    const MIB: usize = 1 << 20;
+
+    #[test]
+    fn a_projection_runs_within_the_memory_its_call_could_take() {
+        let program = Projection::compile("[range(300000)] | length");
+        // With room in the isolate's budget the program runs, and gives back what it used.
+        let budget = MemoryBudget::new(72 * MIB);
+        let call = budget.call();
+        let out = program.apply_or_error_value_within(Value::Null, &Fuel::request(), Some(&call));
+        assert_eq!(out.to_compact_json(), "300000");
+        assert!(call.held() < MIB, "{} bytes kept", call.held());
+        assert_eq!(budget.in_use(), call.held());
+        // With other calls holding nearly all of it, the same program stops at what was left.
+        let budget = MemoryBudget::new(6 * MIB);
+        let other = budget.call();
+        assert_eq!(other.take_up_to(4 * MIB), 4 * MIB);
+        let call = budget.call();
+        let out = program.apply_or_error_value_within(Value::Null, &Fuel::request(), Some(&call));
+        let Value::Object(map) = &out else {
+            panic!("{out:?}")
+        };
+        let Some(Value::String(error)) = map.get("_jqError") else {
+            panic!("{out:?}")
+        };
+        assert!(error.contains("bytes of memory held"), "{error}");
+        assert!(meter::last_peak_memory() < 4 * MIB);
     }
 }

@@ -14,10 +14,10 @@
 //! allocates nothing is left to libFuzzer's -timeout, memory to its -rss_limit_mb.
 #![no_main]
 
-use devtools_mcp_edge::projection::{last_spent, Limits, Projection};
+use devtools_mcp_edge::projection::{last_spent, Projection};
 use devtools_mcp_edge::render::{render, OutputFormat};
 use devtools_mcp_edge::value::{parse, parse_bytes, Value};
-use devtools_mcp_edge_fuzz::split_line;
+use devtools_mcp_edge_fuzz::{projection_limits, split_line};
 use libfuzzer_sys::fuzz_target;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -126,15 +126,6 @@ impl Work {
     }
 }
 
-fn limits() -> Limits {
-    Limits {
-        fuel: 200_000,
-        max_outputs: 2_000,
-        max_output_bytes: 1 << 20,
-        max_value_bytes: 1 << 20,
-    }
-}
-
 fuzz_target!(|data: &[u8]| {
     let (expr, doc) = split_line(data);
     let Ok(expr) = std::str::from_utf8(expr) else {
@@ -147,7 +138,7 @@ fuzz_target!(|data: &[u8]| {
             Err(e) => panic!("fallback document: {e}"),
         },
     };
-    let limits = limits();
+    let limits = projection_limits();
     let projection = Projection::compile(expr);
     let input = doc.clone();
     let (result, work) = Work::of(|| projection.apply_or_error_value_with(input, &limits));

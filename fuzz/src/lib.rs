@@ -1,6 +1,7 @@
 //! Helpers shared by the fuzz targets: splitting one fuzz input into fields, the value oracle
 //! against serde_json, and JavaScript's view of a value after `JSON.stringify`.
 
+use devtools_mcp_edge::projection::Limits;
 use devtools_mcp_edge::value::{Map, Value};
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -83,4 +84,16 @@ pub fn serde_parse(text: &str) -> Result<Json, serde_json::Error> {
     let value = Json::deserialize(&mut de)?;
     de.end()?;
     Ok(value)
+}
+
+/// The projection targets' budget, a fiftieth of the default, so that a program spending all of
+/// it still runs fast enough for the fuzzer to try many.
+pub fn projection_limits() -> Limits {
+    Limits {
+        fuel: 200_000,
+        max_outputs: 2_000,
+        max_output_bytes: 1 << 20,
+        max_value_bytes: 1 << 20,
+        max_memory_bytes: 16 << 20,
+    }
 }

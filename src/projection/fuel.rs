@@ -56,7 +56,7 @@ mod tests {
         let input = || parse("[20000]").unwrap();
         let alone = Fuel::request();
         assert_eq!(
-            program.apply_or_error_value_from(input(), &alone),
+            program.apply_or_error_value_within(input(), &alone, None),
             parse("20000").unwrap()
         );
         let one_run = Limits::default().fuel - alone.left();
@@ -64,10 +64,10 @@ mod tests {
         // Room for one run and a half: the second run stops where the fuel ends.
         let shared = Fuel::new(one_run + one_run / 2);
         assert_eq!(
-            program.apply_or_error_value_from(input(), &shared),
+            program.apply_or_error_value_within(input(), &shared, None),
             parse("20000").unwrap()
         );
-        let second = program.apply_or_error_value_from(input(), &shared);
+        let second = program.apply_or_error_value_within(input(), &shared, None);
         let reason = format!("{:?}", second.get("_jqError"));
         assert!(reason.contains("budget exhausted"), "{reason}");
         assert!(shared.spent());
@@ -77,7 +77,11 @@ mod tests {
     fn what_does_not_run_spends_nothing() {
         let fuel = Fuel::new(5);
         for blank_or_broken in ["", "  ", ".[ | ("] {
-            Projection::compile(blank_or_broken).apply_or_error_value_from(Value::Null, &fuel);
+            Projection::compile(blank_or_broken).apply_or_error_value_within(
+                Value::Null,
+                &fuel,
+                None,
+            );
             assert_eq!(fuel.left(), 5, "{blank_or_broken:?}");
         }
     }

@@ -9,6 +9,10 @@
 //! - values are a metered type: iteration, indexing, arithmetic and construction fail once the
 //!   fuel is gone, and refuse oversized or too deeply nested results before building them, the
 //!   size counting shared parts once per occurrence;
+//! - every builtin pays for the work it does inside its call (string builtins through the value
+//!   type, the others replaced here: `budget`, `json_funs`, `regex`, `sort`) or is not offered;
+//! - the heap the run holds beyond its converted input is counted by the allocator and bounded
+//!   by [`Limits::max_memory_bytes`] (decision 0094);
 //! - the caller pulls at most [`Limits::max_outputs`] results totalling at most
 //!   [`Limits::max_output_bytes`] of JSON.
 
@@ -16,7 +20,9 @@ mod budget;
 mod convert;
 mod json_funs;
 mod metered;
+mod regex;
 mod size;
+mod sort;
 
 use std::fmt;
 
@@ -58,6 +64,8 @@ pub enum JqError {
     TooLarge,
     /// The program defines a function that calls itself, which the budget cannot bound.
     Recursive(String),
+    /// The program uses a builtin that is not offered: the text names it and says why.
+    Refused(String),
     /// The program raised an error while running.
     Runtime(String),
     /// The program used up its budget: the text says which limit.
@@ -76,6 +84,7 @@ impl fmt::Display for JqError {
                 f,
                 "jq program defines the recursive function `{name}`, which is not allowed; use repeat, recurse, while, until or range"
             ),
+            JqError::Refused(m) => f.write_str(m),
             JqError::Runtime(m) => write!(f, "jq error: {m}"),
             JqError::Budget(m) => write!(f, "jq program stopped: {m}"),
         }
@@ -105,14 +114,55 @@ impl<'a> HasLut<'a, Budgeted> for Env<'a> {
     }
 }
 
-/// Natives that touch the host (clock, environment, local time zone) are not offered.
-const HOST_NATIVES: [&str; 4] = ["env", "now", "localtime", "strflocaltime"];
+/// Natives that are not offered: those that touch the host (clock, environment, local time
+/// zone), and `halt` with the definitions that call it, which would end the server's run rather
+/// than the program's.
+const REFUSED_NATIVES: [(&str, &str); 6] = [
+    ("env", "it reads the host's environment"),
+    ("now", "it reads the host's clock"),
+    ("localtime", "it reads the host's time zone"),
+    ("strflocaltime", "it reads the host's time zone"),
+    ("halt", "it would stop the server rather than the program"),
+    (
+        "halt_error",
+        "it would stop the server rather than the program",
+    ),
+];
+
+fn is_refused(name: &str) -> bool {
+    REFUSED_NATIVES.iter().any(|(n, _)| *n == name)
+}
 
 fn definitions() -> impl Iterator<Item = Def<&'static str>> {
     jaq_core::defs()
         .chain(jaq_std::defs())
         .chain(jaq_json::defs())
-        .filter(|d| !budget::is_replaced(d.name, d.args.len()))
+        .filter(|d| !budget::is_replaced(d.name, d.args.len()) && !is_refused(d.name))
+}
+
+/// The natives a program may call: jaq's, less those refused or replaced, and the budgeted
+/// ones of this module.
+fn natives() -> impl Iterator<Item = jaq_core::native::Fun<Budgeted>> {
+    jaq_core::funs::<Budgeted>()
+        .chain(jaq_std::funs())
+        .filter(|(name, args, _)| !is_refused(name) && !budget::is_replaced(name, args.len()))
+        .chain(json_funs::natives())
+        .chain(budget::natives())
+        .chain(regex::natives())
+        .chain(sort::natives())
+}
+
+/// Every builtin a program may call, by name and arity, sorted: the standard definitions and
+/// the natives (those the definitions are built on included, as programs may call them too).
+/// Decision 0094 says how each is bounded.
+pub fn builtins() -> Vec<(&'static str, usize)> {
+    let mut all: Vec<(&'static str, usize)> = definitions()
+        .map(|d| (d.name, d.args.len()))
+        .chain(natives().map(|(name, args, _)| (name, args.len())))
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    all
 }
 
 impl JqProgram {
@@ -136,19 +186,10 @@ impl JqProgram {
                 },
             )
             .map_err(|errs| JqError::Syntax(format!("{} error(s) in program", errs.len())))?;
-        let funs = jaq_core::funs::<Budgeted>()
-            .chain(jaq_std::funs())
-            .filter(|(name, args, _)| {
-                !HOST_NATIVES.contains(name) && !budget::is_replaced(name, args.len())
-            })
-            .chain(json_funs::natives())
-            .chain(budget::natives());
         let filter = Compiler::default()
-            .with_funs(funs)
+            .with_funs(natives())
             .compile(modules)
-            .map_err(|errs| {
-                JqError::Syntax(format!("{} undefined name(s) in program", errs.len()))
-            })?;
+            .map_err(|errs| undefined(errs.into_iter().flat_map(|(_, e)| e)))?;
         Ok(JqProgram { filter })
     }
 
@@ -157,7 +198,8 @@ impl JqProgram {
     pub fn run(&self, input: &Value, limits: &Limits) -> Result<Value, JqError> {
         let _run = meter::start(limits);
         let _memo = size::Scope::new();
-        let input = convert::to_metered(input, MAX_INPUT_DEPTH + 1).ok_or_else(|| {
+        let input = meter::input(|| convert::to_metered(input, MAX_INPUT_DEPTH + 1));
+        let input = input.ok_or_else(|| {
             JqError::Budget(if meter::exhausted() {
                 format!("input: {}", meter::reason())
             } else {
@@ -198,6 +240,10 @@ impl JqProgram {
                     limits.max_output_bytes
                 )));
             }
+            // Converting copies every shared part: paid for like any other copy.
+            if !meter::charge_items(val.size()) {
+                return Err(JqError::Budget(meter::reason()));
+            }
             let value = convert::from_jaq(&val.v, crate::value::MAX_DEPTH).ok_or_else(|| {
                 JqError::Budget(format!(
                     "output nested deeper than {} levels",
@@ -217,6 +263,21 @@ impl JqProgram {
             _ => Value::Array(outputs),
         })
     }
+}
+
+/// The error for names a program uses that are not defined: a builtin that is not offered is
+/// named with the reason, anything else listed.
+fn undefined<'s>(names: impl Iterator<Item = (&'s str, jaq_core::compile::Undefined)>) -> JqError {
+    let names: Vec<&str> = names.map(|(name, _)| name).collect();
+    for name in &names {
+        if let Some((_, why)) = REFUSED_NATIVES.iter().find(|(n, _)| n == name) {
+            return JqError::Refused(format!("the jq builtin `{name}` is not offered: {why}"));
+        }
+    }
+    JqError::Syntax(format!(
+        "undefined name(s) in program: {}",
+        names.join(", ")
+    ))
 }
 
 /// The most bytes of an error message kept. jaq quotes the offending value whole (`cannot
@@ -417,7 +478,20 @@ mod tests {
         };
         assert_eq!(m, format!("{}…", "é".repeat(MAX_ERROR_BYTES / 2)));
         assert!(matches!(run("nosuchfn", "null"), Err(JqError::Syntax(_))));
-        assert!(matches!(run("now", "null"), Err(JqError::Syntax(_))));
+        assert!(
+            matches!(run("nosuch(1)", "null"), Err(JqError::Syntax(m)) if m.contains("nosuch"))
+        );
+        for (program, name) in [
+            ("now", "now"),
+            ("env", "env"),
+            ("halt_error", "halt_error"),
+            ("1 | halt(2)", "halt"),
+        ] {
+            let Err(JqError::Refused(m)) = run(program, "null") else {
+                panic!("{program} should be refused");
+            };
+            assert!(m.contains(&format!("`{name}` is not offered")), "{m}");
+        }
         assert!(matches!(
             run(&"[".repeat(100), "null"),
             Err(JqError::TooLarge)
@@ -577,5 +651,294 @@ mod tests {
             run("range(400) | ."),
             Err(JqError::Budget("output larger than 1000 bytes".into()))
         );
+    }
+
+    /// Runs `program` on `null` under `limits`, returning the result, the fuel spent and the
+    /// most the heap grew by.
+    fn measured(program: &str, limits: &Limits) -> (Result<Value, JqError>, u64, usize) {
+        let result = JqProgram::compile(program).and_then(|p| p.run(&Value::Null, limits));
+        (result, meter::last_spent(), meter::last_peak_memory())
+    }
+
+    #[test]
+    fn builtins_that_build_large_values_stop_at_the_memory_bound() {
+        // Each builds values whose printed size is within the size bound, but whose memory is
+        // many times it: the heap count stops them near the bound, and before their fuel.
+        let limits = Limits {
+            max_memory_bytes: 24 << 20,
+            ..Limits::default()
+        };
+        for program in [
+            "\"a\" * 11000000 | explode | length",
+            "\"ab\" * 8000000 | [splits(\"\")] | length",
+            "[range(3000000)] | length",
+            "[limit(3000000; repeat(1))] | length",
+            "\"ab\" * 8000000 | [match(\"\"; \"g\")] | length",
+            "\"ab\" * 8000000 | indices(\"\") + indices(\"a\") | length",
+            "[range(2000000)] | sort | length",
+            "\"a,\" * 3000000 | . / \",\" | length",
+            "\"[\" + \"0,\" * 5000000 + \"0]\" | fromjson | length",
+        ] {
+            let (result, spent, peak) = measured(program, &limits);
+            let Err(JqError::Budget(reason)) = &result else {
+                panic!("{program}: {result:?}");
+            };
+            assert!(reason.contains("memory"), "{program}: {reason}");
+            assert!(spent < limits.fuel, "{program}: {spent}");
+            // The heap is looked at every few thousand items, so it passes the bound by little.
+            assert!(
+                peak < limits.max_memory_bytes + (4 << 20),
+                "{program}: {peak} bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn builtins_pay_for_the_work_they_do() {
+        // Each does work proportional to its inputs inside one builtin call: the fuel it is
+        // charged must stop it within the budget, however large the inputs.
+        let limits = Limits {
+            fuel: 2_000_000,
+            ..Limits::default()
+        };
+        for program in [
+            "jn(1000000000; 1.5)",
+            "yn(-1000000000; 1.5)",
+            "[range(100000)] | map(jn(1000; 1.5)) | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | ascii_downcase] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | ltrimstr(\"b\")] | length",
+            "(\"a\" * 100000) as $s | [range(1000) | $s | explode | implode] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | @base64] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | length] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | startswith($s)] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | contains($s)] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | indices(\"aa\")] | length",
+            "(\"a\" * 1000000) as $s | [range(100) | $s | test(\"b\")] | length",
+            "(\"[1]\" * 1) as $j | [range(1000000) | $j | fromjson] | length",
+            "[range(3000)] as $a | [range(3000)] | contains($a)",
+            "[range(3000)] as $a | [range(3000) | [.]] | inside([$a])",
+            "[range(6000) | [.]] as $a | $a | indices($a[3000:])",
+        ] {
+            let (result, spent, _) = measured(program, &limits);
+            assert!(
+                matches!(&result, Err(JqError::Budget(r)) if r.contains("budget exhausted")),
+                "{program}: {result:?}"
+            );
+            assert!(spent <= limits.fuel, "{program}: {spent}");
+        }
+    }
+
+    #[test]
+    fn substring_searches_are_linear() {
+        // Searches that took time proportional to both lengths answer for the fuel of reading
+        // them once.
+        let limits = Limits::default();
+        let big = "(\"a\" * 400000) as $s | ($s + \"b\") as $t";
+        for (program, want) in [
+            (format!("{big} | $s | contains($t)"), "false"),
+            (format!("{big} | $t | contains($s + \"b\")"), "true"),
+            (format!("{big} | $s | [indices($t)] | length"), "1"),
+            (format!("{big} | $t | indices(\"ab\")"), "[399999]"),
+            (format!("{big} | $s | inside($t)"), "true"),
+            (
+                "\"x\\u00e9ab\\u00e9ab\" | indices(\"ab\")".to_owned(),
+                "[2,5]",
+            ),
+            ("\"aaaa\" | indices(\"aa\")".to_owned(), "[0,1,2]"),
+        ] {
+            let (result, spent, _) = measured(&program, &limits);
+            assert_eq!(
+                result.map(|v| v.to_compact_json()),
+                Ok(want.to_owned()),
+                "{program}"
+            );
+            assert!(spent < 500_000, "{program}: {spent}");
+        }
+    }
+
+    #[test]
+    fn run_time_regexes_are_bounded_and_paid_for() {
+        for (program, want) in [
+            ("\"aXbX\" | [match(\"X\"; \"g\") | .offset]", "[1,3]"),
+            (
+                "\"\\u00e9t\\u00e9\" | capture(\"(?<v>t)(?<w>\\u00e9)\")",
+                r#"{"v":"t","w":"é"}"#,
+            ),
+            ("\"a1b22\" | [scan(\"[0-9]+\")]", r#"["1","22"]"#),
+            ("\"a, b,c\" | [splits(\", *\")]", r#"["a","b","c"]"#),
+            ("\"abc\" | gsub(\"b\"; \"X\")", r#""aXc""#),
+            ("\"abab\" | sub(\"(?<x>b)\"; \"<\\(.x)>\")", r#""a<b>ab""#),
+            ("\"ab\" | test(\"B\"; \"i\")", "true"),
+            ("\"a\\u00e9b\" | match(\"b\") | [.offset, .length]", "[2,1]"),
+        ] {
+            assert_eq!(run(program, "null"), Ok(want.to_owned()), "{program}");
+        }
+        // A pattern that compiles to more than the largest bound is refused before matching.
+        let Err(JqError::Runtime(m)) = run("\"ab\" | test(\"(?:a|b){0,10000}c\")", "null") else {
+            panic!("a huge pattern should be refused");
+        };
+        assert!(m.contains("regex pattern too large"), "{m}");
+        assert!(matches!(
+            run("(\"a\" * 5000) as $p | \"a\" | test($p)", "null"),
+            Err(JqError::Runtime(m)) if m.contains("longer than 4096 bytes")
+        ));
+        // A pattern within the bounds is paid for by the haystack times its compiled size.
+        let limits = Limits::default();
+        let (_, small, _) = measured("\"a\" * 10000 | test(\"b\")", &limits);
+        let (_, large, _) = measured("\"a\" * 10000 | test(\"(?:a|b){0,300}c\")", &limits);
+        assert!(small > 10_000 / 16, "{small}");
+        assert!(large > 8 * small, "{large} against {small}");
+    }
+
+    /// What a run cost, counted apart from the meter: bytes allocated and CPU time; and the
+    /// size of what it returned.
+    struct Cost {
+        spent: u64,
+        allocated: u64,
+        cpu_ns: u64,
+        output: u64,
+    }
+
+    fn cost_of(program: &JqProgram, input: &Value, limits: &Limits) -> Cost {
+        use crate::ports::fake::thread_cpu_ns;
+        let (allocated, cpu) = (crate::memory::heap::allocated(), thread_cpu_ns());
+        let result = program.run(input, limits);
+        let cost = Cost {
+            spent: meter::last_spent(),
+            allocated: crate::memory::heap::allocated() - allocated,
+            cpu_ns: thread_cpu_ns() - cpu,
+            output: 0,
+        };
+        let output = result.map_or(0, |v| meter::value_size(&v, u64::MAX).0);
+        Cost { output, ..cost }
+    }
+
+    /// Values a builtin may be given that are large for the fuel: long strings, long arrays,
+    /// wide and deep values, and numbers that count loops.
+    fn adversarial() -> Vec<Value> {
+        let long = "ab".repeat(100_000);
+        let items: Vec<String> = (0..20_000).map(|i| i.to_string()).collect();
+        let entries: Vec<String> = (0..5_000).map(|i| format!("\"k{i}\":[{i}]")).collect();
+        [
+            format!("\"{long}\""),
+            format!("\"{}c\"", &long[..long.len() / 2]),
+            format!("[{}]", items.join(",")),
+            format!("{{{}}}", entries.join(",")),
+            format!("{}1{}", "[".repeat(200), "]".repeat(200)),
+            "1000000000".to_owned(),
+            "-1000000000".to_owned(),
+            "null".to_owned(),
+        ]
+        .iter()
+        .map(|text| crate::value::parse(text).unwrap())
+        .collect()
+    }
+
+    #[test]
+    fn every_builtin_stops_within_its_fuel_on_adversarial_inputs() {
+        // The deep value is walked recursively, and unoptimized frames are large: the depth
+        // bound itself is checked on a wasm-sized stack in tests/it/projection_stack.rs.
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(every_builtin_on_adversarial_inputs)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    /// Each builtin, given large inputs and arguments, must end (with a value or an error)
+    /// having done work in proportion to the fuel it was charged: counted by the allocator and
+    /// by the thread's CPU time, against a plain loop's CPU time per unit measured in the run.
+    fn every_builtin_on_adversarial_inputs() {
+        let limits = Limits {
+            fuel: 100_000,
+            ..Limits::default()
+        };
+        let values = adversarial();
+        let reference = JqProgram::compile("[range(1e9)] | length").unwrap();
+        let base = cost_of(&reference, &Value::Null, &limits);
+        assert!(base.spent == limits.fuel);
+        let ns_per_unit = base.cpu_ns as f64 / base.spent as f64;
+        let mut worst = (0.0, String::new());
+        for (name, arity) in builtins() {
+            let args = vec!["$a"; arity].join("; ");
+            let call = if arity == 0 {
+                name.to_owned()
+            } else {
+                format!("{name}({args})")
+            };
+            let program = match JqProgram::compile(&format!(". as [$in, $a] | $in | {call}")) {
+                Ok(p) => p,
+                // Names the definitions use internally with other arities, or `$__loc__`-like
+                // forms, that a program cannot call this way.
+                Err(e) => panic!("{call}: {e}"),
+            };
+            for (i, input) in values.iter().enumerate() {
+                for arg in [&values[i], &values[(i + 1) % values.len()]] {
+                    let pair = Value::Array(vec![input.clone(), arg.clone()]);
+                    let size = meter::value_size(&pair, u64::MAX).0;
+                    let cost = cost_of(&program, &pair, &limits);
+                    assert!(cost.spent <= limits.fuel, "{call}: {}", cost.spent);
+                    // The input and the output are converted (copying what values share, which
+                    // the output bounds limit) outside the fuel: the fuzz target's constants.
+                    let bytes_bound = 2_048 * cost.spent + 256 * (size + cost.output) + (256 << 10);
+                    assert!(
+                        cost.allocated <= bytes_bound,
+                        "{call} on value {i}: {} bytes allocated for {} fuel",
+                        cost.allocated,
+                        cost.spent
+                    );
+                    let ratio = cost.cpu_ns as f64
+                        / (ns_per_unit * (cost.spent + size / 16 + 1_000) as f64);
+                    if ratio > worst.0 {
+                        worst = (ratio, format!("{call} on value {i}"));
+                    }
+                }
+            }
+        }
+        // A loose multiple: the debug build's hot spots are not the plain loop's.
+        assert!(
+            worst.0 < 50.0,
+            "{} took {:.1} times its fuel's CPU time",
+            worst.1,
+            worst.0
+        );
+    }
+
+    #[test]
+    fn projections_of_a_large_response_fit_the_memory_bound() {
+        // The bound must leave room for the programs it was set for: map and select over a
+        // 16 MiB list response (examples/bench_projection.rs builds the same kind of page).
+        let item = |i: usize| {
+            format!(
+                r#"{{"id":{i},"name":"item-{i}","status":"{}","owner":{{"login":"user{i}","id":{i}}},"description":"Lorem ipsum dolor sit amet, consectetur adipiscing elit {i}"}}"#,
+                ["open", "closed"][i % 2]
+            )
+        };
+        let mut text = String::from("{\"items\":[");
+        let mut i = 0;
+        while text.len() < 16 << 20 {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push_str(&item(i));
+            i += 1;
+        }
+        text.push_str("]}");
+        let input = parse(&text).unwrap();
+        for program in [
+            ".items | map({id, name}) | length",
+            "[.items[] | select(.status == \"open\") | .owner.login] | length",
+            ".items | map(.id) | sort | length",
+        ] {
+            let result =
+                JqProgram::compile(program).and_then(|p| p.run(&input, &Limits::default()));
+            let peak = meter::last_peak_memory();
+            eprintln!(
+                "{program}: {peak} bytes at most, input {}",
+                meter::last_input_memory()
+            );
+            assert!(result.is_ok(), "{program}: {result:?} ({peak} bytes)");
+        }
     }
 }

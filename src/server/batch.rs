@@ -147,7 +147,8 @@ mod tests {
         assert_eq!(batch.exceeded(5_999), None);
         assert_eq!(code(&batch.exceeded(6_000).unwrap()).1, "time");
         let program = crate::projection::Projection::compile("last(range(1e9))");
-        let out = program.apply_or_error_value_from(crate::value::Value::Null, batch.fuel());
+        let out =
+            program.apply_or_error_value_within(crate::value::Value::Null, batch.fuel(), None);
         assert!(out.get("_jqError").is_some(), "{out:?}");
         assert_eq!(code(&batch.exceeded(5_000).unwrap()).1, "fuel");
     }

@@ -36,11 +36,11 @@ pub fn json_to_value(json: &Json) -> Value {
     }
 }
 
-/// Applies the `jq` argument with the call's fuel: the projected value, `body` itself when there
-/// is no expression, or the `_jqError`/`_originalData` value when the expression fails (never an
-/// error).
+/// Applies the `jq` argument within the call's fuel and memory: the projected value, `body`
+/// itself when there is no expression, or the `_jqError`/`_originalData` value when the
+/// expression fails (never an error).
 pub fn project(body: Value, jq: Option<&str>, call: &ToolContext<'_>) -> Value {
-    projection::project_from(body, jq, call.fuel)
+    projection::project_within(body, jq, call.fuel, call.ports.memory)
 }
 
 /// A value rendered for a tool result.
@@ -182,7 +182,8 @@ impl Content for ArtifactContent {
     }
 }
 
-/// Projects `body` with `args.jq` and renders it in `args.output_format`.
+/// Projects `body` with `args.jq` (within the call's fuel and memory) and renders it in
+/// `args.output_format`.
 pub fn render_body(body: Value, args: &CommonArgs, call: &ToolContext<'_>) -> Rendered {
     let value = project(body, args.jq.as_deref(), call);
     Rendered::new(value, args.output_format, call.settings)

@@ -4,7 +4,7 @@
 use jaq_core::box_iter::BoxIter;
 use jaq_core::load::lex::StrPart;
 use jaq_core::load::parse::{BinaryOp, Def, Pattern, Term};
-use jaq_core::native::{v, Fun};
+use jaq_core::native::{bome, v, Fun};
 use jaq_core::path::Part;
 use jaq_core::{Bind, Ctx, Error, Exn, Native, ValT, ValX, ValXs};
 
@@ -16,8 +16,15 @@ use crate::projection::meter;
 pub(crate) fn is_replaced(name: &str, arity: usize) -> bool {
     matches!(
         (name, arity),
-        ("range", 3) | ("repeat", 1) | ("recurse", 1) | ("while", 2) | ("until", 2)
-    )
+        ("range", 3)
+            | ("repeat", 1)
+            | ("recurse", 1)
+            | ("while", 2)
+            | ("until", 2)
+            | ("jn", 2)
+            | ("yn", 2)
+    ) || super::regex::replaces(name, arity)
+        || super::sort::replaces(name, arity)
 }
 
 type V = M;
@@ -96,7 +103,7 @@ fn branch<'a>(
 pub(crate) fn natives() -> impl Iterator<Item = Fun<Budgeted>> {
     let f = || -> Box<[Bind]> { [Bind::Fun(())].into() };
     let ff = || -> Box<[Bind]> { [Bind::Fun(()), Bind::Fun(())].into() };
-    let list: [Fun<Budgeted>; 5] = [
+    let list: [Fun<Budgeted>; 7] = [
         // def repeat(f): def rec: f, rec; rec;
         (
             "repeat",
@@ -191,8 +198,25 @@ pub(crate) fn natives() -> impl Iterator<Item = Fun<Budgeted>> {
                 }))
             }),
         ),
+        // jn($n; $x) and yn($n; $x): Bessel functions that loop |n| times inside libm.
+        ("jn", v(2), Native::new(|cv| bome(bessel(cv, libm::jn)))),
+        ("yn", v(2), Native::new(|cv| bome(bessel(cv, libm::yn)))),
     ];
     list.into_iter()
+}
+
+/// Runs a Bessel function of order `$n` after paying one unit per step of its loop.
+fn bessel(mut cv: jaq_core::Cv<'_, Budgeted>, f: fn(i32, f64) -> f64) -> jaq_core::ValR<V> {
+    let x = cv.0.pop_var();
+    let n = cv.0.pop_var();
+    let order = jaq_std::ValT::as_isize(&n)
+        .and_then(|n| i32::try_from(n).ok())
+        .ok_or_else(|| Error::typ(n.clone(), "integer"))?;
+    let x = jaq_std::ValT::as_f64(&x).ok_or_else(|| Error::typ(x.clone(), "number"))?;
+    if !meter::charge(1 + u64::from(order.unsigned_abs())) {
+        return Err(Error::str(meter::reason()));
+    }
+    Ok(V::from(f(order, x)))
 }
 
 /// Names of definitions in `term` that call themselves (directly, or from a nested definition

@@ -22,6 +22,9 @@ use jaq_json::Val;
 use super::size;
 use crate::projection::meter;
 
+/// How many items an array being filled gets between two looks at the heap.
+const ITEMS_PER_LOOK: usize = 4096;
+
 /// The deepest value a program may build.
 pub const MAX_VALUE_DEPTH: u32 = 512;
 /// The longest string or array, in bytes or items, a single operation may build.
@@ -73,6 +76,18 @@ fn charge_size(size: usize) -> Result<(), Error<M>> {
     } else {
         Err(budget_error())
     }
+}
+
+/// Charges for the copy that updating a container of `len` entries in place makes when it is
+/// shared (`strong` holders), refusing it when it would not fit in the memory left.
+fn copy_if_shared(len: usize, strong: usize) -> Result<(), Error<M>> {
+    if strong > 1 {
+        charge_size(len)?;
+        if !meter::reserve(len.saturating_mul(std::mem::size_of::<(Val, Val)>())) {
+            return Err(budget_error());
+        }
+    }
+    Ok(())
 }
 
 fn check_depth(depth: u32) -> Result<(), Error<M>> {
@@ -247,9 +262,17 @@ impl FromIterator<M> for M {
         for x in iter {
             depth = depth.max(x.depth);
             total = total.saturating_add(x.size());
+            if !meter::room_for_one_more(&items) {
+                return M::leaf(Val::Null);
+            }
             items.push(x.v);
             if items.len() > MAX_VALUE_SIZE || total > meter::max_value_bytes() {
                 break;
+            }
+            // A builtin can fill an array from a string (`explode`) without any other charge
+            // between items: the heap is looked at as it grows.
+            if items.len() % ITEMS_PER_LOOK == 0 && !meter::within_memory() {
+                return M::leaf(Val::Null);
             }
         }
         if charge_size(items.len()).is_err() || check_depth(depth + 1).is_err() {
@@ -330,11 +353,20 @@ fn result_json_size(op: &str, l: &M, r: &M) -> Result<Option<u64>, Error<M>> {
             let count = jaq_std::ValT::as_f64(n).map_or(0.0, |f| f.max(0.0));
             let bytes = (len(s) as f64 * count).min(u64::MAX as f64) as u64;
             admit(bytes.saturating_add(2))?;
+            // Made in one piece: checked against the memory left before.
+            if !meter::reserve(bytes as usize) {
+                return Err(budget_error());
+            }
             Ok(None)
         }
-        // Splitting a string adds at most quotes and a comma per byte.
+        // Splitting a string adds at most quotes and a comma per byte, and each piece takes a
+        // value's room in memory, which is made in one piece: checked before.
         ("div", a, b) if is_str(a) && is_str(b) => {
             admit(sl.saturating_mul(4))?;
+            let pieces = len(a) / len(b).max(1) + 1;
+            if !meter::reserve(pieces.saturating_mul(std::mem::size_of::<Val>())) {
+                return Err(budget_error());
+            }
             Ok(None)
         }
         _ => {
@@ -429,8 +461,8 @@ impl jaq_core::ValT for M {
 
     fn index(self, index: &M) -> R {
         guard()?;
-        if size::scalar_size(&index.v).is_none() {
-            // A container key is hashed or compared whole.
+        if !matches!(index.v, Val::Num(_)) {
+            // A key is hashed or compared whole.
             index.charge_walk();
         }
         let v = self.v.clone().index(&index.v).map_err(conv)?;
@@ -510,6 +542,7 @@ impl jaq_core::ValT for M {
         let key_size = index.size();
         match &mut self.v {
             Val::Obj(o) => {
+                copy_if_shared(o.len(), Rc::strong_count(o))?;
                 let map = Rc::make_mut(o);
                 let old = map.get(&index.v).cloned();
                 let n = map.len();
@@ -530,6 +563,8 @@ impl jaq_core::ValT for M {
                     }
                     None => {
                         if present {
+                            // Removing keeps the order: the entries after it move.
+                            charge_size(n)?;
                             map.shift_remove(&index.v);
                         }
                         outer
@@ -547,6 +582,7 @@ impl jaq_core::ValT for M {
                     let msg = format!("index {} out of bounds", index.v);
                     return opt.fail(self, |_| Exn::from(Error::str(msg)));
                 };
+                copy_if_shared(a.len(), Rc::strong_count(a))?;
                 let items = Rc::make_mut(a);
                 let x = std::mem::take(&mut items[i as usize]);
                 let mut total = inner(outer_size, items.len()).saturating_sub(size::of(&x));
@@ -560,6 +596,7 @@ impl jaq_core::ValT for M {
                         depth
                     }
                     None => {
+                        charge_size(items.len() - i as usize)?;
                         items.remove(i as usize);
                         outer
                     }
@@ -636,6 +673,14 @@ impl jaq_std::ValT for M {
     fn into_seq<S: FromIterator<M>>(self) -> Result<S, M> {
         let d = self.depth.saturating_sub(1);
         match self.v {
+            // The builtins that take an array (`sort`, `implode`, `group_by`) copy it whole
+            // first: paid for, and refused when the copy would not fit, before it is made.
+            Val::Arr(a)
+                if charge_size(a.len()).is_err()
+                    || !meter::reserve(a.len().saturating_mul(std::mem::size_of::<M>())) =>
+            {
+                Ok(std::iter::empty().collect())
+            }
             Val::Arr(a) => Ok(Rc::unwrap_or_clone(a)
                 .into_iter()
                 .map(|v| M::new(v, d))
@@ -664,15 +709,25 @@ impl jaq_std::ValT for M {
         jaq_std::ValT::is_utf8_str(&self.v)
     }
 
+    /// The bytes of a string, paid for by their length: every string builtin reads them
+    /// through here (`ltrimstr`, `startswith`, `ascii_downcase`, `explode`, `@base64`, regexes,
+    /// dates), so the work of each is charged without replacing it.
     fn as_bytes(&self) -> Option<&[u8]> {
-        jaq_std::ValT::as_bytes(&self.v)
+        let b = jaq_std::ValT::as_bytes(&self.v)?;
+        meter::charge_items(b.len() as u64);
+        Some(b)
     }
 
     fn as_sub_str(&self, sub: &[u8]) -> M {
         M::leaf(jaq_std::ValT::as_sub_str(&self.v, sub))
     }
 
+    /// A string a builtin made, paid for by its length and refused (ending the run) past the
+    /// size bound.
     fn from_utf8_bytes(b: impl AsRef<[u8]> + Send + 'static) -> M {
+        let len = b.as_ref().len() as u64;
+        meter::charge_items(len);
+        meter::admit(len + 2);
         M::leaf(<Val as jaq_std::ValT>::from_utf8_bytes(b))
     }
 }
