@@ -415,6 +415,9 @@ pub async fn callback(
         Ok(p) => p,
         Err(e) => return error_page(400, &e.description),
     };
+    if let Some(used) = first_arrival(&params, "idp-code", ports).await {
+        return used;
+    }
     let Ok(Some(state)) = params.get("state") else {
         return error_page(400, "The identity provider's answer has no state.");
     };
@@ -449,6 +452,33 @@ pub async fn callback(
         };
     }
     issue_code(settings, &pending, signed_in, ports).await
+}
+
+/// Spends the `code` of a provider's answer at this end the first time any callback brings it,
+/// before its `state` is read, and `None` then; a later arrival gets the page to show instead.
+/// A refused answer's address is easily asked for (and logged), and its `state` is the caller's
+/// to rewrite: a victim sent through an attacker's sign-in with the state altered would be
+/// refused without anything to spend the code with, and the attacker could then put back their
+/// own state and finish their sign-in with the victim's code. The claim lasts as long as a
+/// provider's code may (ten minutes) plus the margin; answers are rate-limited per address, so
+/// what strangers can make it hold is bounded.
+async fn first_arrival(params: &Params, kind: &str, ports: Ports<'_>) -> Option<HttpResponse> {
+    let Ok(Some(code)) = params.get("code") else {
+        return None;
+    };
+    let key = format!("{kind}:{}", token_hash(code));
+    let ttl = CODE_TTL_SECONDS + PROVIDER_CLAIM_MARGIN_SECONDS;
+    match ports.claims.claim(&key, "arrived", ttl).await {
+        Ok(Claim::First) => None,
+        Ok(Claim::Taken(_)) => Some(error_page(
+            400,
+            "This answer was already used; nothing was authorized. Start again from your client.",
+        )),
+        Err(e) => Some(error_page(
+            503,
+            &format!("The sign-in store is unavailable ({e}); start again from your client."),
+        )),
+    }
 }
 
 /// Spends the provider's code of a callback refused because it came from another browser. The
@@ -519,9 +549,9 @@ fn atlassian_key(state: &str) -> String {
     format!("atlassian2:{}", token_hash(state))
 }
 
-/// How long the claim that spends an Atlassian leg outlives the leg, for the clocks of other
-/// locations.
-const ATLASSIAN_CLAIM_MARGIN_SECONDS: u64 = 60;
+/// How long the claims that spend a provider's code or an Atlassian leg outlive what they spend,
+/// for the clocks of other locations.
+const PROVIDER_CLAIM_MARGIN_SECONDS: u64 = 60;
 
 /// Stores `value` as JSON under `key` for the lifetime of an authorization code: a signed-in
 /// person's sign-in between two redirects.
@@ -600,6 +630,9 @@ pub async fn atlassian_callback(
         Ok(p) => p,
         Err(e) => return error_page(400, &e.description),
     };
+    if let Some(used) = first_arrival(&params, "atlassian-code", ports).await {
+        return used;
+    }
     let Ok(Some(state)) = params.get("state") else {
         return error_page(400, "Atlassian's answer has no state.");
     };
@@ -622,7 +655,7 @@ pub async fn atlassian_callback(
         .claim(
             &key,
             "spent",
-            CODE_TTL_SECONDS + ATLASSIAN_CLAIM_MARGIN_SECONDS,
+            CODE_TTL_SECONDS + PROVIDER_CLAIM_MARGIN_SECONDS,
         )
         .await;
     let _ = ports.oauth.delete(&key).await;

@@ -119,36 +119,56 @@ pub fn is_loopback_host(host: &str) -> bool {
 
 /// Schemes that hand the URL they carry (or themselves) to a browser, run script or read local
 /// data: never a redirect, and never allowed by `MCP_OAUTH_REDIRECT_SCHEMES`.
-pub const BROWSER_SCHEMES: &[&str] = &[
+const BROWSER_SCHEMES: &[&str] = &[
     "about",
+    "android-app",
     "blob",
-    "brave",
-    "chrome",
     "data",
-    "edge",
     "file",
     "filesystem",
-    "firefox",
     "ftp",
-    "googlechrome",
-    "googlechromes",
-    "intent",
     "javascript",
-    "microsoft-edge",
-    "microsoft-edge-holographic",
-    "opera",
-    "opera-http",
-    "opera-https",
-    "safari",
+    "search-ms",
     "vbscript",
     "view-source",
-    "vivaldi",
     "ws",
     "wss",
-    "x-safari-http",
-    "x-safari-https",
-    "x-web-search",
 ];
+
+/// Beginnings of the schemes that browsers register for themselves and their variants
+/// (`microsoft-edge-https`, `googlechrome-x-callback`, `firefox-focus`, `intent`, ...), and of
+/// Windows' protocol handlers (`ms-`), any of which opens what it carries.
+const BROWSER_SCHEME_FAMILIES: &[&str] = &[
+    "brave",
+    "chrome",
+    "duckduckgo",
+    "edge",
+    "firefox",
+    "focus",
+    "googlechrome",
+    "intent",
+    "microsoft-edge",
+    "ms-",
+    "opera",
+    "safari",
+    "samsunginternet",
+    "touch-",
+    "vivaldi",
+    "x-safari",
+    "x-web-search",
+    "yandexbrowser",
+];
+
+/// True for a scheme that hands what it carries to a browser or runs it: a listed one, one of
+/// a browser's family, or any that names `http` (`x-safari-https`, `opera-http`), which can
+/// only be carrying a web address.
+pub fn is_browser_scheme(scheme: &str) -> bool {
+    BROWSER_SCHEMES.contains(&scheme)
+        || BROWSER_SCHEME_FAMILIES
+            .iter()
+            .any(|f| scheme.starts_with(f))
+        || (scheme.contains("http") && !matches!(scheme, "http" | "https"))
+}
 
 /// Why a redirect URI cannot be registered, if it cannot (RFC 8252 section 7): `https`; `http`
 /// only to a loopback host (127.0.0.0/8, `[::1]`, `localhost`); or a private-use scheme in
@@ -161,7 +181,7 @@ pub fn redirect_uri_problem(text: &str, extra_schemes: &[String]) -> Option<Stri
         Err(e) => return Some(format!("{text:?} is not a URL: {e}")),
     };
     let scheme = url.scheme();
-    if BROWSER_SCHEMES.contains(&scheme) {
+    if is_browser_scheme(scheme) {
         return Some(format!(
             "{text:?}: the {scheme} scheme hands the URL to a browser or runs it, so it cannot \
              be a redirect"
@@ -216,8 +236,7 @@ pub fn redirect_schemes(text: &str) -> Result<Vec<String>, String> {
         if !is_scheme(&scheme) {
             return Err(format!("{entry:?} is not a URI scheme"));
         }
-        if matches!(scheme.as_str(), "http" | "https") || BROWSER_SCHEMES.contains(&scheme.as_str())
-        {
+        if matches!(scheme.as_str(), "http" | "https") || is_browser_scheme(&scheme) {
             return Err(format!(
                 "{entry:?} cannot be allowed: http and https have their own rules, and the \
                  others hand the URL to a browser"
@@ -332,7 +351,22 @@ mod tests {
             redirect_schemes(" Cursor, vscode-insiders ,"),
             Ok(vec!["cursor".to_owned(), "vscode-insiders".to_owned()])
         );
-        for bad in ["microsoft-edge", "https", "intent", "1abc", "a b", "x:"] {
+        for bad in [
+            "microsoft-edge",
+            "https",
+            "intent",
+            "1abc",
+            "a b",
+            "x:",
+            "googlechrome-x-callback",
+            "microsoft-edge-https",
+            "firefox-focus",
+            "touch-https",
+            "android-app",
+            "search-ms",
+            "ms-msdt",
+            "my-http-wrapper",
+        ] {
             assert!(redirect_schemes(bad).is_err(), "{bad}");
         }
     }

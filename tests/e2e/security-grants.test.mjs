@@ -43,13 +43,8 @@ async function toolsList(base, bearer) {
   return r.status;
 }
 
-test("a refused Atlassian answer, replayed in the browser that started the sign-in, gives no code and its Atlassian code is spent", async () => {
-  const worker = await started({
-    vars: { ...signInVars, ...atlassianSignInVars(upstream) },
-  });
-  const W = worker.url;
-  upstream.idp.ids = { octocat: 583231, mallory: 666 };
-  // Mallory signs in in her own browser up to Atlassian's consent, and sends that link to octocat.
+/** Mallory signs in in her own browser up to Atlassian's consent; returns her browser and that link. */
+async function malloryToAtlassian(W) {
   const registered = await fetch(`${W}/oauth/register`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
@@ -69,19 +64,36 @@ test("a refused Atlassian answer, replayed in the browser that started the sign-
   upstream.idp.login = "mallory";
   const fromGitHub = await mallory.go(approved.headers.get("location"));
   const toAtlassian = await mallory.go(fromGitHub.headers.get("location"));
-  const atlassianUrl = toAtlassian.headers.get("location");
-  assert.ok(atlassianUrl.startsWith(`${upstream.url}/atlassian-auth/authorize?`), atlassianUrl);
-  // Octocat consents at Atlassian; the worker refuses the answer in octocat's browser.
-  const octocat = browser(W);
-  const refusedUrl = (await octocat.go(atlassianUrl)).headers.get("location");
-  const octocatsCode = new URL(refusedUrl).searchParams.get("code");
-  const refused = await octocat.go(refusedUrl);
-  assert.equal(refused.status, 403);
-  assert.equal(upstream.atlassian.codes.has(octocatsCode), false, "octocat's Atlassian code is still redeemable");
-  // Mallory gets the refused address and opens it in her own browser: nothing.
-  const replay = await mallory.go(refusedUrl);
-  assert.equal(replay.status, 400, await replay.clone().text());
-  assert.equal(replay.headers.get("location"), null);
+  const atlassianUrl = new URL(toAtlassian.headers.get("location"));
+  assert.ok(atlassianUrl.href.startsWith(`${upstream.url}/atlassian-auth/authorize?`), atlassianUrl.href);
+  return { mallory, atlassianUrl };
+}
+
+test("a refused Atlassian answer, replayed in the browser that started the sign-in, gives no code and its Atlassian code is spent", async () => {
+  const worker = await started({ vars: { ...signInVars, ...atlassianSignInVars(upstream) } });
+  const W = worker.url;
+  upstream.idp.ids = { octocat: 583231, mallory: 666 };
+  // Mallory sends octocat her Atlassian consent link, as it is or with its state altered.
+  for (const alter of [() => {}, (u) => u.searchParams.set("state", "altered")]) {
+    const { mallory, atlassianUrl } = await malloryToAtlassian(W);
+    const ownState = atlassianUrl.searchParams.get("state");
+    alter(atlassianUrl);
+    // Octocat consents at Atlassian; the worker refuses the answer in octocat's browser.
+    const octocat = browser(W);
+    const refusedUrl = new URL((await octocat.go(atlassianUrl)).headers.get("location"));
+    const octocatsCode = refusedUrl.searchParams.get("code");
+    const refused = await octocat.go(refusedUrl);
+    assert.ok([400, 403].includes(refused.status), `${refused.status}`);
+    assert.equal(refused.headers.get("location"), null);
+    if (refusedUrl.searchParams.get("state") === ownState) {
+      assert.equal(upstream.atlassian.codes.has(octocatsCode), false, "octocat's Atlassian code is still redeemable");
+    }
+    // Mallory gets the refused address and opens it, with her own state, in her own browser.
+    refusedUrl.searchParams.set("state", ownState);
+    const replay = await mallory.go(refusedUrl);
+    assert.equal(replay.status, 400, await replay.clone().text());
+    assert.equal(replay.headers.get("location"), null);
+  }
 });
 
 // Workers KV keeps a location's reads for up to a minute. The stand-in below plays that: reads of

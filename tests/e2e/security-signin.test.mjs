@@ -112,12 +112,12 @@ test("an identity-provider link approved in the attacker's browser does not sign
   });
   assert.equal(planted.status, 403, await planted.text());
   // The refused callback's URL, leaked and replayed in the attacker's browser, holds a spent
-  // code: the sign-in ends with an error, never a code.
+  // code: the sign-in ends on the server's page, never with a code.
   const refusedUrl = await victimCallback(providerUrl);
   assert.equal((await browser().go(refusedUrl)).status, 403);
   const replayed = await attacker.go(refusedUrl);
-  assert.ok(sendsTo(replayed, ATTACKER_REDIRECT), `${replayed.status} ${replayed.headers.get("location")}`);
-  assert.equal(new URL(replayed.headers.get("location")).searchParams.get("code"), null);
+  assert.equal(replayed.status, 400, await replayed.clone().text());
+  assert.ok(!sendsTo(replayed, ATTACKER_REDIRECT), `${replayed.headers.get("location")}`);
   attacker.jar.set("mcp_oauth_browser", approvedCookie);
   // The attacker's own browser finishing it signs in whoever the provider says, and that is
   // refused here because the attacker is not on the allow-list.
@@ -126,6 +126,31 @@ test("an identity-provider link approved in the attacker's browser does not sign
   assert.ok(sendsTo(own, ATTACKER_REDIRECT));
   assert.equal(new URL(own.headers.get("location")).searchParams.get("error"), "access_denied");
   upstream.idp.login = VICTIM;
+});
+
+test("a victim sent through the attacker's sign-in with its state altered leaves no code the attacker can finish with", async () => {
+  // The attacker keeps the provider link's challenge but alters or drops its state, so the
+  // victim's refused answer carries nothing to spend the code with; then puts their own state
+  // back on the refused address, in their own browser.
+  const clientId = await registered([ATTACKER_REDIRECT]);
+  const { challenge } = pkce();
+  for (const alter of [(u) => u.searchParams.set("state", "altered"), (u) => u.searchParams.delete("state")]) {
+    const attacker = browser();
+    const providerUrl = new URL(await approveIn(attacker, authorizeUrl(validParams(clientId, ATTACKER_REDIRECT, challenge))));
+    const ownState = providerUrl.searchParams.get("state");
+    alter(providerUrl);
+    upstream.idp.login = VICTIM;
+    const victim = browser();
+    const refusedUrl = (await victim.go(providerUrl)).headers.get("location");
+    const refused = await victim.go(refusedUrl);
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers.get("location"), null);
+    const replay = new URL(refusedUrl);
+    replay.searchParams.set("state", ownState);
+    const finished = await attacker.go(replay);
+    assert.equal(finished.status, 400, await finished.clone().text());
+    assert.ok(!sendsTo(finished, ATTACKER_REDIRECT), finished.headers.get("location"));
+  }
 });
 
 test("the consent form posted from another browser, or replayed after the sign-in ended, authorizes nothing", async () => {

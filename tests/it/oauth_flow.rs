@@ -171,12 +171,15 @@ fn through_github(server: &Server, env: &FakeEnv, client_id: &str) -> (HttpRespo
         "{to_github}"
     );
     let state = query_param(&to_github, "state").unwrap();
+    // The provider issues a code per sign-in, and each is accepted once.
+    static CODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CODES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let response = send_on(
         server,
         env,
         http(
             "GET",
-            &format!("/oauth/callback?code=gh-code&state={state}"),
+            &format!("/oauth/callback?code=gh-code-{n}&state={state}"),
             &[("Cookie", &cookie)],
             "",
         ),
@@ -580,18 +583,21 @@ fn a_consent_or_callback_from_another_browser_never_reaches_the_provider() {
     let state = query_param(&location(&response), "state").unwrap();
     assert!(env.oauth.dump().is_empty(), "{:?}", env.oauth.dump());
     let planted = format!("{cookie}; __Host-mcp_oauth_browser=the-victims-own");
-    for other in [
+    for (n, other) in [
         "",
         "__Host-mcp_oauth_browser=someone-else",
         planted.as_str(),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let before = env.http.sent().len();
         let response = send_on(
             &server,
             &env,
             http(
                 "GET",
-                &format!("/oauth/callback?code=c&state={state}"),
+                &format!("/oauth/callback?code=c{n}&state={state}"),
                 &[("Cookie", other)],
                 "",
             ),
@@ -604,7 +610,11 @@ fn a_consent_or_callback_from_another_browser_never_reaches_the_provider() {
             .map(|r| String::from_utf8_lossy(r.body.as_deref().unwrap_or_default()).into_owned())
             .collect();
         assert_eq!(exchanges.len(), 1, "{other}: the code is spent once");
-        assert!(exchanges[0].contains("code=c&"), "{}", exchanges[0]);
+        assert!(
+            exchanges[0].contains(&format!("code=c{n}&")),
+            "{}",
+            exchanges[0]
+        );
     }
     // Nothing was stored for any of it.
     assert!(env.oauth.dump().is_empty(), "{:?}", env.oauth.dump());
@@ -840,15 +850,18 @@ fn atlassians_answer_needs_its_own_state_and_the_browser_that_started_the_sign_i
     let client_id = register(&server, &env);
     // An unknown state, or the primary provider's answer replayed here: nothing.
     let (state, cookie) = atlassian_state(&server, &env, &client_id);
-    let unknown = atlassian_return(&server, &env, "code=atl-code&state=forged", &cookie);
+    let unknown = atlassian_return(&server, &env, "code=atl-forged&state=forged", &cookie);
     assert_eq!(unknown.status, 400);
     // Another browser (no consent cookie, or another one) cannot finish this sign-in.
-    for other in ["", "mcp_oauth_consent=someone-else"] {
+    for (n, other) in ["", "mcp_oauth_consent=someone-else"]
+        .into_iter()
+        .enumerate()
+    {
         let (state, _) = atlassian_state(&server, &env, &client_id);
         let response = atlassian_return(
             &server,
             &env,
-            &format!("code=atl-code&state={state}"),
+            &format!("code=atl-code-{n}&state={state}"),
             other,
         );
         assert_eq!(response.status, 403, "{other:?}");
@@ -938,4 +951,59 @@ fn a_registration_made_under_looser_rules_cannot_send_a_code_where_the_rules_now
     assert!(refused.header("Location").is_none());
     let page = String::from_utf8_lossy(&refused.body);
     assert!(page.contains("no longer accepted"), "{page}");
+}
+
+#[test]
+fn a_providers_code_opens_one_answer_whatever_state_comes_with_it() {
+    let server = oauth_server();
+    let env = FakeEnv::with_http(github("octocat"));
+    let client_id = register(&server, &env);
+    let (request, cookie) = consent(&server, &env, &client_id);
+    let state = query_param(
+        &location(&approve(&server, &env, &request, &cookie)),
+        "state",
+    )
+    .unwrap();
+    // The victim's browser comes back with the state altered or removed: refused, and nothing
+    // there can spend the code at the provider.
+    for query in ["code=gh-code&state=altered", "code=gh-code"] {
+        let response = send_on(
+            &server,
+            &env,
+            http("GET", &format!("/oauth/callback?{query}"), &[], ""),
+        );
+        assert_eq!(response.status, 400, "{query}");
+        assert!(response.header("Location").is_none());
+    }
+    // The code with the starting browser's own state and cookie: still nothing.
+    let replay = send_on(
+        &server,
+        &env,
+        http(
+            "GET",
+            &format!("/oauth/callback?code=gh-code&state={state}"),
+            &[("Cookie", &cookie)],
+            "",
+        ),
+    );
+    assert_eq!(replay.status, 400);
+    assert!(replay.header("Location").is_none());
+    assert!(String::from_utf8_lossy(&replay.body).contains("already used"));
+    assert!(env
+        .http
+        .sent()
+        .iter()
+        .all(|r| !r.url.ends_with("/login/oauth/access_token")));
+    // Another code, in that browser, signs in.
+    let back = send_on(
+        &server,
+        &env,
+        http(
+            "GET",
+            &format!("/oauth/callback?code=gh-code-other&state={state}"),
+            &[("Cookie", &cookie)],
+            "",
+        ),
+    );
+    code_of(&location(&back));
 }
