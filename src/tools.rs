@@ -39,7 +39,11 @@ pub fn all() -> Result<Registry, RegistryError> {
             .map(move |t| (toolset, t))
     });
     for (toolset, tool) in atlassian
-        .chain(github::tools().into_iter().map(|t| (Toolset::Github, t)))
+        .chain(
+            github::spec::tools()
+                .into_iter()
+                .map(|t| (Toolset::Github, t)),
+        )
         .chain(
             circleci::tools()
                 .into_iter()
@@ -140,6 +144,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The catalog the end-to-end tests take their tool lists from (`tests/e2e/catalog.json`)
+    /// is the registry's: each tool's name, toolset, read-only hint and whether it has an output
+    /// schema, in registration order. `UPDATE_CATALOG=1` rewrites it after a tool is added.
+    #[test]
+    fn the_end_to_end_catalog_is_the_registrys() {
+        let registry = all().unwrap();
+        let mut text = String::from("[\n");
+        for (i, name) in registry.names().into_iter().enumerate() {
+            let (toolset, tool) = registry.entry(name).unwrap();
+            let d = &tool.spec().descriptor;
+            let entry = serde_json::json!({
+                "name": name,
+                "toolset": toolset.map(Toolset::name),
+                "readOnly": toolsets::is_read_only(d),
+                "outputSchema": d.output_schema.is_some(),
+            });
+            let comma = if i + 1 < registry.len() { "," } else { "" };
+            text.push_str(&format!("  {entry}{comma}\n"));
+        }
+        text.push_str("]\n");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/e2e/catalog.json");
+        if std::env::var_os("UPDATE_CATALOG").is_some() {
+            std::fs::write(path, &text).unwrap();
+        }
+        let stored = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            stored == text,
+            "{path} is not the registry's catalog: run UPDATE_CATALOG=1 make test-host"
+        );
     }
 
     #[test]

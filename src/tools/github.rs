@@ -1,9 +1,9 @@
 //! GitHub Actions list tools: `github_list_workflow_runs` and `github_list_workflow_jobs`,
-//! declared in [`spec`]. Each builds one REST path from typed arguments, sends it through the
+//! declared in [`spec`] on the machinery here. Each builds one REST path from typed arguments, sends it through the
 //! shared upstream client (never cached: run and job status changes by the second) and answers
 //! `{data, nextPage}`, where `nextPage` comes from the `Link` header.
 
-mod spec;
+pub mod spec;
 
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
 use crate::structured::{Contract, Envelope};
@@ -19,7 +19,6 @@ use crate::upstream::{
 };
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
-pub use spec::{tools, JobsArgs, RunsArgs, WorkflowId};
 
 arguments! {
     /// What every GitHub list tool takes first: the repository, the page, and the shared `jq`
@@ -75,34 +74,6 @@ pub(crate) fn name_segment(field: &str, value: &str) -> Result<String, ToolError
             "{field} must be a GitHub name (letters, digits, '-', '_' and '.'), not {value:?}"
         )))
     }
-}
-
-/// `workflowId` as a path segment: digits as they are, a file name percent-encoded.
-fn workflow_segment(id: &WorkflowId) -> Result<String, ToolError> {
-    let name = match id {
-        WorkflowId::Id(n) => return Ok(n.to_string()),
-        WorkflowId::Name(name) => name.trim(),
-    };
-    let bad = name.is_empty()
-        || name == "."
-        || name == ".."
-        || name
-            .chars()
-            .any(|c| c == '/' || c == '\\' || c.is_control());
-    if bad {
-        return Err(ToolError::InvalidArguments(format!(
-            "workflowId must be a numeric id or a workflow file name such as ci.yml (no '/'), not {name:?}"
-        )));
-    }
-    let mut out = String::with_capacity(name.len());
-    for &b in name.as_bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    Ok(out)
 }
 
 fn parse_path(path: &str) -> Result<ApiPath, ToolError> {
@@ -217,6 +188,7 @@ async fn list<A>(
 
 #[cfg(test)]
 mod tests {
+    use super::spec::{tools, JobsArgs, RunsArgs};
     use super::*;
     use serde_json::{json, Value as Json};
 

@@ -432,7 +432,7 @@ impl Registry {
         let (toolset, tool) = self.entry(name)?;
         Some(
             selection
-                .offers(toolset, tool.spec(), policy)
+                .offers(toolset, &tool.spec().descriptor, policy)
                 .map(|()| tool),
         )
     }
@@ -448,7 +448,11 @@ impl Registry {
     ) -> Vec<ToolDescriptor> {
         self.tools
             .iter()
-            .filter(|(toolset, t)| selection.offers(*toolset, t.spec(), policy).is_ok())
+            .filter(|(toolset, t)| {
+                selection
+                    .offers(*toolset, &t.spec().descriptor, policy)
+                    .is_ok()
+            })
             .map(|(_, t)| {
                 let mut descriptor = t.spec().descriptor.clone();
                 if !output_schemas {
@@ -480,7 +484,10 @@ impl Registry {
             String::with_capacity(entries.iter().map(|e| e.len() + 1).sum::<usize>() + 2);
         text.push('[');
         for ((toolset, tool), entry) in self.tools.iter().zip(entries) {
-            if selection.offers(*toolset, tool.spec(), policy).is_err() {
+            if selection
+                .offers(*toolset, &tool.spec().descriptor, policy)
+                .is_err()
+            {
                 continue;
             }
             if entry.is_empty() {

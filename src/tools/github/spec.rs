@@ -4,7 +4,7 @@
 
 use super::{List, ListTool, RepoPage};
 use crate::tools::args::{arguments, ArgValue, Fallback, Field};
-use crate::tools::registry::Tool;
+use crate::tools::registry::{Tool, ToolError};
 use serde_json::Value as Json;
 
 /// The GitHub list tools, for the registry.
@@ -48,6 +48,34 @@ impl ArgValue for WorkflowId {
     }
 }
 
+/// `workflowId` as a path segment: digits as they are, a file name percent-encoded.
+fn workflow_segment(id: &WorkflowId) -> Result<String, ToolError> {
+    let name = match id {
+        WorkflowId::Id(n) => return Ok(n.to_string()),
+        WorkflowId::Name(name) => name.trim(),
+    };
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control());
+    if bad {
+        return Err(ToolError::InvalidArguments(format!(
+            "workflowId must be a numeric id or a workflow file name such as ci.yml (no '/'), not {name:?}"
+        )));
+    }
+    let mut out = String::with_capacity(name.len());
+    for &b in name.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    Ok(out)
+}
+
 arguments! {
     /// `github_list_workflow_runs`' arguments.
     pub struct RunsArgs: closed {
@@ -79,9 +107,9 @@ github_get_job_logs with its id. Live data, never cached.";
         &self.at
     }
 
-    fn path(&self) -> Result<String, crate::tools::ToolError> {
+    fn path(&self) -> Result<String, ToolError> {
         Ok(match &self.workflow_id {
-            Some(id) => format!("/actions/workflows/{}/runs", super::workflow_segment(id)?),
+            Some(id) => format!("/actions/workflows/{}/runs", workflow_segment(id)?),
             None => "/actions/runs".to_owned(),
         })
     }
@@ -127,7 +155,7 @@ data, never cached.";
         &self.at
     }
 
-    fn path(&self) -> Result<String, crate::tools::ToolError> {
+    fn path(&self) -> Result<String, ToolError> {
         Ok(format!("/actions/runs/{}/jobs", self.run_id))
     }
 
