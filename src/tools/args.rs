@@ -422,6 +422,8 @@ macro_rules! arguments {
                 let parts: &[Vec<($crate::tools::args::Field, bool)>] = &[$($listed),*];
                 parts.concat()
             }
+            // A declaration without fields reads nothing from `map`.
+            #[allow(unused_variables)]
             fn take(
                 map: &mut serde_json::Map<String, serde_json::Value>,
             ) -> Result<$name, String> {
