@@ -338,9 +338,17 @@ mod tests {
     #[test]
     fn specs_register() {
         let mut registry = crate::tools::registry::Registry::new();
+        let names: Vec<String> = tools()
+            .iter()
+            .map(|t| t.spec().descriptor.name.clone())
+            .collect();
         for tool in tools() {
             registry.register(tool).unwrap();
         }
-        assert_eq!(registry.names(), [RunsArgs::NAME, JobsArgs::NAME]);
+        assert_eq!(registry.names(), names);
+        assert!(
+            names.iter().all(|n| n.starts_with("github_list_")),
+            "{names:?}"
+        );
     }
 }
