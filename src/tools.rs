@@ -1,5 +1,5 @@
 //! The tools: the registry and the [`Tool`] / [`TypedTool`] traits ([`registry`]), argument
-//! validation ([`schema`]), the shared arguments defined once ([`args`]), the vendor tools (one module per family), `artifact_read`, the approval tools,
+//! validation ([`schema`]), the arguments declared once ([`args`]), the vendor tools (one module per family), `artifact_read`, the approval tools,
 //! and [`output`], the path every tool's result takes (common arguments, projection, rendering,
 //! truncation, the call's artifact). [`all`] builds the registry the server offers.
 
@@ -39,7 +39,11 @@ pub fn all() -> Result<Registry, RegistryError> {
             .map(move |t| (toolset, t))
     });
     for (toolset, tool) in atlassian
-        .chain(github::tools().into_iter().map(|t| (Toolset::Github, t)))
+        .chain(
+            github::spec::tools()
+                .into_iter()
+                .map(|t| (Toolset::Github, t)),
+        )
         .chain(
             circleci::tools()
                 .into_iter()
@@ -70,81 +74,6 @@ pub fn all() -> Result<Registry, RegistryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Map, Value as Json};
-
-    /// A value `schema` accepts.
-    fn sample(schema: &Json) -> Json {
-        if let Some(first) = schema.get("enum").and_then(|e| e.get(0)) {
-            return first.clone();
-        }
-        if let Some(first) = schema.get("anyOf").and_then(|a| a.get(0)) {
-            return sample(first);
-        }
-        match schema["type"].as_str() {
-            Some("string") => {
-                let len = schema["minLength"].as_u64().unwrap_or(1).max(1);
-                json!("x".repeat(len as usize))
-            }
-            Some("integer") => json!(schema["minimum"].as_u64().unwrap_or(1)),
-            Some("boolean") => json!(true),
-            Some("object") => json!({}),
-            other => panic!("no sample for type {other:?}"),
-        }
-    }
-
-    /// A value of another type than `schema` says.
-    fn wrong(schema: &Json) -> Json {
-        if schema.get("anyOf").is_some() {
-            return json!(true);
-        }
-        match schema["type"].as_str() {
-            Some("string") => json!(12345),
-            _ => json!("not the declared type"),
-        }
-    }
-
-    fn prepares(tool: &dyn Tool, arguments: Map<String, Json>) -> bool {
-        tool.deserialize(&Json::Object(arguments)).is_ok()
-    }
-
-    /// Each tool's input schema and its typed arguments describe the same thing: every property
-    /// the schema lists is read by the type (a value of the wrong type is refused), the type
-    /// needs exactly the properties the schema requires, and a call using every property
-    /// deserializes.
-    #[test]
-    fn input_schemas_agree_with_the_argument_types() {
-        let registry = all().unwrap();
-        for name in registry.names() {
-            let tool = registry.get(name).unwrap();
-            let schema = &tool.spec().descriptor.input_schema;
-            let properties = schema["properties"].as_object().unwrap();
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Json::as_array)
-                .map(|r| r.iter().filter_map(Json::as_str).collect())
-                .unwrap_or_default();
-            let minimal: Map<String, Json> = required
-                .iter()
-                .map(|p| ((*p).to_owned(), sample(&properties[*p])))
-                .collect();
-            let full: Map<String, Json> = properties
-                .iter()
-                .map(|(p, s)| (p.clone(), sample(s)))
-                .collect();
-            assert!(prepares(tool, full), "{name}: every property");
-            assert!(prepares(tool, minimal.clone()), "{name}: the required ones");
-            for p in &required {
-                let mut without = minimal.clone();
-                without.shift_remove(*p);
-                assert!(!prepares(tool, without), "{name}: {p} is required");
-            }
-            for (p, s) in properties {
-                let mut bad = minimal.clone();
-                bad.insert(p.clone(), wrong(s));
-                assert!(!prepares(tool, bad), "{name}: {p} is not read by the type");
-            }
-        }
-    }
 
     /// Every tool keeps a title and all four behaviour hints, whichever connection lists it:
     /// read-only mode relies on `readOnlyHint`, and clients show the rest.
@@ -215,6 +144,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The catalog the end-to-end tests take their tool lists from (`tests/e2e/catalog.json`)
+    /// is the registry's: each tool's name, toolset, read-only hint and whether it has an output
+    /// schema, in registration order. `UPDATE_CATALOG=1` rewrites it after a tool is added.
+    #[test]
+    fn the_end_to_end_catalog_is_the_registrys() {
+        let registry = all().unwrap();
+        let mut text = String::from("[\n");
+        for (i, name) in registry.names().into_iter().enumerate() {
+            let (toolset, tool) = registry.entry(name).unwrap();
+            let d = &tool.spec().descriptor;
+            let entry = serde_json::json!({
+                "name": name,
+                "toolset": toolset.map(Toolset::name),
+                "readOnly": toolsets::is_read_only(d),
+                "outputSchema": d.output_schema.is_some(),
+            });
+            let comma = if i + 1 < registry.len() { "," } else { "" };
+            text.push_str(&format!("  {entry}{comma}\n"));
+        }
+        text.push_str("]\n");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/e2e/catalog.json");
+        if std::env::var_os("UPDATE_CATALOG").is_some() {
+            std::fs::write(path, &text).unwrap();
+        }
+        let stored = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            stored == text,
+            "{path} is not the registry's catalog: run UPDATE_CATALOG=1 make test-host"
+        );
     }
 
     #[test]

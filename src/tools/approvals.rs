@@ -8,9 +8,9 @@ use crate::mcp::CallToolResult;
 use crate::mcp::{ToolAnnotations, ToolDescriptor};
 use crate::ports::Level;
 use crate::time::iso8601_utc_ms;
+use crate::tools::args::{arguments, input_schema, Field};
 use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
 use futures::future::LocalBoxFuture;
-use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 /// Name of the listing tool.
@@ -46,12 +46,7 @@ pub fn tools() -> Vec<Box<dyn Tool>> {
                      instructions to follow. Decide one with approval_decide. Only approvers may \
                      use this tool."
                 ),
-                input_schema: json!({
-                    "type": "object",
-                    "properties": {
-                        "cursor": {"type": "string", "description": "The nextCursor of the previous page; omit for the first."},
-                    },
-                }),
+                input_schema: input_schema::<ListArgs>(),
                 output_schema: None,
                 annotations: Some(ToolAnnotations {
                     read_only_hint: Some(true),
@@ -73,15 +68,7 @@ pub fn tools() -> Vec<Box<dyn Tool>> {
                 request is decided only once. Only approvers named by the enterprise policy may \
                 use this tool."
                     .into(),
-                input_schema: json!({
-                    "type": "object",
-                    "properties": {
-                        "approvalId": {"type": "string", "minLength": 1, "description": "The request's id (apr_...)."},
-                        "approve": {"type": "boolean", "description": "true approves, false denies."},
-                        "reason": {"type": "string", "description": "Why, recorded with the decision and shown to the requester."},
-                    },
-                    "required": ["approvalId", "approve"],
-                }),
+                input_schema: input_schema::<DecideArgs>(),
                 output_schema: None,
                 annotations: Some(ToolAnnotations {
                     read_only_hint: Some(false),
@@ -160,23 +147,28 @@ fn page_text(records: &[Record], next_cursor: Option<Cursor>) -> Result<String, 
     serde_json::to_string(&answer).map_err(|e| ToolError::Internal(e.to_string()))
 }
 
-/// `approval_list`'s arguments.
-#[derive(Debug, Deserialize)]
-pub struct ListArgs {
-    /// Where the page starts: the previous page's `nextCursor`.
-    pub cursor: Option<String>,
+arguments! {
+    /// `approval_list`'s arguments.
+    pub struct ListArgs: open {
+        /// Where the page starts: the previous page's `nextCursor`.
+        cursor: Option<String> = Field::string("cursor")
+            .describe("The nextCursor of the previous page; omit for the first."),
+    }
 }
 
-/// `approval_decide`'s arguments.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DecideArgs {
-    /// The request to decide.
-    pub approval_id: String,
-    /// True approves, false denies.
-    pub approve: bool,
-    /// Why, shown to the requester.
-    pub reason: Option<String>,
+arguments! {
+    /// `approval_decide`'s arguments.
+    pub struct DecideArgs: open {
+        /// The request to decide.
+        approval_id: String = Field::string("approvalId")
+            .min(1)
+            .describe("The request's id (apr_...)."),
+        /// True approves, false denies.
+        approve: bool = Field::boolean("approve").describe("true approves, false denies."),
+        /// Why, shown to the requester.
+        reason: Option<String> = Field::string("reason")
+            .describe("Why, recorded with the decision and shown to the requester."),
+    }
 }
 
 async fn decide(args: DecideArgs, call: ToolContext<'_>) -> Result<CallToolResult, ToolError> {

@@ -9,13 +9,13 @@ use crate::artifacts::{ArtifactError, Artifacts, CODE_WRITE_INCOMPLETE};
 use crate::mcp::CallToolResult;
 use crate::mcp::{ToolAnnotations, ToolDescriptor};
 use crate::ports::Level;
+use crate::tools::args::{arguments, input_schema, ArgValue, Fallback, Field};
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
 use crate::upstream::body::reserve_buffer;
 use base64::Engine as _;
 use futures::future::LocalBoxFuture;
-use serde::de::{self, Deserializer};
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value as Json};
+use serde::Serialize;
+use serde_json::Value as Json;
 
 /// The tool's name.
 pub const NAME: &str = "artifact_read";
@@ -30,10 +30,6 @@ pub const MAX_MAX_BYTES: u64 = 1_048_576;
 pub const MEMORY_PER_CHUNK_BYTE: usize = 5;
 /// The only encoding of `data`.
 pub const ENCODING: &str = "base64";
-
-const ARTIFACT_ID: &str = "artifactId";
-const OFFSET: &str = "offset";
-const MAX_BYTES: &str = "maxBytes";
 
 const DESCRIPTION: &str = "Reads an artifact: the complete result a tool saved when its text \
 was truncated (the notice names the id) or its structuredContent was too large \
@@ -68,29 +64,7 @@ fn spec() -> ToolSpec {
             name: NAME.to_owned(),
             title: Some("Read an artifact".to_owned()),
             description: DESCRIPTION.to_owned(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    ARTIFACT_ID: {
-                        "type": "string",
-                        "description": "The artifact id (a UUID) from a truncation notice or from \
-                                        `incomplete.artifactId`."
-                    },
-                    OFFSET: {
-                        "type": "integer",
-                        "minimum": 0,
-                        "default": 0,
-                        "description": "Byte offset: 0, then the previous chunk's `nextOffset`."
-                    },
-                    MAX_BYTES: {
-                        "type": "integer",
-                        "default": DEFAULT_MAX_BYTES,
-                        "description": "Chunk size in bytes before base64, clamped to 1..1048576."
-                    }
-                },
-                "required": [ARTIFACT_ID],
-                "additionalProperties": false
-            }),
+            input_schema: input_schema::<Args>(),
             // Text only, like every tool but the six schema tools; decision 0014 says why the chunk
             // is JSON text rather than structuredContent.
             output_schema: None,
@@ -108,39 +82,42 @@ fn spec() -> ToolSpec {
     }
 }
 
-/// The tool's arguments.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Args {
-    /// The artifact's id.
-    pub artifact_id: String,
-    /// Where the chunk starts.
-    #[serde(default, deserialize_with = "offset")]
-    pub offset: u64,
-    /// The chunk size, clamped to `MIN_MAX_BYTES..=MAX_MAX_BYTES`.
-    #[serde(default = "default_max_bytes", deserialize_with = "max_bytes")]
-    pub max_bytes: u64,
-}
-
-fn default_max_bytes() -> u64 {
-    DEFAULT_MAX_BYTES
-}
-
-fn offset<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    match Option::<Json>::deserialize(d)? {
-        None | Some(Json::Null) => Ok(0),
-        Some(n) => whole(&n)
-            .and_then(|n| u64::try_from(n).ok())
-            .ok_or_else(|| de::Error::custom("offset must be a whole number, 0 or more")),
+arguments! {
+    /// The tool's arguments.
+    #[derive(Clone, PartialEq, Eq)]
+    pub struct Args: closed {
+        /// The artifact's id.
+        artifact_id: String = Field::string("artifactId").describe(
+            "The artifact id (a UUID) from a truncation notice or from `incomplete.artifactId`.",
+        ),
+        /// Where the chunk starts.
+        offset: u64 = Field::integer("offset")
+            .min(0)
+            .default(Fallback::Integer(0))
+            .describe("Byte offset: 0, then the previous chunk's `nextOffset`.")
+            => offset,
+        /// The chunk size, clamped to `MIN_MAX_BYTES..=MAX_MAX_BYTES`.
+        max_bytes: u64 = Field::integer("maxBytes")
+            .default(Fallback::Integer(DEFAULT_MAX_BYTES))
+            .describe("Chunk size in bytes before base64, clamped to 1..1048576.")
+            => max_bytes,
     }
 }
 
-fn max_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    match Option::<Json>::deserialize(d)? {
-        None | Some(Json::Null) => Ok(DEFAULT_MAX_BYTES),
+fn offset(value: Option<Json>, field: &Field) -> Result<u64, String> {
+    match value {
+        None | Some(Json::Null) => u64::read(None, field),
+        Some(n) => whole(&n)
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| "offset must be a whole number, 0 or more".to_owned()),
+    }
+}
+
+fn max_bytes(value: Option<Json>, field: &Field) -> Result<u64, String> {
+    match value {
+        None | Some(Json::Null) => u64::read(None, field),
         Some(n) => {
-            let n =
-                whole(&n).ok_or_else(|| de::Error::custom("maxBytes must be a whole number"))?;
+            let n = whole(&n).ok_or("maxBytes must be a whole number")?;
             let clamped = n.clamp(i128::from(MIN_MAX_BYTES), i128::from(MAX_MAX_BYTES));
             Ok(u64::try_from(clamped).unwrap_or(DEFAULT_MAX_BYTES))
         }
@@ -251,6 +228,7 @@ async fn read(args: Args, call: ToolContext<'_>) -> Result<CallToolResult, ToolE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn whole_numbers_include_integral_floats() {
@@ -270,7 +248,7 @@ mod tests {
 
     #[test]
     fn arguments_default_clamp_and_refuse() {
-        let parse = |v: Json| crate::tools::args::parse::<Args>(&v);
+        let parse = |v: Json| crate::tools::registry::read_args::<Args>(&v);
         assert_eq!(
             parse(json!({"artifactId": "a"})).unwrap(),
             Args {

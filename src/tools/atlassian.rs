@@ -4,22 +4,22 @@
 
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
 use crate::structured::{Contract, Envelope};
-use crate::tools::args::{self, WithCommon, JQ, OUTPUT_FORMAT, QUERY_PARAMS};
+use crate::tools::args::{
+    self, arguments, input_schema, Arguments, Field, WithCommon, JQ, OUTPUT_FORMAT, QUERY_PARAMS,
+};
 use crate::tools::output;
 use crate::tools::registry::{
     Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
 use crate::upstream::{self, ApiPath, Method, PathError, Target, UpstreamSettings, Vendor};
 use futures::future::LocalBoxFuture;
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{Map, Value as Json};
 use std::marker::PhantomData;
 
-/// Argument name of the API path.
-pub const PATH: &str = "path";
-/// Argument name of the request body.
-pub const BODY: &str = "body";
+/// The API path; described per vendor in each tool's schema.
+const PATH: Field = Field::string("path").min(1);
+/// The request body; described per vendor and verb in each tool's schema.
+const BODY: Field = Field::object("body");
 
 /// The verbs, in the order the tools are listed.
 const METHODS: [Method; 5] = [
@@ -39,29 +39,34 @@ pub struct Passthrough<A> {
     args: PhantomData<fn() -> A>,
 }
 
-/// The arguments of a passthrough tool besides the shared ones (`queryParams`, `jq`,
-/// `outputFormat`): the path, and a body for POST, PUT and PATCH.
-pub trait PassthroughArgs: DeserializeOwned {
+/// The arguments of a passthrough tool: the path, the shared ones (`queryParams`, `jq`,
+/// `outputFormat`), and a body for POST, PUT and PATCH.
+pub trait PassthroughArgs: Arguments {
     /// The API path as given.
     fn path(&self) -> &str;
     /// The request body, for the verbs that send one.
     fn into_body(self) -> Option<Map<String, Json>>;
 }
 
-/// GET and DELETE: a path. The reference drops a body given to them, and so does this type.
-#[derive(Clone, Debug, Deserialize)]
-pub struct ReadArgs {
-    /// The API path.
-    pub path: String,
+arguments! {
+    /// GET and DELETE: a path. The reference drops a body given to them, and so does this type.
+    pub struct ReadArgs: open {
+        /// The API path.
+        path: String = PATH,
+        shared QUERY_PARAMS,
+        shared JQ,
+        shared OUTPUT_FORMAT,
+    }
 }
 
-/// POST, PUT and PATCH: a path and a JSON object body.
-#[derive(Clone, Debug, Deserialize)]
-pub struct WriteArgs {
-    /// The API path.
-    pub path: String,
-    /// The request body.
-    pub body: Map<String, Json>,
+arguments! {
+    /// POST, PUT and PATCH: a path and a JSON object body.
+    pub struct WriteArgs: open {
+        /// The path and the shared arguments.
+        flatten read: ReadArgs,
+        /// The request body.
+        body: Map<String, Json> = BODY,
+    }
 }
 
 impl PassthroughArgs for ReadArgs {
@@ -75,7 +80,7 @@ impl PassthroughArgs for ReadArgs {
 
 impl PassthroughArgs for WriteArgs {
     fn path(&self) -> &str {
-        &self.path
+        &self.read.path
     }
     fn into_body(self) -> Option<Map<String, Json>> {
         Some(self.body)
@@ -88,7 +93,7 @@ impl<A: PassthroughArgs> Passthrough<A> {
         Passthrough {
             vendor,
             method,
-            spec: spec(vendor, method),
+            spec: spec::<A>(vendor, method),
             args: PhantomData,
         }
     }
@@ -178,31 +183,19 @@ pub fn tool_name(vendor: Vendor, method: Method) -> String {
     format!("{prefix}_{}", method.as_str().to_ascii_lowercase())
 }
 
-fn spec(vendor: Vendor, method: Method) -> ToolSpec {
+fn spec<A: PassthroughArgs>(vendor: Vendor, method: Method) -> ToolSpec {
     let verb = method.as_str();
-    let mut properties = Map::new();
-    properties.insert(
-        PATH.to_owned(),
-        json!({
-            "type": "string",
-            "minLength": 1,
-            "description": path_description(vendor),
-        }),
-    );
-    args::add_fragments(&mut properties, &[QUERY_PARAMS, JQ, OUTPUT_FORMAT]);
-    let mut required = vec![json!(PATH)];
+    let mut input_schema = input_schema::<WithCommon<A>>();
+    args::describe(&mut input_schema, PATH.name, path_description(vendor));
     if method.has_body() {
-        properties.insert(
-            BODY.to_owned(),
-            json!({
-                "type": "object",
-                "description": format!(
-                    "The JSON request body, sent as is with Content-Type: application/json. {}",
-                    body_hint(vendor, method)
-                ),
-            }),
+        args::describe(
+            &mut input_schema,
+            BODY.name,
+            format!(
+                "The JSON request body, sent as is with Content-Type: application/json. {}",
+                body_hint(vendor, method)
+            ),
         );
-        required.push(json!(BODY));
     }
     let annotations = ToolAnnotations {
         title: None,
@@ -216,11 +209,7 @@ fn spec(vendor: Vendor, method: Method) -> ToolSpec {
             name: tool_name(vendor, method),
             title: Some(format!("{} {verb}", vendor.name())),
             description: description(vendor, method),
-            input_schema: json!({
-                "type": "object",
-                "properties": properties,
-                "required": required,
-            }),
+            input_schema,
             // The reads are the Atlassian schema tools; the write verbs stay text only.
             output_schema: (method == Method::Get).then(|| Contract::AtlassianRead.output_schema()),
             annotations: Some(annotations),
@@ -350,19 +339,19 @@ mod tests {
 
     #[test]
     fn annotations_follow_the_verb() {
-        let get = spec(Vendor::Jira, Method::Get);
+        let get = spec::<ReadArgs>(Vendor::Jira, Method::Get);
         let a = get.descriptor.annotations.unwrap();
         assert_eq!(
             (a.read_only_hint, a.idempotent_hint, a.destructive_hint),
             (Some(true), Some(true), Some(false))
         );
-        let delete = spec(Vendor::Bitbucket, Method::Delete);
+        let delete = spec::<ReadArgs>(Vendor::Bitbucket, Method::Delete);
         let a = delete.descriptor.annotations.unwrap();
         assert_eq!(
             (a.read_only_hint, a.destructive_hint, a.idempotent_hint),
             (Some(false), Some(true), Some(true))
         );
-        let put = spec(Vendor::Confluence, Method::Put);
+        let put = spec::<WriteArgs>(Vendor::Confluence, Method::Put);
         assert_eq!(
             put.descriptor.annotations.clone().unwrap().idempotent_hint,
             Some(true)
@@ -371,7 +360,7 @@ mod tests {
             put.descriptor.annotations.unwrap().destructive_hint,
             Some(false)
         );
-        let post = spec(Vendor::Confluence, Method::Post);
+        let post = spec::<WriteArgs>(Vendor::Confluence, Method::Post);
         assert_eq!(
             post.descriptor.annotations.unwrap().idempotent_hint,
             Some(false)

@@ -7,7 +7,10 @@ use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
 use crate::ports::header;
 use crate::structured::{Contract, Envelope};
 use crate::time::iso8601_utc_ms;
-use crate::tools::args::{self, CommonArgs, WithCommon, JQ, OUTPUT_FORMAT, QUERY_PARAMS};
+use crate::tools::args::{
+    arguments, input_schema, CommonArgs, Fallback, Field, WithCommon, JQ, OUTPUT_FORMAT,
+    QUERY_PARAMS,
+};
 use crate::tools::output::{self, Rendered};
 use crate::tools::registry::{
     Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
@@ -15,8 +18,6 @@ use crate::tools::registry::{
 use crate::upstream::{self, ApiPath, Method, Target, UpstreamSettings, Vendor};
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
-use serde::Deserialize;
-use serde_json::json;
 
 /// Name of the tool.
 pub const GET: &str = "circleci_get";
@@ -41,12 +42,7 @@ fetchedAt}}`, `data` being the response after `jq`, `cache` whether and how long
 cached here. Responses are cached briefly per caller, except pipelines, workflows and jobs (always live); \
 `fresh: true` bypasses the cache."
             .into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": properties(),
-            "required": ["path"],
-            "additionalProperties": false
-        }),
+        input_schema: input_schema::<WithCommon<Args>>(),
         output_schema: Some(Contract::CircleCiRead.output_schema()),
         annotations: Some(ToolAnnotations::reads_upstream("CircleCI API GET")),
         },
@@ -54,32 +50,23 @@ cached here. Responses are cached briefly per caller, except pipelines, workflow
     }
 }
 
-/// The argument schemas: the path, the shared arguments, `fresh`.
-fn properties() -> serde_json::Map<String, serde_json::Value> {
-    let mut properties = serde_json::Map::new();
-    properties.insert(
-        "path".into(),
-        json!({"type": "string", "minLength": 1, "maxLength": 2000,
-               "description": "API path under https://circleci.com/api/v2 (or the configured CircleCI server), e.g. `/project/gh/octo-org/hello-world/pipeline`. A path, never a full URL."}),
-    );
-    args::add_fragments(&mut properties, &[QUERY_PARAMS, JQ, OUTPUT_FORMAT]);
-    properties.insert(
-        "fresh".into(),
-        json!({"type": "boolean", "default": false,
-               "description": "Skip the cache: fetch now and replace the cached copy (after a change, or when `cache.ageMs` is too old)."}),
-    );
-    properties
-}
-
-/// `circleci_get`'s own arguments (`queryParams`, `jq` and `outputFormat` are the shared ones).
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase")]
-pub struct Args {
-    /// The API path.
-    pub path: String,
-    /// Skip the cache.
-    #[serde(default)]
-    pub fresh: bool,
+arguments! {
+    /// `circleci_get`'s arguments (`queryParams`, `jq` and `outputFormat` are the shared ones).
+    pub struct Args: closed {
+        /// The API path.
+        path: String = Field::string("path").min(1).max(2000).describe(
+            "API path under https://circleci.com/api/v2 (or the configured CircleCI server), \
+             e.g. `/project/gh/octo-org/hello-world/pipeline`. A path, never a full URL.",
+        ),
+        shared QUERY_PARAMS,
+        shared JQ,
+        shared OUTPUT_FORMAT,
+        /// Skip the cache.
+        fresh: bool = Field::boolean("fresh").default(Fallback::Boolean(false)).describe(
+            "Skip the cache: fetch now and replace the cached copy (after a change, or when \
+             `cache.ageMs` is too old).",
+        ),
+    }
 }
 
 /// Validates `raw` as a v2 API path. A leading `/api/v2` (from a URL copied out of the docs) is

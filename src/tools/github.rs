@@ -1,77 +1,53 @@
-//! GitHub Actions tools: `github_list_workflow_runs` and `github_list_workflow_jobs`. Each builds
-//! one REST path from typed arguments, sends it through the shared upstream client (never
-//! cached: run and job status changes by the second) and answers `{data, nextPage}`, where
-//! `nextPage` comes from the `Link` header.
+//! GitHub Actions list tools: `github_list_workflow_runs` and `github_list_workflow_jobs`,
+//! declared in [`spec`] on the machinery here. Each builds one REST path from typed arguments, sends it through the
+//! shared upstream client (never cached: run and job status changes by the second) and answers
+//! `{data, nextPage}`, where `nextPage` comes from the `Link` header.
 
-mod spec;
+pub mod spec;
 
-use crate::mcp::CallToolResult;
-use crate::structured::Envelope;
-use crate::tools::args::{whole, whole_opt, WithCommon};
+use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
+use crate::structured::{Contract, Envelope};
+use crate::tools::args::{
+    arguments, input_schema, Arguments, WithCommon, JQ, OUTPUT_FORMAT, OWNER, PAGE, PER_PAGE, REPO,
+};
 use crate::tools::output::{self, Rendered};
-use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
+use crate::tools::registry::{
+    Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+};
 use crate::upstream::{
     self, link, ApiPath, Method, Target, UpstreamCall, UpstreamSettings, Vendor,
 };
 use crate::value::{Map, Number, Value};
 use futures::future::LocalBoxFuture;
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
-use spec::{list_jobs_spec, list_runs_spec, DEFAULT_PER_PAGE, MAX_PER_PAGE, RUN_STATUSES};
 
-/// Name of the workflow-runs tool.
-pub const LIST_RUNS: &str = "github_list_workflow_runs";
-/// Name of the workflow-jobs tool.
-pub const LIST_JOBS: &str = "github_list_workflow_jobs";
-
-/// The GitHub tools, for the registry.
-pub fn tools() -> Vec<Box<dyn Tool>> {
-    vec![
-        Box::new(Upstream(List::<RunsArgs>::new(list_runs_spec()))),
-        Box::new(Upstream(List::<JobsArgs>::new(list_jobs_spec()))),
-    ]
+arguments! {
+    /// What every GitHub list tool takes first: the repository, the page, and the shared `jq`
+    /// and `outputFormat`.
+    pub struct RepoPage: open {
+        owner: String = OWNER,
+        repo: String = REPO,
+        per_page: u64 = PER_PAGE,
+        page: Option<u64> = PAGE,
+        shared JQ,
+        shared OUTPUT_FORMAT,
+    }
 }
 
-/// `workflowId`: a number or a workflow file name.
-#[derive(Deserialize, Debug, Clone, PartialEq)]
-#[serde(untagged)]
-pub enum WorkflowId {
-    /// A numeric workflow id.
-    Id(#[serde(deserialize_with = "whole")] u64),
-    /// A workflow file name.
-    Name(String),
-}
-
-/// `github_list_workflow_runs`' own arguments (`jq` and `outputFormat` are the shared ones).
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase")]
-pub struct RunsArgs {
-    owner: String,
-    repo: String,
-    workflow_id: Option<WorkflowId>,
-    branch: Option<String>,
-    status: Option<String>,
-    event: Option<String>,
-    actor: Option<String>,
-    #[serde(default, deserialize_with = "whole_opt")]
-    per_page: Option<u64>,
-    #[serde(default, deserialize_with = "whole_opt")]
-    page: Option<u64>,
-}
-
-/// `github_list_workflow_jobs`' own arguments (`jq` and `outputFormat` are the shared ones).
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase")]
-pub struct JobsArgs {
-    owner: String,
-    repo: String,
-    #[serde(deserialize_with = "whole")]
-    run_id: u64,
-    filter: Option<String>,
-    #[serde(default, deserialize_with = "whole_opt")]
-    per_page: Option<u64>,
-    #[serde(default, deserialize_with = "whole_opt")]
-    page: Option<u64>,
+/// A GitHub list tool, declared once in [`spec`]: its arguments (a [`RepoPage`] and its own),
+/// its metadata, and the request they make.
+trait ListTool: Arguments + 'static {
+    /// The tool's name.
+    const NAME: &'static str;
+    /// Its title, also its annotations' title.
+    const TITLE: &'static str;
+    /// What the model reads about it.
+    const DESCRIPTION: &'static str;
+    /// The repository and page asked for.
+    fn page(&self) -> &RepoPage;
+    /// The API path after `/repos/{owner}/{repo}`, its segments checked.
+    fn path(&self) -> Result<String, ToolError>;
+    /// The tool's own query parameters, sent before the paging ones.
+    fn params(&self) -> Vec<(String, String)>;
 }
 
 /// A request to make: the API path and its query parameters, in the order they are sent.
@@ -100,140 +76,24 @@ pub(crate) fn name_segment(field: &str, value: &str) -> Result<String, ToolError
     }
 }
 
-/// `workflowId` as a path segment: digits as they are, a file name percent-encoded.
-fn workflow_segment(id: &WorkflowId) -> Result<String, ToolError> {
-    let name = match id {
-        WorkflowId::Id(0) => {
-            return Err(ToolError::InvalidArguments(
-                "workflowId must be a positive id or a workflow file name".into(),
-            ))
-        }
-        WorkflowId::Id(n) => return Ok(n.to_string()),
-        WorkflowId::Name(name) => name.trim(),
-    };
-    let bad = name.is_empty()
-        || name == "."
-        || name == ".."
-        || name
-            .chars()
-            .any(|c| c == '/' || c == '\\' || c.is_control());
-    if bad {
-        return Err(ToolError::InvalidArguments(format!(
-            "workflowId must be a numeric id or a workflow file name such as ci.yml (no '/'), not {name:?}"
-        )));
-    }
-    let mut out = String::with_capacity(name.len());
-    for &b in name.as_bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    Ok(out)
-}
-
-fn per_page(value: Option<u64>) -> Result<u64, ToolError> {
-    match value {
-        None => Ok(DEFAULT_PER_PAGE),
-        Some(n) if (1..=MAX_PER_PAGE).contains(&n) => Ok(n),
-        Some(n) => Err(ToolError::InvalidArguments(format!(
-            "perPage must be between 1 and {MAX_PER_PAGE}, not {n}"
-        ))),
-    }
-}
-
-fn page(value: Option<u64>) -> Result<Option<u64>, ToolError> {
-    match value {
-        Some(0) => Err(ToolError::InvalidArguments("page must be 1 or more".into())),
-        other => Ok(other),
-    }
-}
-
 fn parse_path(path: &str) -> Result<ApiPath, ToolError> {
     // Segments were checked above, so this only fails on a programming error.
     ApiPath::parse(path).map_err(|e| ToolError::Internal(format!("built path refused: {e}")))
 }
 
-impl RunsArgs {
-    fn request(&self) -> Result<Request, ToolError> {
-        let owner = name_segment("owner", &self.owner)?;
-        let repo = name_segment("repo", &self.repo)?;
-        let path = match &self.workflow_id {
-            Some(id) => format!(
-                "/repos/{owner}/{repo}/actions/workflows/{}/runs",
-                workflow_segment(id)?
-            ),
-            None => format!("/repos/{owner}/{repo}/actions/runs"),
-        };
-        if let Some(status) = &self.status {
-            if !RUN_STATUSES.contains(&status.trim()) {
-                return Err(ToolError::InvalidArguments(format!(
-                    "status must be one of {}, not {status:?}",
-                    RUN_STATUSES.join(", ")
-                )));
-            }
-        }
-        let mut params = Vec::new();
-        for (name, value) in [
-            ("branch", &self.branch),
-            ("status", &self.status),
-            ("event", &self.event),
-            ("actor", &self.actor),
-        ] {
-            if let Some(v) = value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
-                params.push((name.to_owned(), v.to_owned()));
-            }
-        }
-        push_paging(&mut params, self.per_page, self.page)?;
-        Ok(Request {
-            path: parse_path(&path)?,
-            params,
-        })
-    }
-}
-
-impl JobsArgs {
-    fn request(&self) -> Result<Request, ToolError> {
-        let owner = name_segment("owner", &self.owner)?;
-        let repo = name_segment("repo", &self.repo)?;
-        if self.run_id == 0 {
-            return Err(ToolError::InvalidArguments(
-                "runId must be a positive run id".into(),
-            ));
-        }
-        let mut params = Vec::new();
-        if let Some(filter) = &self.filter {
-            if filter != "latest" && filter != "all" {
-                return Err(ToolError::InvalidArguments(format!(
-                    "filter must be \"latest\" or \"all\", not {filter:?}"
-                )));
-            }
-            params.push(("filter".to_owned(), filter.clone()));
-        }
-        push_paging(&mut params, self.per_page, self.page)?;
-        Ok(Request {
-            path: parse_path(&format!(
-                "/repos/{owner}/{repo}/actions/runs/{}/jobs",
-                self.run_id
-            ))?,
-            params,
-        })
-    }
-}
-
-/// `per_page` is always sent, so the page size (and so what `nextPage` means) never depends on
-/// a server default; `page` only when asked for.
-fn push_paging(
-    params: &mut Vec<(String, String)>,
-    per: Option<u64>,
-    pg: Option<u64>,
-) -> Result<(), ToolError> {
-    params.push(("per_page".to_owned(), per_page(per)?.to_string()));
-    if let Some(p) = page(pg)? {
+/// The request `args` ask for. `per_page` is always sent, so the page size (and so what
+/// `nextPage` means) never depends on a server default; `page` only when asked for.
+fn request<A: ListTool>(args: &A) -> Result<Request, ToolError> {
+    let at = args.page();
+    let owner = name_segment("owner", &at.owner)?;
+    let repo = name_segment("repo", &at.repo)?;
+    let path = parse_path(&format!("/repos/{owner}/{repo}{}", args.path()?))?;
+    let mut params = args.params();
+    params.push(("per_page".to_owned(), at.per_page.to_string()));
+    if let Some(p) = at.page {
         params.push(("page".to_owned(), p.to_string()));
     }
-    Ok(())
+    Ok(Request { path, params })
 }
 
 /// The result value: `{data, nextPage}`.
@@ -249,40 +109,33 @@ fn envelope(data: Value, next_page: Option<u64>) -> Value {
     Value::Object(map)
 }
 
-/// The typed arguments of a GitHub list tool: how they become a request.
-trait ListArgs: DeserializeOwned {
-    /// The request the arguments ask for, checked.
-    fn request(&self) -> Result<Request, ToolError>;
-}
-
-impl ListArgs for RunsArgs {
-    fn request(&self) -> Result<Request, ToolError> {
-        RunsArgs::request(self)
-    }
-}
-
-impl ListArgs for JobsArgs {
-    fn request(&self) -> Result<Request, ToolError> {
-        JobsArgs::request(self)
-    }
-}
-
 /// A GitHub list tool; `A` says which.
 struct List<A> {
     spec: ToolSpec,
     args: std::marker::PhantomData<fn() -> A>,
 }
 
-impl<A> List<A> {
-    fn new(spec: ToolSpec) -> List<A> {
-        List {
-            spec,
+impl<A: ListTool> List<A> {
+    /// The tool, for the registry.
+    fn boxed() -> Box<dyn Tool> {
+        Box::new(Upstream(List::<A> {
+            spec: ToolSpec {
+                descriptor: ToolDescriptor {
+                    name: A::NAME.into(),
+                    title: Some(A::TITLE.into()),
+                    description: A::DESCRIPTION.into(),
+                    input_schema: input_schema::<WithCommon<A>>(),
+                    output_schema: Some(Contract::Paged.output_schema()),
+                    annotations: Some(ToolAnnotations::reads_upstream(A::TITLE)),
+                },
+                access: Access::Rules,
+            },
             args: std::marker::PhantomData,
-        }
+        }))
     }
 }
 
-impl<A: ListArgs> UpstreamTool for List<A> {
+impl<A: ListTool> UpstreamTool for List<A> {
     type Args = WithCommon<A>;
     /// The query parameters, checked with the path.
     type Plan = Vec<(String, String)>;
@@ -296,7 +149,7 @@ impl<A: ListArgs> UpstreamTool for List<A> {
         args: &Self::Args,
         _: &UpstreamSettings,
     ) -> Result<(Target, Self::Plan), ToolError> {
-        let Request { path, params } = args.own.request()?;
+        let Request { path, params } = request(&args.own)?;
         Ok((Target::new(Vendor::GitHub, Method::Get, &path), params))
     }
 
@@ -335,25 +188,29 @@ async fn list<A>(
 
 #[cfg(test)]
 mod tests {
+    use super::spec::{tools, JobsArgs, RunsArgs};
     use super::*;
     use serde_json::{json, Value as Json};
 
-    fn runs(args: Json) -> Result<(String, String), ToolError> {
-        let args: RunsArgs = serde_json::from_value(args).unwrap();
-        let r = args.request()?;
+    /// The path and query of a call's arguments after the checks the server runs: the input
+    /// schema, then the request.
+    fn checked<A: ListTool>(args: Json) -> Result<(String, String), ToolError> {
+        crate::tools::schema::validate(&input_schema::<WithCommon<A>>(), &args)
+            .map_err(|e| ToolError::InvalidArguments(e.join("; ")))?;
+        let args: WithCommon<A> = crate::tools::registry::read_args(&args)?;
+        let r = request(&args.own)?;
         Ok((
             r.path.path().to_owned(),
             crate::upstream::path::form_urlencode(&r.params),
         ))
     }
 
+    fn runs(args: Json) -> Result<(String, String), ToolError> {
+        checked::<RunsArgs>(args)
+    }
+
     fn jobs(args: Json) -> Result<(String, String), ToolError> {
-        let args: JobsArgs = serde_json::from_value(args).unwrap();
-        let r = args.request()?;
-        Ok((
-            r.path.path().to_owned(),
-            crate::upstream::path::form_urlencode(&r.params),
-        ))
+        checked::<JobsArgs>(args)
     }
 
     #[test]
@@ -481,9 +338,17 @@ mod tests {
     #[test]
     fn specs_register() {
         let mut registry = crate::tools::registry::Registry::new();
+        let names: Vec<String> = tools()
+            .iter()
+            .map(|t| t.spec().descriptor.name.clone())
+            .collect();
         for tool in tools() {
             registry.register(tool).unwrap();
         }
-        assert_eq!(registry.names(), [LIST_RUNS, LIST_JOBS]);
+        assert_eq!(registry.names(), names);
+        assert!(
+            names.iter().all(|n| n.starts_with("github_list_")),
+            "{names:?}"
+        );
     }
 }

@@ -17,13 +17,13 @@ use crate::mcp::{ToolAnnotations, ToolDescriptor};
 use crate::ports::MIN_PART_BYTES;
 use crate::structured::Contract;
 use crate::structured::Envelope;
-use crate::tools::args::{self, CommonArgs, JQ, OUTPUT_FORMAT};
+use crate::tools::args::{arguments, input_schema, Arguments, CommonArgs, WithCommon};
+use crate::tools::args::{Fallback, Field, JQ, OUTPUT_FORMAT};
 use crate::tools::output::Rendered;
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec};
 use crate::upstream::body::reserve_buffer;
 use crate::value::{Map, Number, Value};
-use serde::Deserialize;
-use serde_json::{json, Map as JsonMap, Value as Json};
+use serde_json::Value as Json;
 
 /// Lines kept from the end of each failed step when `tailLines` is not given.
 pub const DEFAULT_TAIL_LINES: u64 = 30;
@@ -34,96 +34,64 @@ pub const MAX_JOBS: usize = 10;
 /// Content type of a log artifact.
 pub const LOG_CONTENT_TYPE: &str = "text/plain; charset=utf-8";
 
-/// The excerpt arguments both tools take (flattened into each tool's own arguments).
-#[derive(Deserialize, Debug, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct LogArgs {
-    #[serde(default, deserialize_with = "crate::tools::args::whole_opt")]
-    tail_lines: Option<u64>,
-    grep: Option<String>,
-    #[serde(default, deserialize_with = "crate::tools::args::whole_opt")]
-    context: Option<u64>,
-    steps: Option<String>,
+arguments! {
+    /// The excerpt arguments both tools take after their own, then the shared `jq` and
+    /// `outputFormat`.
+    pub struct LogArgs: open {
+        tail_lines: u64 = Field::integer("tailLines")
+            .min(0)
+            .max(MAX_TAIL_LINES as u64)
+            .default(Fallback::Integer(DEFAULT_TAIL_LINES))
+            .describe("Lines kept from the end of each chosen step."),
+        grep: Option<String> = Field::string("grep")
+            .min(1)
+            .max(crate::logs::pattern::MAX_PATTERN_BYTES as u64)
+            .describe(
+                "Regular expression (Rust syntax; `(?i)` ignores ASCII case) matched against \
+                 every line, e.g. `error|FAIL|panicked`; matches come with `context` lines and \
+                 line numbers.",
+            ),
+        context: u64 = Field::integer("context")
+            .min(0)
+            .max(MAX_CONTEXT as u64)
+            .default(Fallback::Integer(DEFAULT_CONTEXT))
+            .describe("Lines shown around each grep match."),
+        steps: String = Field::one_of("steps", &["failed", "all"])
+            .default(Fallback::Text("failed"))
+            .describe(
+                "Tail of the failed steps (of the last step run when none failed), or of `all` \
+                 steps.",
+            ),
+        shared JQ,
+        shared OUTPUT_FORMAT,
+    }
 }
 
 impl LogArgs {
-    /// The excerpt options; a bad pattern or value is an invalid-arguments error saying why.
+    /// The excerpt options; a bad pattern is an invalid-arguments error saying why.
     pub fn options(&self) -> Result<Options, ToolError> {
-        let invalid = ToolError::InvalidArguments;
-        let tail_lines = self.tail_lines.unwrap_or(DEFAULT_TAIL_LINES);
-        if tail_lines > MAX_TAIL_LINES as u64 {
-            return Err(invalid(format!(
-                "tailLines must be between 0 and {MAX_TAIL_LINES}, not {tail_lines}"
-            )));
-        }
-        let context = self.context.unwrap_or(DEFAULT_CONTEXT);
-        if context > MAX_CONTEXT as u64 {
-            return Err(invalid(format!(
-                "context must be between 0 and {MAX_CONTEXT}, not {context}"
-            )));
-        }
-        let all_steps = match self.steps.as_deref() {
-            None | Some("failed") => false,
-            Some("all") => true,
-            Some(other) => {
-                return Err(invalid(format!(
-                    "steps must be \"failed\" or \"all\", not {other:?}"
-                )))
-            }
-        };
         let grep = match &self.grep {
             None => None,
-            Some(pattern) => Some(Grep::new(pattern).map_err(invalid)?),
+            Some(pattern) => Some(Grep::new(pattern).map_err(ToolError::InvalidArguments)?),
         };
         Ok(Options {
-            tail_lines: tail_lines as usize,
-            all_steps,
+            tail_lines: self.tail_lines as usize,
+            all_steps: self.steps == "all",
             grep,
-            context: context as usize,
+            context: self.context as usize,
         })
     }
 }
 
-/// The schema properties of [`LogArgs`] and the common `jq`/`outputFormat`.
-pub fn log_properties() -> JsonMap<String, Json> {
-    let mut props = JsonMap::new();
-    props.insert(
-        "tailLines".into(),
-        json!({"type": "integer", "minimum": 0, "maximum": MAX_TAIL_LINES, "default": DEFAULT_TAIL_LINES,
-               "description": "Lines kept from the end of each chosen step."}),
-    );
-    props.insert(
-        "grep".into(),
-        json!({"type": "string", "minLength": 1, "maxLength": crate::logs::pattern::MAX_PATTERN_BYTES,
-               "description": "Regular expression (Rust syntax; `(?i)` ignores ASCII case) matched against every line, e.g. `error|FAIL|panicked`; matches come with `context` lines and line numbers."}),
-    );
-    props.insert(
-        "context".into(),
-        json!({"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": DEFAULT_CONTEXT,
-               "description": "Lines shown around each grep match."}),
-    );
-    props.insert(
-        "steps".into(),
-        json!({"type": "string", "enum": ["failed", "all"], "default": "failed",
-               "description": "Tail of the failed steps (of the last step run when none failed), or of `all` steps."}),
-    );
-    args::add_fragments(&mut props, &[JQ, OUTPUT_FORMAT]);
-    props
-}
-
-/// The spec of either tool: `props` (with [`log_properties`]) and no others, the job-log output
+/// The spec of either tool whose arguments are `A` (ending with [`LogArgs`]): the job-log output
 /// schema, read-only annotations, the policy's rules.
-pub fn spec(name: &str, title: &str, description: &str, props: JsonMap<String, Json>) -> ToolSpec {
+pub fn spec<A: Arguments>(name: &str, title: &str, description: &str) -> ToolSpec {
     ToolSpec {
         descriptor: ToolDescriptor {
             name: name.into(),
             title: Some(title.into()),
             description: description.into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": props,
-                "additionalProperties": false
-            }),
+            input_schema: input_schema::<WithCommon<A>>(),
             output_schema: Some(Contract::JobLogs.output_schema()),
             annotations: Some(ToolAnnotations::reads_upstream(title)),
         },

@@ -3,10 +3,9 @@
 //! tool call fails that request only and the next request is served.
 
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
+use crate::tools::args::{arguments, input_schema};
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
 use futures::future::LocalBoxFuture;
-use serde::Deserialize;
-use serde_json::json;
 
 /// The tool's name.
 pub const NAME: &str = "panic_probe";
@@ -14,9 +13,10 @@ pub const NAME: &str = "panic_probe";
 /// `panic_probe`.
 pub struct PanicProbe(ToolSpec);
 
-/// `panic_probe` takes no arguments.
-#[derive(Debug, Deserialize)]
-pub struct Args {}
+arguments! {
+    /// `panic_probe` takes no arguments.
+    pub struct Args: open {}
+}
 
 /// The tool with its spec.
 pub fn tool() -> Box<dyn crate::tools::Tool> {
@@ -25,7 +25,7 @@ pub fn tool() -> Box<dyn crate::tools::Tool> {
             name: NAME.into(),
             title: Some("Panic (test build only)".into()),
             description: "Panics. Present only in the panic-probe test build.".into(),
-            input_schema: json!({"type": "object", "properties": {}}),
+            input_schema: input_schema::<Args>(),
             output_schema: None,
             annotations: Some(ToolAnnotations {
                 read_only_hint: Some(true),

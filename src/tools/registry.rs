@@ -2,6 +2,7 @@
 //! schema, annotations, access class), the settings and per-call context tools get, the outcome
 //! types, and the name -> tool map the server dispatches `tools/call` through.
 
+use super::args::Arguments;
 use super::schema;
 use super::toolsets::{NotOffered, Selection, Toolset};
 use crate::auth::Principal;
@@ -10,7 +11,6 @@ use crate::ports::Ports;
 use crate::projection::Fuel;
 use crate::upstream::{Target, UpstreamSettings};
 use futures::future::LocalBoxFuture;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value as Json};
 use std::fmt;
 use std::sync::OnceLock;
@@ -155,17 +155,24 @@ impl std::error::Error for ToolError {}
 pub trait Tool: Send + Sync {
     /// The tool's metadata.
     fn spec(&self) -> &ToolSpec;
-    /// Deserializes `arguments` (already checked against the input schema) into the tool's
-    /// typed arguments, and builds the upstream request the call makes, once each. `upstream`
-    /// is the deployment's vendor settings (base URLs; the credential does not matter here).
+    /// Reads `arguments` (already checked against the input schema) into the tool's typed
+    /// arguments, and builds the upstream request the call makes, once each. `upstream` is the
+    /// deployment's vendor settings (base URLs; the credential does not matter here).
     fn prepare<'a>(
         &'a self,
         arguments: &Json,
         upstream: &UpstreamSettings,
     ) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError>;
-    /// Deserializes `arguments` into the tool's typed arguments and stops there, without the
-    /// checks that build a request: how a test holds the input schema against the type.
-    fn deserialize(&self, arguments: &Json) -> Result<(), ToolError>;
+}
+
+/// `arguments` read as the declared arguments `A`; a mismatch is an invalid-arguments error
+/// naming the argument.
+pub(crate) fn read_args<A: Arguments>(arguments: &Json) -> Result<A, ToolError> {
+    let mut map = match arguments {
+        Json::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    A::take(&mut map).map_err(ToolError::InvalidArguments)
 }
 
 /// One call with its typed arguments: what enterprise policy decides on, and what runs.
@@ -181,12 +188,11 @@ pub trait Prepared<'a> {
 }
 
 /// A tool that makes no upstream request of its own, written against its typed arguments as
-/// rmcp's `Parameters<T>` and axum's extractors do it: `Args` is deserialized once from the
-/// validated arguments.
+/// rmcp's `Parameters<T>` and axum's extractors do it: `Args` is read once from the validated
+/// arguments.
 pub trait TypedTool: Send + Sync {
-    /// The typed arguments; their schema is the spec's `input_schema` (a test checks one
-    /// against the other).
-    type Args: DeserializeOwned;
+    /// The typed arguments, declared with `arguments!`; the spec's `input_schema` is theirs.
+    type Args: Arguments;
     /// The tool's metadata.
     fn spec(&self) -> &ToolSpec;
     /// Runs one call.
@@ -201,8 +207,8 @@ pub trait TypedTool: Send + Sync {
 /// arguments and builds the request's [`Target`] once; policy decides on that target and
 /// [`run`](UpstreamTool::run) sends it, so what a rule matched is what goes out.
 pub trait UpstreamTool: Send + Sync {
-    /// The typed arguments; their schema is the spec's `input_schema`.
-    type Args: DeserializeOwned;
+    /// The typed arguments, declared with `arguments!`; the spec's `input_schema` is theirs.
+    type Args: Arguments;
     /// What else the run needs that was worked out with the target (`()` when nothing), so
     /// nothing is parsed twice.
     type Plan;
@@ -258,12 +264,8 @@ impl<T: TypedTool> Tool for T {
         arguments: &Json,
         _upstream: &UpstreamSettings,
     ) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
-        let args = super::args::parse(arguments)?;
+        let args = read_args(arguments)?;
         Ok(Box::new(Typed { tool: self, args }))
-    }
-
-    fn deserialize(&self, arguments: &Json) -> Result<(), ToolError> {
-        super::args::parse::<T::Args>(arguments).map(drop)
     }
 }
 
@@ -304,7 +306,7 @@ impl<T: UpstreamTool> Tool for Upstream<T> {
         arguments: &Json,
         upstream: &UpstreamSettings,
     ) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
-        let args = super::args::parse(arguments)?;
+        let args = read_args(arguments)?;
         let (target, plan) = self.0.plan(&args, upstream)?;
         Ok(Box::new(Planned {
             tool: &self.0,
@@ -312,10 +314,6 @@ impl<T: UpstreamTool> Tool for Upstream<T> {
             target,
             plan,
         }))
-    }
-
-    fn deserialize(&self, arguments: &Json) -> Result<(), ToolError> {
-        super::args::parse::<T::Args>(arguments).map(drop)
     }
 }
 
@@ -434,7 +432,7 @@ impl Registry {
         let (toolset, tool) = self.entry(name)?;
         Some(
             selection
-                .offers(toolset, tool.spec(), policy)
+                .offers(toolset, &tool.spec().descriptor, policy)
                 .map(|()| tool),
         )
     }
@@ -450,7 +448,11 @@ impl Registry {
     ) -> Vec<ToolDescriptor> {
         self.tools
             .iter()
-            .filter(|(toolset, t)| selection.offers(*toolset, t.spec(), policy).is_ok())
+            .filter(|(toolset, t)| {
+                selection
+                    .offers(*toolset, &t.spec().descriptor, policy)
+                    .is_ok()
+            })
             .map(|(_, t)| {
                 let mut descriptor = t.spec().descriptor.clone();
                 if !output_schemas {
@@ -482,7 +484,10 @@ impl Registry {
             String::with_capacity(entries.iter().map(|e| e.len() + 1).sum::<usize>() + 2);
         text.push('[');
         for ((toolset, tool), entry) in self.tools.iter().zip(entries) {
-            if selection.offers(*toolset, tool.spec(), policy).is_err() {
+            if selection
+                .offers(*toolset, &tool.spec().descriptor, policy)
+                .is_err()
+            {
                 continue;
             }
             if entry.is_empty() {

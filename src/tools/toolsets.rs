@@ -2,7 +2,7 @@
 //! (which toolsets, and whether only read-only tools). A client that needs GitHub Actions only
 //! should not pay, in every conversation, for the definitions of fifteen Atlassian tools.
 
-use crate::tools::registry::ToolSpec;
+use crate::mcp::ToolDescriptor;
 use std::fmt;
 
 /// The group a tool belongs to.
@@ -130,15 +130,15 @@ impl Selection {
         }
     }
 
-    /// Whether a tool of `toolset` with `spec` is offered; `policy` says whether an enterprise
-    /// policy is configured (the approval tools come with a vendor toolset only then).
+    /// Whether a tool of `toolset` listed as `descriptor` is offered; `policy` says whether an
+    /// enterprise policy is configured (the approval tools come with a vendor toolset only then).
     pub fn offers(
         &self,
         toolset: Option<Toolset>,
-        spec: &ToolSpec,
+        descriptor: &ToolDescriptor,
         policy: bool,
     ) -> Result<(), NotOffered> {
-        if self.read_only && !is_read_only(spec) {
+        if self.read_only && !is_read_only(descriptor) {
             return Err(NotOffered::ReadOnly);
         }
         let Some(chosen) = &self.toolsets else {
@@ -176,8 +176,8 @@ impl Selection {
 
 /// True when the tool is annotated as changing nothing; a tool without the annotation counts as
 /// one that may.
-pub fn is_read_only(spec: &ToolSpec) -> bool {
-    spec.descriptor
+pub fn is_read_only(descriptor: &ToolDescriptor) -> bool {
+    descriptor
         .annotations
         .as_ref()
         .and_then(|a| a.read_only_hint)
@@ -187,24 +187,20 @@ pub fn is_read_only(spec: &ToolSpec) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::{ToolAnnotations, ToolDescriptor};
-    use crate::tools::registry::Access;
+    use crate::mcp::ToolAnnotations;
     use serde_json::json;
 
-    fn spec(read_only: Option<bool>) -> ToolSpec {
-        ToolSpec {
-            descriptor: ToolDescriptor {
-                name: "t".into(),
-                title: None,
-                description: String::new(),
-                input_schema: json!({"type": "object"}),
-                output_schema: None,
-                annotations: read_only.map(|r| ToolAnnotations {
-                    read_only_hint: Some(r),
-                    ..ToolAnnotations::default()
-                }),
-            },
-            access: Access::Rules,
+    fn spec(read_only: Option<bool>) -> ToolDescriptor {
+        ToolDescriptor {
+            name: "t".into(),
+            title: None,
+            description: String::new(),
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            annotations: read_only.map(|r| ToolAnnotations {
+                read_only_hint: Some(r),
+                ..ToolAnnotations::default()
+            }),
         }
     }
 

@@ -7,16 +7,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { startWorker } from "./worker.mjs";
+import { TOOL_NAMES } from "./catalog.mjs";
 
 const TOKEN = "e2e-token-0123456789abcdef";
-const VERBS = ["get", "post", "put", "patch", "delete"];
 /** Every tool the worker lists, whatever its settings (README, Tools). */
-const TOOLS = [
-  "github_list_workflow_runs", "github_list_workflow_jobs", "github_get_job_logs",
-  "circleci_get", "circleci_get_job_logs",
-  ...["jira", "conf", "bb"].flatMap((p) => VERBS.map((v) => `${p}_${v}`)),
-  "artifact_read", "approval_list", "approval_decide",
-];
+const TOOLS = TOOL_NAMES;
 let worker;
 
 before(async () => {

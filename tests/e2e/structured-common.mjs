@@ -8,6 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { githubRun } from "./fake/github.mjs";
 import { PRINCIPALS } from "./tools-common.mjs";
+import { SCHEMA_TOOL_NAMES } from "./catalog.mjs";
 
 /** The repository of the GitHub tool calls. */
 export const REPO = { owner: "octo-org", repo: "hello-world" };
@@ -18,8 +19,7 @@ export const ONE_RUN_ID = 30433642;
 /** A Jira path answering an empty 204. */
 export const EMPTY_204_PATH = "/rest/api/3/structured-e2e/empty";
 /** The tools that advertise an outputSchema when the flag is on. */
-export const SCHEMA_TOOLS = ["github_list_workflow_runs", "github_list_workflow_jobs", "circleci_get", "jira_get", "conf_get", "bb_get",
-  "github_get_job_logs", "circleci_get_job_logs"];
+export const SCHEMA_TOOLS = SCHEMA_TOOL_NAMES;
 /** Smallest MCP_STRUCTURED_MAX_BYTES (the clamp's lower bound). */
 export const MIN_BOUND = 16384;
 /** Largest MCP_STRUCTURED_MAX_BYTES: big enough that the ~300 KB page stays inline. */

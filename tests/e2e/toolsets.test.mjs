@@ -8,10 +8,11 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startWorker } from "./worker.mjs";
+import { toolsetNames } from "./catalog.mjs";
 
 const TOKEN = "e2e-token-0123456789abcdef";
 const V = "2026-07-28";
-const GITHUB = ["github_list_workflow_runs", "github_list_workflow_jobs", "github_get_job_logs", "artifact_read"];
+const GITHUB = toolsetNames("github");
 let worker;
 let everything;
 

@@ -20,7 +20,7 @@ fn exactly_the_six_read_tools_advertise_an_output_schema() {
         .filter(|t| t.get("outputSchema").is_some())
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    let mut expected = SCHEMA_TOOLS.to_vec();
+    let mut expected = schema_tools();
     expected.sort_unstable();
     let mut got = with.clone();
     got.sort_unstable();

@@ -3,14 +3,13 @@
 //! credential); API v2 lists the job's test results. The excerpt covers every step's output, in
 //! order, and the artifact holds it all.
 
-use super::{log_properties, log_writer, respond, text, JobReport, LogArgs};
+use super::{log_writer, respond, text, JobReport, LogArgs};
 use crate::artifacts::stream::ArtifactWriter;
 use crate::logs::download::{self, LogError, Pacer};
 use crate::logs::excerpt::Step;
 use crate::logs::Excerpter;
 use crate::mcp::CallToolResult;
-use crate::tools::args::whole_opt;
-use crate::tools::args::WithCommon;
+use crate::tools::args::{arguments, Field, WithCommon};
 use crate::tools::output;
 use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
 use crate::upstream::{
@@ -19,7 +18,6 @@ use crate::upstream::{
 use crate::value::{Map, Value};
 use futures::future::LocalBoxFuture;
 use serde::Deserialize;
-use serde_json::{json, Map as JsonMap};
 
 /// The tool's name.
 pub const NAME: &str = "circleci_get_job_logs";
@@ -34,23 +32,7 @@ pub fn tool() -> Box<dyn Tool> {
 }
 
 fn spec() -> ToolSpec {
-    let mut props = JsonMap::new();
-    props.insert(
-        "projectSlug".into(),
-        json!({"type": "string", "minLength": 1, "maxLength": 300,
-               "description": "Project slug `vcs/org/repo`, e.g. `gh/octo-org/hello-world` (not needed with `url`)."}),
-    );
-    props.insert(
-        "jobNumber".into(),
-        json!({"type": "integer", "minimum": 1, "description": "The job number (`job_number`, the last number of a job URL)."}),
-    );
-    props.insert(
-        "url".into(),
-        json!({"type": "string", "minLength": 1, "maxLength": 500,
-               "description": "A CircleCI job URL: https://app.circleci.com/pipelines/{vcs}/{org}/{repo}/{n}/workflows/{id}/jobs/{jobNumber}, or https://circleci.com/{vcs}/{org}/{repo}/{jobNumber}."}),
-    );
-    props.extend(log_properties());
-    super::spec(
+    super::spec::<Args>(
         NAME,
         "Why a CircleCI job failed",
         "Why a CircleCI job failed: give `projectSlug` and `jobNumber`, or a job `url`. Result: \
@@ -58,20 +40,25 @@ the job's name, status and URL, its failed tests (name, file, message) and an ex
 cleaned lines numbered across the job, the last `tailLines` lines of each failed step (exit code in the \
 conclusion), plus `grep` matches. `logArtifactId` names the complete output (read it with artifact_read). \
 E.g. `jq`: `jobs[0].{tests: failedTests, tail: log.steps[*].tail}`.",
-        props,
     )
 }
 
-/// The tool's own arguments (`jq` and `outputFormat` are the shared ones).
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase")]
-pub struct Args {
-    #[serde(flatten)]
-    log: LogArgs,
-    project_slug: Option<String>,
-    #[serde(default, deserialize_with = "whole_opt")]
-    job_number: Option<u64>,
-    url: Option<String>,
+arguments! {
+    /// The tool's arguments: the job, then the excerpt's.
+    pub struct Args: closed {
+        project_slug: Option<String> = Field::string("projectSlug").min(1).max(300).describe(
+            "Project slug `vcs/org/repo`, e.g. `gh/octo-org/hello-world` (not needed with `url`).",
+        ),
+        job_number: Option<u64> = Field::integer("jobNumber")
+            .min(1)
+            .describe("The job number (`job_number`, the last number of a job URL)."),
+        url: Option<String> = Field::string("url").min(1).max(500).describe(
+            "A CircleCI job URL: \
+             https://app.circleci.com/pipelines/{vcs}/{org}/{repo}/{n}/workflows/{id}/jobs/{jobNumber}, \
+             or https://circleci.com/{vcs}/{org}/{repo}/{jobNumber}.",
+        ),
+        flatten log: LogArgs,
+    }
 }
 
 /// A job: its project slug (`gh/org/repo`) and number.
@@ -440,7 +427,9 @@ mod tests {
     use serde_json::{json, Value as Json};
 
     fn job(args: Json) -> Result<Job, ToolError> {
-        serde_json::from_value::<Args>(args).unwrap().job()
+        crate::tools::registry::read_args::<Args>(&args)
+            .unwrap()
+            .job()
     }
 
     #[test]

@@ -3,14 +3,13 @@
 //! the excerpt of its log, which GitHub serves as a redirect to a signed URL on another host.
 
 use super::cache::LogCache;
-use super::{log_properties, log_writer, respond, text, JobReport, LogArgs, MAX_JOBS};
+use super::{log_writer, respond, text, JobReport, LogArgs, MAX_JOBS};
 use crate::logs::download::{self, LogError, Sink};
 use crate::logs::excerpt::{Options, Step};
 use crate::logs::Excerpter;
 use crate::mcp::CallToolResult;
 use crate::time::parse_iso8601_seconds;
-use crate::tools::args::whole_opt;
-use crate::tools::args::WithCommon;
+use crate::tools::args::{arguments, Fallback, Field, WithCommon, OWNER, REPO};
 use crate::tools::github::name_segment;
 use crate::tools::output;
 use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
@@ -19,8 +18,6 @@ use crate::upstream::{
 };
 use crate::value::{Map, Value};
 use futures::future::LocalBoxFuture;
-use serde::Deserialize;
-use serde_json::{json, Map as JsonMap};
 
 /// The tool's name.
 pub const NAME: &str = "github_get_job_logs";
@@ -35,37 +32,7 @@ pub fn tool() -> Box<dyn Tool> {
 }
 
 fn spec() -> ToolSpec {
-    let mut props = JsonMap::new();
-    props.insert(
-        "owner".into(),
-        json!({"type": "string", "minLength": 1, "maxLength": 100,
-               "description": "Repository owner (not needed with `url`)."}),
-    );
-    props.insert(
-        "repo".into(),
-        json!({"type": "string", "minLength": 1, "maxLength": 100,
-               "description": "Repository name (not needed with `url`)."}),
-    );
-    props.insert(
-        "jobId".into(),
-        json!({"type": "integer", "minimum": 1, "description": "A job's `id` from github_list_workflow_jobs."}),
-    );
-    props.insert(
-        "runId".into(),
-        json!({"type": "integer", "minimum": 1, "description": "A run's `id`: its failed jobs (all with `failedOnly: false`)."}),
-    );
-    props.insert(
-        "url".into(),
-        json!({"type": "string", "minLength": 1, "maxLength": 500,
-               "description": "A run or job URL: https://github.com/{owner}/{repo}/actions/runs/{runId}[/job/{jobId}]."}),
-    );
-    props.insert(
-        "failedOnly".into(),
-        json!({"type": "boolean", "default": true,
-               "description": "With a run: only the jobs that did not succeed."}),
-    );
-    props.extend(log_properties());
-    super::spec(
+    super::spec::<Args>(
         NAME,
         "Why a GitHub Actions job failed",
         "Why a GitHub Actions job failed: give `owner`, `repo` and `jobId` or `runId`, or a \
@@ -74,24 +41,28 @@ answer) and a log excerpt: cleaned, numbered lines split into steps, with the `#
 `tailLines` lines of each failed step, plus `grep` matches. `logArtifactId` names the complete log (read it \
 with artifact_read). A completed job's log is cached: asking again with another `grep` or `tailLines` costs \
 no GitHub call. E.g. `jq`: `jobs[*].{name: name, tail: log.steps[*].tail}`.",
-        props,
     )
 }
 
-/// The tool's own arguments (`jq` and `outputFormat` are the shared ones).
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase")]
-pub struct Args {
-    #[serde(flatten)]
-    log: LogArgs,
-    owner: Option<String>,
-    repo: Option<String>,
-    #[serde(default, deserialize_with = "whole_opt")]
-    job_id: Option<u64>,
-    #[serde(default, deserialize_with = "whole_opt")]
-    run_id: Option<u64>,
-    url: Option<String>,
-    failed_only: Option<bool>,
+arguments! {
+    /// The tool's arguments: the job or run, then the excerpt's.
+    pub struct Args: closed {
+        owner: Option<String> = OWNER.describe("Repository owner (not needed with `url`)."),
+        repo: Option<String> = REPO.describe("Repository name (not needed with `url`)."),
+        job_id: Option<u64> = Field::integer("jobId")
+            .min(1)
+            .describe("A job's `id` from github_list_workflow_jobs."),
+        run_id: Option<u64> = Field::integer("runId")
+            .min(1)
+            .describe("A run's `id`: its failed jobs (all with `failedOnly: false`)."),
+        url: Option<String> = Field::string("url").min(1).max(500).describe(
+            "A run or job URL: https://github.com/{owner}/{repo}/actions/runs/{runId}[/job/{jobId}].",
+        ),
+        failed_only: bool = Field::boolean("failedOnly")
+            .default(Fallback::Boolean(true))
+            .describe("With a run: only the jobs that did not succeed."),
+        flatten log: LogArgs,
+    }
 }
 
 /// What a call reads.
@@ -283,7 +254,7 @@ async fn run(
                 Some(Value::Array(jobs)) => jobs.clone(),
                 _ => Vec::new(),
             };
-            if args.failed_only.unwrap_or(true) {
+            if args.failed_only {
                 jobs.retain(|job| FAILED.contains(&text(job, "conclusion").unwrap_or_default()));
             }
             let more = jobs.len().saturating_sub(MAX_JOBS);
@@ -513,7 +484,7 @@ mod tests {
     use serde_json::{json, Value as Json};
 
     fn subject(args: Json) -> Result<Subject, ToolError> {
-        let args: Args = serde_json::from_value(args).unwrap();
+        let args: Args = crate::tools::registry::read_args(&args).unwrap();
         args.subject("https://api.github.com")
     }
 
@@ -622,9 +593,10 @@ mod tests {
 
     #[test]
     fn enterprise_urls_use_the_configured_host() {
-        let args: Args =
-            serde_json::from_value(json!({"url": "https://ghe.example/o/r/actions/runs/5"}))
-                .unwrap();
+        let args: Args = crate::tools::registry::read_args(
+            &json!({"url": "https://ghe.example/o/r/actions/runs/5"}),
+        )
+        .unwrap();
         assert_eq!(
             args.subject("https://ghe.example/api/v3").unwrap().what,
             What::Run(5)
@@ -636,9 +608,10 @@ mod tests {
     /// configured API when the call is planned.
     #[test]
     fn enterprise_urls_have_a_policy_target() {
-        let args: WithCommon<Args> =
-            serde_json::from_value(json!({"url": "https://ghe.example/o/r/actions/runs/5/job/7"}))
-                .unwrap();
+        let args: WithCommon<Args> = crate::tools::registry::read_args(
+            &json!({"url": "https://ghe.example/o/r/actions/runs/5/job/7"}),
+        )
+        .unwrap();
         let upstream = UpstreamSettings {
             github_api_url: "https://ghe.example/api/v3".into(),
             ..UpstreamSettings::default()

@@ -157,9 +157,21 @@ fn spec(name: &str, input_schema: Json, annotations: ToolAnnotations) -> ToolSpe
 struct Echo(ToolSpec);
 
 /// `echo`'s arguments.
-#[derive(serde::Deserialize)]
 pub struct EchoArgs {
     text: String,
+}
+
+impl devtools_mcp_edge::tools::args::Arguments for EchoArgs {
+    const CLOSED: bool = false;
+    fn properties() -> Vec<(devtools_mcp_edge::tools::args::Field, bool)> {
+        Vec::new()
+    }
+    fn take(map: &mut serde_json::Map<String, Json>) -> Result<EchoArgs, String> {
+        let text = devtools_mcp_edge::tools::args::Field::string("text");
+        Ok(EchoArgs {
+            text: devtools_mcp_edge::tools::args::take(map, &text)?,
+        })
+    }
 }
 
 impl TypedTool for Echo {

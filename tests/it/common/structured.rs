@@ -10,17 +10,16 @@ use devtools_mcp_edge::ports::UpstreamResponse;
 use devtools_mcp_edge::server::Server;
 use serde_json::{json, Value as Json};
 
-/// The six tools that advertise an output schema when the flag is on.
-pub const SCHEMA_TOOLS: [&str; 8] = [
-    "jira_get",
-    "conf_get",
-    "bb_get",
-    "github_list_workflow_runs",
-    "github_list_workflow_jobs",
-    "circleci_get",
-    "github_get_job_logs",
-    "circleci_get_job_logs",
-];
+/// The tools that advertise an output schema when the flag is on, as the registry declares them.
+pub fn schema_tools() -> Vec<String> {
+    devtools_mcp_edge::tools::all()
+        .unwrap()
+        .descriptors(true, &devtools_mcp_edge::tools::Selection::ALL, true)
+        .into_iter()
+        .filter(|d| d.output_schema.is_some())
+        .map(|d| d.name)
+        .collect()
+}
 
 /// Every vendor configured, the flag as given, plus `extra` (later entries win).
 pub fn flagged(structured: bool, extra: &[(&str, &str)]) -> Builder {
