@@ -54,12 +54,12 @@ pub(super) async fn recheck(
         return Ok(());
     };
     match reread(settings, &grant, ports).await? {
-        Ok((attributes, upstream)) => {
+        Reread::Vouched(attributes, upstream) => {
             store
                 .update_identity(&grant.grant, attributes, &upstream)
                 .await
         }
-        Err(reason) => {
+        Reread::Refused(reason) => {
             let aliases = split_attributes(&grant.attributes).0.join(" ");
             ports.log.event(
                 Level::Warn,
@@ -78,16 +78,24 @@ pub(super) async fn recheck(
     }
 }
 
+/// What the provider says of a person read again.
+enum Reread {
+    /// Still vouched for and admitted: their fresh attributes and upstream tokens.
+    Vouched(Vec<String>, Vec<UpstreamToken>),
+    /// No longer: why, for the log and the client.
+    Refused(String),
+}
+
 /// The person behind `grant` read again: their fresh attributes and upstream tokens, or why
 /// they are refused now. An outage at the provider is an error, which revokes nothing.
 async fn reread(
     settings: &OAuthSettings,
     grant: &GrantIdentity,
     ports: Ports<'_>,
-) -> Result<Result<(Vec<String>, Vec<UpstreamToken>), String>, OAuthError> {
+) -> Result<Reread, OAuthError> {
     let mut upstream = grant.upstream.clone();
     let Some(at) = upstream.iter().position(|t| is_identity_token(settings, t)) else {
-        return Ok(Err(
+        return Ok(Reread::Refused(
             "the grant holds no identity-provider token to check you with".into(),
         ));
     };
@@ -95,7 +103,7 @@ async fn reread(
         Ok(token) => token,
         Err(e) if e.code == "server_error" => return Err(e),
         Err(e) => {
-            return Ok(Err(format!(
+            return Ok(Reread::Refused(format!(
                 "your identity-provider token has expired and cannot be renewed ({})",
                 e.description
             )))
@@ -105,22 +113,24 @@ async fn reread(
         Ok((now, _)) => now,
         Err(e) if e.code == "server_error" => return Err(e),
         Err(e) => {
-            return Ok(Err(format!(
+            return Ok(Reread::Refused(format!(
                 "the identity provider no longer vouches for you ({})",
                 e.description
             )))
         }
     };
     if now.principal != grant.principal {
-        return Ok(Err("the identity provider now names another person".into()));
+        return Ok(Reread::Refused(
+            "the identity provider now names another person".into(),
+        ));
     }
     if let Err(e) = admit(settings, &now) {
-        return Ok(Err(e.description));
+        return Ok(Reread::Refused(e.description));
     }
     if let Some(fresh) = now.upstream.into_iter().next() {
         upstream[at] = fresh;
     }
-    Ok(Ok((now.groups, upstream)))
+    Ok(Reread::Vouched(now.groups, upstream))
 }
 
 /// True for the token the identity provider issued at sign-in (GitHub's, or the OpenID Connect
