@@ -1,14 +1,24 @@
 #!/usr/bin/env node
 // Prints the import cycles between the top-level modules of a Rust crate's `src/` and exits 1 when
-// there is one. A module is a top-level module of src/ (`src/x.rs` and everything under `src/x/`):
+// there is one; then the import circles between files inside one top-level module. A module is a top-level module of src/ (`src/x.rs` and everything under `src/x/`):
 // that is the grain at which the layers are meant to point one way, while siblings inside one
 // module may use each other freely. An edge is any `crate::x` path (in `use` or inline, grouped
 // `use crate::{x, y}` included) or a `super::` path that climbs to the crate root, in code that is
 // compiled outside tests: comments, string and char literals and `#[cfg(test)]` items are left out,
 // because a unit test may reach any module without that being a layer's dependency.
 //
-// Usage: node scripts/check-layers.mjs [SRC_DIR]   (default: src)
-// Exit status: 0 no cycle, 1 at least one cycle, 2 the directory cannot be read.
+// Inside a module the grain is the file: a file depends on the file that holds the module a path
+// names (`crate::`, `super::`, `self::`, or a child declared with `mod x;` and then named `x::`;
+// the deepest module with a file of its own, so `crate::a::b::Item` is `a/b.rs` if that exists,
+// else `a.rs`). A path into a file's own subtree is no dependency: a parent declares, re-exports
+// and composes its children, which may name the items it shares; inside a module the layers are
+// between siblings and cousins. A circle between files of different top-level modules is already
+// a module cycle and is not repeated.
+// File circles fail the run only with LAYERS_FILES=strict; otherwise they are printed.
+//
+// Usage: [LAYERS_FILES=strict] node scripts/check-layers.mjs [SRC_DIR]   (default: src)
+// Exit status: 0 no cycle, 1 at least one module cycle (or file circle under LAYERS_FILES=strict),
+// 2 the directory cannot be read.
 
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
@@ -145,12 +155,16 @@ function groupHeads(code, open) {
   return heads;
 }
 
+/** The code of a file that counts as production: comments, literals and test items blanked. */
+function productionCode(src) {
+  return blankTestItems(blankNonCode(src));
+}
+
 /** The edges one file contributes: `{from, to, line}` between top-level modules, self-edges dropped. */
-function fileEdges(file, src) {
+function moduleEdges(file, code) {
   const path = modulePath(file);
   if (path.length === 0) return [];
   const from = path[0];
-  const code = blankTestItems(blankNonCode(src));
   const lineOf = (at) => code.slice(0, at).split("\n").length;
   const edges = [];
   const add = (to, at) => {
@@ -234,34 +248,151 @@ function shortestCycle(start, members, adjacency) {
   return [start];
 }
 
-/** Reads `srcDir` and returns `{modules, edges, components}` of its top-level module graph. */
-function analyse(srcDir) {
-  const edges = [];
-  const modules = new Set();
-  for (const file of rustFiles(srcDir)) {
-    const path = modulePath(file);
-    if (path.length) modules.add(path[0]);
-    const text = readFileSync(join(srcDir, file), "utf8");
-    edges.push(...fileEdges(file, text).map((e) => ({ ...e, file: join(srcDir, file) })));
+/**
+ * The module paths a path starting at `at` names, each a list of segments: `a::b::{c, d::e}` is
+ * [a, b, c] and [a, b, d, e]; `self` in a group and a `*` glob stop at the prefix. Reading stops at
+ * the first token that is no segment (`as`, `<`, `(`, ...). Returns `{paths, end}`.
+ */
+function pathTree(code, at) {
+  let i = at;
+  const space = () => {
+    while (/\s/.test(code[i] ?? "")) i++;
+  };
+  space();
+  if (code[i] === "{") {
+    const paths = [];
+    i++;
+    for (;;) {
+      space();
+      if (i >= code.length || code[i] === "}") break;
+      const item = pathTree(code, i);
+      paths.push(...item.paths);
+      i = item.end;
+      space();
+      while (i < code.length && code[i] !== "," && code[i] !== "}") i++; // `x as y`
+      if (code[i] === ",") i++;
+    }
+    return { paths, end: i + 1 };
   }
+  const ident = /^[A-Za-z_][A-Za-z0-9_]*/.exec(code.slice(i, i + 100));
+  if (!ident || ident[0] === "self") return { paths: [[]], end: ident ? i + ident[0].length : i };
+  i += ident[0].length;
+  const sep = /^\s*::\s*/.exec(code.slice(i, i + 100));
+  if (!sep || !/[A-Za-z_{]/.test(code[i + sep[0].length] ?? "")) {
+    return { paths: [[ident[0]]], end: i };
+  }
+  const rest = pathTree(code, i + sep[0].length);
+  return { paths: rest.paths.map((p) => [ident[0], ...p]), end: rest.end };
+}
+
+/** The children a file declares with `mod x;` outside tests. */
+function declaredChildren(code) {
+  return [...code.matchAll(/(?<![A-Za-z0-9_])mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*;/g)].map((m) => m[1]);
+}
+
+/**
+ * The edges one file (`file`, relative to src/; `self` is its path as reported) contributes between
+ * files: `{from, to, line}`, self-edges dropped. `files` maps a module path joined with `/` (`""`
+ * for the crate root) to its file as reported.
+ */
+function fileEdgesOf(file, self, code, files) {
+  const path = modulePath(file);
+  const lineOf = (at) => code.slice(0, at).split("\n").length;
+  const edges = [];
+  const resolve = (segments) => {
+    for (let k = segments.length; k > 0; k--) {
+      const target = files.get(segments.slice(0, k).join("/"));
+      if (target) return target;
+    }
+    return files.get("");
+  };
+  // A path into the file's own subtree is no dependency: see the header.
+  const own = (segments) => path.every((s, k) => segments[k] === s);
+  const follow = (base, from, at) => {
+    for (const segments of pathTree(code, from).paths) {
+      const full = [...base, ...segments];
+      const to = resolve(full);
+      if (to && to !== self && !own(full)) edges.push({ from: self, to, line: lineOf(at) });
+    }
+  };
+  let m;
+  const crateRe = /(?<![A-Za-z0-9_$])crate\s*::/g;
+  while ((m = crateRe.exec(code))) follow([], m.index + m[0].length, m.index);
+  const superRe = /(?<![A-Za-z0-9_:])((?:super\s*::\s*)+)/g;
+  while ((m = superRe.exec(code))) {
+    const ups = m[1].match(/super/g).length;
+    follow(path.slice(0, Math.max(0, path.length - ups)), m.index + m[0].length, m.index);
+  }
+  const selfRe = /(?<![A-Za-z0-9_:])self\s*::/g;
+  while ((m = selfRe.exec(code))) follow(path, m.index + m[0].length, m.index);
+  for (const child of declaredChildren(code)) {
+    const childRe = new RegExp(`(?<![A-Za-z0-9_:.$])${child}\\s*::`, "g");
+    while ((m = childRe.exec(code))) follow(path, m.index, m.index);
+  }
+  return edges;
+}
+
+/** The adjacency lists of `edges`, each sorted and without repeats. */
+function adjacencyOf(edges, known) {
   const adjacency = new Map();
   for (const { from, to } of edges) {
-    if (!modules.has(to)) continue; // an external crate named like a path, or a root item
+    if (!known.has(to)) continue;
     if (!adjacency.has(from)) adjacency.set(from, new Set());
     adjacency.get(from).add(to);
   }
   for (const [k, v] of adjacency) adjacency.set(k, [...v].sort());
-  const sorted = [...modules].sort();
-  return { modules: sorted, edges, adjacency, components: cycles(sorted, adjacency) };
+  return adjacency;
 }
 
-/** The report for `analyse`'s result: one block per cycle, each edge with where it is made. */
-function report({ modules, edges, adjacency, components }) {
-  if (components.length === 0) return `no import cycle between the ${modules.length} top-level modules`;
+/**
+ * Reads `srcDir` and returns its top-level module graph `{modules, edges, adjacency, components}`
+ * and, as `files`, its file graph in the same shape, whose components are the file circles inside
+ * one top-level module (paths in it are joined to `srcDir`).
+ */
+function analyse(srcDir) {
+  const sources = rustFiles(srcDir).map((file) => ({
+    file,
+    code: productionCode(readFileSync(join(srcDir, file), "utf8")),
+  }));
+  const files = new Map(sources.map(({ file }) => [modulePath(file).join("/"), join(srcDir, file)]));
+  const edges = [];
+  const fileEdges = [];
+  const modules = new Set();
+  for (const { file, code } of sources) {
+    const path = modulePath(file);
+    if (path.length) modules.add(path[0]);
+    edges.push(...moduleEdges(file, code).map((e) => ({ ...e, file: join(srcDir, file) })));
+    fileEdges.push(
+      ...fileEdgesOf(file, join(srcDir, file), code, files).map((e) => ({ ...e, file: e.from })),
+    );
+  }
+  // An edge to a name that is no module is an external crate named like a path, or a root item.
+  const adjacency = adjacencyOf(edges, modules);
+  const sorted = [...modules].sort();
+  const paths = [...files.values()].sort();
+  const fileAdjacency = adjacencyOf(fileEdges, new Set(paths));
+  const topOf = (path) => modulePath(relative(srcDir, path).split(sep).join("/"))[0] ?? "";
+  const inOneModule = (members) => members.every((f) => topOf(f) === topOf(members[0]));
+  return {
+    modules: sorted,
+    edges,
+    adjacency,
+    components: cycles(sorted, adjacency),
+    files: {
+      count: paths.length,
+      edges: fileEdges,
+      adjacency: fileAdjacency,
+      components: cycles(paths, fileAdjacency).filter(inOneModule),
+    },
+  };
+}
+
+/** One block per cycle of `components`: a shortest cycle, its members, each edge where it is made. */
+function cycleBlocks(kind, { edges, adjacency, components }) {
   const lines = [];
   for (const members of components) {
-    lines.push(`cycle: ${shortestCycle(members[0], members, adjacency).join(" -> ")}`);
-    lines.push(`  modules in it: ${members.join(", ")}`);
+    lines.push(`${kind.cycle}: ${shortestCycle(members[0], members, adjacency).join(" -> ")}`);
+    lines.push(`  ${kind.members} in it: ${members.join(", ")}`);
     const inside = new Set(members);
     const first = new Map();
     for (const e of edges) {
@@ -269,6 +400,26 @@ function report({ modules, edges, adjacency, components }) {
       if (inside.has(e.from) && inside.has(e.to) && !first.has(key)) first.set(key, `${e.file}:${e.line}`);
     }
     for (const key of [...first.keys()].sort()) lines.push(`  ${key}  (${first.get(key)})`);
+  }
+  return lines;
+}
+
+/**
+ * The report for `analyse`'s result: the module cycles (or that there is none), then the file
+ * circles when there are any, and whether they fail the run.
+ */
+function report(result, strictFiles) {
+  const lines = result.components.length
+    ? cycleBlocks({ cycle: "cycle", members: "modules" }, result)
+    : [`no import cycle between the ${result.modules.length} top-level modules`];
+  const circles = result.files.components.length;
+  if (circles) {
+    lines.push(...cycleBlocks({ cycle: "file circle", members: "files" }, result.files));
+    lines.push(
+      strictFiles
+        ? `${circles} file circle(s) inside a module: failing (LAYERS_FILES=strict)`
+        : `${circles} file circle(s) inside a module: printed only (LAYERS_FILES=strict fails on them)`,
+    );
   }
   return lines.join("\n");
 }
@@ -282,6 +433,8 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     console.error(`check-layers: cannot read ${srcDir}: ${err.message}`);
     process.exit(2);
   }
-  console.log(report(result));
-  process.exit(result.components.length ? 1 : 0);
+  const strictFiles = process.env.LAYERS_FILES === "strict";
+  console.log(report(result, strictFiles));
+  const failed = result.components.length > 0 || (strictFiles && result.files.components.length > 0);
+  process.exit(failed ? 1 : 0);
 }

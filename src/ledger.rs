@@ -505,6 +505,25 @@ pub struct Page {
     pub next_cursor: Option<Cursor>,
 }
 
+/// A store's fault the ledger finds in what it read: nothing a client did, and nothing it can
+/// correct.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LedgerFault {
+    /// A page's details came back in another number than its entries.
+    OutOfStep,
+    /// The entry with this id has no details in storage.
+    NoDetails(String),
+}
+
+impl std::fmt::Display for LedgerFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LedgerFault::OutOfStep => f.write_str("the ledger read a page's details out of step"),
+            LedgerFault::NoDetails(id) => write!(f, "the ledger has no details for {id}"),
+        }
+    }
+}
+
 impl Page {
     /// The ids whose details the page needs, in order.
     pub fn ids(&self) -> Vec<String> {
@@ -513,9 +532,9 @@ impl Page {
 
     /// The reply, given each entry's details in order (`None`: not in storage, which the store
     /// reports as a fault rather than list a request without what it asks).
-    pub fn reply(self, details: Vec<Option<Details>>) -> Result<Reply, String> {
+    pub fn reply(self, details: Vec<Option<Details>>) -> Result<Reply, LedgerFault> {
         if details.len() != self.entries.len() {
-            return Err("the ledger read a page's details out of step".into());
+            return Err(LedgerFault::OutOfStep);
         }
         let records = self
             .entries
@@ -523,7 +542,7 @@ impl Page {
             .zip(details)
             .map(|(entry, details)| match details {
                 Some(details) => Ok(Record { entry, details }),
-                None => Err(format!("the ledger has no details for {}", entry.id)),
+                None => Err(LedgerFault::NoDetails(entry.id)),
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Reply::Pending {
@@ -833,7 +852,7 @@ impl MemoryLedger {
     }
 
     /// Applies `op` and its changes; `Err` when a page's details are missing.
-    pub fn apply(&mut self, op: Op) -> Result<Reply, String> {
+    pub fn apply(&mut self, op: Op) -> Result<Reply, LedgerFault> {
         let (step, changes) = self.book.apply(op);
         for change in changes {
             match change {
@@ -1372,7 +1391,7 @@ mod tests {
             panic!("a page")
         };
         assert_eq!(page.ids(), vec!["apr_1", "apr_2"]);
-        let missing = page.reply(vec![None, None]).unwrap_err();
+        let missing = page.reply(vec![None, None]).unwrap_err().to_string();
         assert!(missing.contains("apr_1"), "{missing}");
     }
 

@@ -18,6 +18,7 @@ pub mod metadata;
 pub mod sealed;
 pub mod settings;
 pub mod store;
+mod token_endpoint;
 pub mod url;
 
 use crate::auth::{PersonalToken, Principal};

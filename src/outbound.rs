@@ -29,6 +29,40 @@ pub enum Reach<'a> {
     },
 }
 
+/// What is wrong with a URL [`OutboundUrl::check`] refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UrlProblem {
+    /// Not a URL this server fetches at all: too long, unparsable, no host, user information or
+    /// a fragment.
+    Form,
+    /// Not https (nor http to a loopback host where that is allowed).
+    Scheme,
+    /// A host the reach does not allow: internal, or not listed.
+    Host,
+}
+
+/// Why [`OutboundUrl::check`] refused a URL: its class, and a text that names the host at most,
+/// never the path or query (which may hold a signature).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UrlRefused {
+    /// What is wrong.
+    pub problem: UrlProblem,
+    text: String,
+}
+
+impl UrlRefused {
+    /// The refusal of class `problem`, saying `text`.
+    pub(crate) fn new(problem: UrlProblem, text: String) -> UrlRefused {
+        UrlRefused { problem, text }
+    }
+}
+
+impl std::fmt::Display for UrlRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// A URL that [`OutboundUrl::check`] accepted; the only form in which such a URL is fetched
 /// ([`crate::ports::UpstreamRequest::get`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,24 +72,43 @@ impl OutboundUrl {
     /// Parses `text` and checks what was parsed: http(s) only, no user information or fragment,
     /// and a host `reach` allows. Errors name the host at most, never the path or query (which
     /// may hold a signature).
-    pub fn check(text: &str, reach: Reach<'_>) -> Result<OutboundUrl, String> {
+    pub fn check(text: &str, reach: Reach<'_>) -> Result<OutboundUrl, UrlRefused> {
+        use UrlProblem::{Form, Host as Place, Scheme};
+        let refused = UrlRefused::new;
         if text.len() > MAX_URL_LEN {
-            return Err(format!("the URL is longer than {MAX_URL_LEN} bytes"));
+            return Err(refused(
+                Form,
+                format!("the URL is longer than {MAX_URL_LEN} bytes"),
+            ));
         }
-        let url = Url::parse(text).map_err(|e| format!("the URL is not valid ({e})"))?;
-        let host = url.host().ok_or("the URL has no host")?;
+        let url =
+            Url::parse(text).map_err(|e| refused(Form, format!("the URL is not valid ({e})")))?;
+        let host = url
+            .host()
+            .ok_or_else(|| refused(Form, "the URL has no host".into()))?;
         let authority = authority(&url);
         if !url.username().is_empty() || url.password().is_some() {
-            return Err(format!("the URL on {authority} carries user information"));
+            return Err(refused(
+                Form,
+                format!("the URL on {authority} carries user information"),
+            ));
         }
         if url.fragment().is_some() {
-            return Err(format!("the URL on {authority} carries a fragment"));
+            return Err(refused(
+                Form,
+                format!("the URL on {authority} carries a fragment"),
+            ));
         }
         let loopback = is_loopback(&host);
         match url.scheme() {
             "https" => {}
             "http" if loopback && !matches!(reach, Reach::Public) => {}
-            _ => return Err(format!("the URL on {authority} is not https")),
+            _ => {
+                return Err(refused(
+                    Scheme,
+                    format!("the URL on {authority} is not https"),
+                ))
+            }
         }
         match reach {
             Reach::Public => public_host_problem(&host).map_or(Ok(()), Err),
@@ -63,15 +116,23 @@ impl OutboundUrl {
             Reach::PublicOrLoopback => public_host_problem(&host).map_or(Ok(()), Err),
             Reach::Listed { entries, setting } => {
                 if !listed(entries, &host, url.port_or_known_default()) {
-                    return Err(format!(
-                        "the URL is on {authority}, which is not in {setting}; nothing was sent \
-                         there"
+                    return Err(refused(
+                        Place,
+                        format!(
+                            "the URL is on {authority}, which is not in {setting}; nothing was \
+                             sent there"
+                        ),
                     ));
                 }
                 Ok(())
             }
         }
-        .map_err(|why| format!("the URL's host {authority} is refused: {why}"))?;
+        .map_err(|why| {
+            refused(
+                Place,
+                format!("the URL's host {authority} is refused: {why}"),
+            )
+        })?;
         Ok(OutboundUrl(url))
     }
 
@@ -237,7 +298,7 @@ fn v6_problem(ip: Ipv6Addr) -> Option<&'static str> {
 mod tests {
     use super::*;
 
-    fn public(text: &str) -> Result<String, String> {
+    fn public(text: &str) -> Result<String, UrlRefused> {
         OutboundUrl::check(text, Reach::Public).map(|u| u.as_str().to_owned())
     }
 
@@ -321,11 +382,31 @@ mod tests {
     }
 
     #[test]
+    fn each_refusal_is_classified() {
+        for (bad, problem) in [
+            ("/relative", UrlProblem::Form),
+            ("https://u@example.com/x", UrlProblem::Form),
+            ("http://example.com/x", UrlProblem::Scheme),
+            ("https://10.0.0.1/x", UrlProblem::Host),
+        ] {
+            assert_eq!(
+                OutboundUrl::check(bad, Reach::Public).unwrap_err().problem,
+                problem,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn errors_name_the_host_not_the_signature() {
-        let err = public("https://10.0.0.1/x?sig=SECRET").unwrap_err();
+        let err = public("https://10.0.0.1/x?sig=SECRET")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("10.0.0.1") && err.contains("private"), "{err}");
         assert!(!err.contains("SECRET"), "{err}");
-        let err = public("http://example.com/x?sig=SECRET").unwrap_err();
+        let err = public("http://example.com/x?sig=SECRET")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("not https") && !err.contains("SECRET"),
             "{err}"
@@ -386,7 +467,7 @@ mod tests {
             ("https://u:p@x.blob.core.windows.net/x", "user information"),
             ("/relative", "not valid"),
         ] {
-            let err = listed(bad).unwrap_err();
+            let err = listed(bad).unwrap_err().to_string();
             assert!(err.contains(says), "{bad}: {err}");
         }
         assert_eq!(

@@ -214,7 +214,7 @@ impl Server {
         &self,
         request: HttpRequest,
         body: &dyn RequestBody,
-        chosen: Result<Selection, String>,
+        chosen: Result<Selection, connection::BadSelection>,
         ports: Ports<'_>,
     ) -> HttpResponse {
         let config = match &self.config {
@@ -255,7 +255,7 @@ impl Server {
         config: &Config,
         mut request: HttpRequest,
         body: &dyn RequestBody,
-        chosen: Result<Selection, String>,
+        chosen: Result<Selection, connection::BadSelection>,
         ports: Ports<'_>,
     ) -> HttpResponse {
         let registry = match &self.registry {

@@ -8,7 +8,7 @@
 
 use crate::adapter::env::setting;
 use crate::adapter::objects::{post_json, Namespace};
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 use crate::ledger::{Book, Change, Details, Entry, Op, Reply, Step};
 use crate::ports::{ApprovalStore, StoreError};
 use futures::future::LocalBoxFuture;
@@ -68,7 +68,7 @@ pub struct ApprovalsObject {
     book: RefCell<Option<Book>>,
     /// `MCP_APPROVAL_LEDGER_MAX_BYTES`, or why the settings cannot be used (every op fails then,
     /// as every call of the worker does).
-    max_bytes: Result<usize, String>,
+    max_bytes: Result<usize, ConfigError>,
 }
 
 fn storage_error(what: impl std::fmt::Display) -> worker::Error {
@@ -203,8 +203,7 @@ impl ApprovalsObject {
 impl DurableObject for ApprovalsObject {
     fn new(state: State, env: Env) -> Self {
         let max_bytes = Config::from_settings(&|name| setting(&env, name))
-            .map(|config| config.policy.ledger_max_bytes)
-            .map_err(|e| e.to_string());
+            .map(|config| config.policy.ledger_max_bytes);
         ApprovalsObject {
             state,
             book: RefCell::new(None),

@@ -13,7 +13,7 @@ use super::fetch::FetchHttp;
 use super::kv::KvCache;
 use super::r2::R2Artifacts;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::ports::{ArtifactStore, Background, BodyRead, Log, Ports, RequestBody};
+use crate::ports::{ArtifactStore, Background, BodyRead, Log, Ports, RequestBody, StoreError};
 use crate::server::{Server, MAX_BODY_BYTES};
 use futures::future::LocalBoxFuture;
 use futures::StreamExt;
@@ -116,8 +116,12 @@ impl Background for WaitUntil {
 }
 
 /// The error text for a binding that is absent from the worker's configuration.
-fn missing(binding: &'static str) -> impl Fn(worker::Error) -> String {
-    move |_| format!("binding {binding} is not configured in wrangler.toml")
+fn missing(binding: &'static str) -> impl Fn(worker::Error) -> StoreError {
+    move |_| {
+        StoreError(format!(
+            "binding {binding} is not configured in wrangler.toml"
+        ))
+    }
 }
 
 /// The plain request without its body, and the body to be read when the server asks for it.

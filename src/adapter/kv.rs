@@ -13,14 +13,14 @@ const MIN_TTL_SECONDS: u64 = 60;
 
 /// A [`CacheStore`] over a KV namespace; without the binding every call fails.
 pub struct KvCache {
-    store: Result<KvStore, String>,
+    store: Result<KvStore, StoreError>,
     /// Where deferred writes are scheduled; `None` when writes are awaited.
     ctx: Option<Rc<Context>>,
 }
 
 impl KvCache {
     /// A cache over `store` (or the reason it is missing), scheduling writes on `ctx`.
-    pub fn new(store: Result<KvStore, String>, ctx: Rc<Context>) -> KvCache {
+    pub fn new(store: Result<KvStore, StoreError>, ctx: Rc<Context>) -> KvCache {
         KvCache {
             store,
             ctx: Some(ctx),
@@ -29,14 +29,12 @@ impl KvCache {
 
     /// A store whose writes finish before `put` returns: sign-in state must be readable by the
     /// next request.
-    pub fn awaited(store: Result<KvStore, String>) -> KvCache {
+    pub fn awaited(store: Result<KvStore, StoreError>) -> KvCache {
         KvCache { store, ctx: None }
     }
 
     fn store(&self) -> Result<&KvStore, StoreError> {
-        self.store
-            .as_ref()
-            .map_err(|reason| StoreError(reason.clone()))
+        self.store.as_ref().map_err(StoreError::clone)
     }
 }
 

@@ -14,19 +14,17 @@ const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// An [`ArtifactStore`] over the `ARTIFACTS` bucket; without the binding every call fails.
 pub struct R2Artifacts {
-    bucket: Result<Bucket, String>,
+    bucket: Result<Bucket, StoreError>,
 }
 
 impl R2Artifacts {
     /// A store over `bucket` (or the reason it is missing).
-    pub fn new(bucket: Result<Bucket, String>) -> R2Artifacts {
+    pub fn new(bucket: Result<Bucket, StoreError>) -> R2Artifacts {
         R2Artifacts { bucket }
     }
 
     fn bucket(&self) -> Result<&Bucket, StoreError> {
-        self.bucket
-            .as_ref()
-            .map_err(|reason| StoreError(reason.clone()))
+        self.bucket.as_ref().map_err(StoreError::clone)
     }
 
     async fn head_meta(&self, key: &str) -> Result<Option<ArtifactMeta>, StoreError> {

@@ -112,7 +112,10 @@ pub async fn open_url(
     settings: &UpstreamSettings,
     url: &str,
 ) -> Result<(String, Box<dyn BodyStream>), LogError> {
-    let checked = settings.log_hosts.check(url).map_err(LogError::Download)?;
+    let checked = settings
+        .log_hosts
+        .check(url)
+        .map_err(|e| LogError::Download(e.to_string()))?;
     let host = checked.authority();
     let request = UpstreamRequest::get(
         &checked,

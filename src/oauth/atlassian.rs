@@ -5,9 +5,9 @@
 //! Confluence calls on the API gateway.
 
 use super::error::OAuthError;
-use super::idp::{send, token_answer, upstream_token, TokenAnswer, IDP_TIMEOUT_MS};
 use super::settings::AtlassianApp;
 use super::store::UpstreamToken;
+use super::token_endpoint::{send, token_answer, upstream_token, TokenAnswer, IDP_TIMEOUT_MS};
 use super::url::Url;
 use crate::ports::{Ports, UpstreamRequest};
 use crate::upstream::path::form_urlencode;

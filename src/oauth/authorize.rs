@@ -554,9 +554,12 @@ fn atlassian_key(state: &str) -> String {
 const PROVIDER_CLAIM_MARGIN_SECONDS: u64 = 60;
 
 /// Stores `value` as JSON under `key` for the lifetime of an authorization code: a signed-in
-/// person's sign-in between two redirects.
-async fn put_json(ports: Ports<'_>, key: &str, value: &impl Serialize) -> Result<(), String> {
-    let value = serde_json::to_vec(value).map_err(|e| e.to_string())?;
+/// person's sign-in between two redirects. A failure is the store's, a `server_error`.
+async fn put_json(ports: Ports<'_>, key: &str, value: &impl Serialize) -> Result<(), OAuthError> {
+    let unavailable = |e: &dyn std::fmt::Display| {
+        OAuthError::server_error(format!("the sign-in store is unavailable ({e})"))
+    };
+    let value = serde_json::to_vec(value).map_err(|e| unavailable(&e))?;
     ports
         .oauth
         .put(
@@ -568,7 +571,7 @@ async fn put_json(ports: Ports<'_>, key: &str, value: &impl Serialize) -> Result
             CODE_TTL_SECONDS,
         )
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| unavailable(&e))
 }
 
 /// What [`put_json`] stored under `key`, if it is still there and reads as a `T`.
@@ -601,9 +604,7 @@ async fn to_atlassian(
         groups: signed_in.groups,
         sealed,
     };
-    put_json(ports, &atlassian_key(&state), &leg)
-        .await
-        .map_err(|e| OAuthError::server_error(format!("the sign-in store is unavailable ({e})")))?;
+    put_json(ports, &atlassian_key(&state), &leg).await?;
     let redirect = atlassian_redirect(settings);
     Ok(HttpResponse::empty(303)
         .with_header(
@@ -698,7 +699,7 @@ pub async fn atlassian_callback(
         .await
     {
         Ok(tokens) => tokens,
-        Err(e) => return back(OAuthError::server_error(e)),
+        Err(e) => return back(e),
     };
     match params.get("code") {
         Ok(Some(code)) => {

@@ -314,7 +314,7 @@ fn document_url(settings: &OAuthSettings, client_id: &str) -> Result<OutboundUrl
     } else {
         Reach::Public
     };
-    let url = OutboundUrl::check(client_id, reach).map_err(|e| refuse(&e))?;
+    let url = OutboundUrl::check(client_id, reach).map_err(|e| refuse(&e.to_string()))?;
     if url.as_str() != client_id {
         return Err(refuse(&format!(
             "it is not written as a URL parser writes it back ({})",

@@ -1,32 +1,14 @@
-//! Who a signed-in person is, and whether they may be: stable principal names from what the
-//! identity provider verified, the admission a sign-in and every refresh pass, and the refresh's
-//! re-check against the provider (docs/decisions/0078-verified-principals-and-provider-group-namespaces.md).
+//! Whether a signed-in person may be: the admission a sign-in and every refresh pass, and the
+//! refresh's re-check against the provider
+//! (docs/decisions/0078-verified-principals-and-provider-group-namespaces.md).
 
 use super::error::OAuthError;
 use super::idp;
 use super::settings::{OAuthSettings, Provider};
 use super::store::{GrantIdentity, SignedIn, TokenStore, UpstreamToken};
 use super::RENEW_BEFORE_MS;
-use crate::auth::{split_attributes, valid_signed_in_name, STABLE_SEPARATOR};
-use crate::hex::hex;
+use crate::auth::{split_attributes, valid_signed_in_name};
 use crate::ports::{Level, Ports};
-use sha2::{Digest, Sha256};
-
-/// The principal name of the GitHub user with numeric `id`: logins are renamed and
-/// re-registered, the id never changes hands.
-pub fn github_principal(id: u64) -> String {
-    format!("github{STABLE_SEPARATOR}{id}")
-}
-
-/// The principal name of OpenID Connect subject `subject` at the provider answering at
-/// `issuer`: 128 bits of SHA-256 over both, so it has a fixed length whatever the subject.
-pub fn oidc_principal(issuer: &str, subject: &str) -> String {
-    let mut hash = Sha256::new();
-    hash.update((issuer.len() as u64).to_be_bytes());
-    hash.update(issuer.as_bytes());
-    hash.update(subject.as_bytes());
-    format!("oidc{STABLE_SEPARATOR}{}", hex(&hash.finalize()[..16]))
-}
 
 /// Every check a person passes before a code is issued for them, and again at each refresh: a
 /// usable principal name, no alias that is a static token's principal name (a policy naming
@@ -72,12 +54,12 @@ pub(super) async fn recheck(
         return Ok(());
     };
     match reread(settings, &grant, ports).await? {
-        Ok((attributes, upstream)) => {
+        Reread::Vouched(attributes, upstream) => {
             store
                 .update_identity(&grant.grant, attributes, &upstream)
                 .await
         }
-        Err(reason) => {
+        Reread::Refused(reason) => {
             let aliases = split_attributes(&grant.attributes).0.join(" ");
             ports.log.event(
                 Level::Warn,
@@ -96,16 +78,24 @@ pub(super) async fn recheck(
     }
 }
 
+/// What the provider says of a person read again.
+enum Reread {
+    /// Still vouched for and admitted: their fresh attributes and upstream tokens.
+    Vouched(Vec<String>, Vec<UpstreamToken>),
+    /// No longer: why, for the log and the client.
+    Refused(String),
+}
+
 /// The person behind `grant` read again: their fresh attributes and upstream tokens, or why
 /// they are refused now. An outage at the provider is an error, which revokes nothing.
 async fn reread(
     settings: &OAuthSettings,
     grant: &GrantIdentity,
     ports: Ports<'_>,
-) -> Result<Result<(Vec<String>, Vec<UpstreamToken>), String>, OAuthError> {
+) -> Result<Reread, OAuthError> {
     let mut upstream = grant.upstream.clone();
     let Some(at) = upstream.iter().position(|t| is_identity_token(settings, t)) else {
-        return Ok(Err(
+        return Ok(Reread::Refused(
             "the grant holds no identity-provider token to check you with".into(),
         ));
     };
@@ -113,7 +103,7 @@ async fn reread(
         Ok(token) => token,
         Err(e) if e.code == "server_error" => return Err(e),
         Err(e) => {
-            return Ok(Err(format!(
+            return Ok(Reread::Refused(format!(
                 "your identity-provider token has expired and cannot be renewed ({})",
                 e.description
             )))
@@ -123,22 +113,24 @@ async fn reread(
         Ok((now, _)) => now,
         Err(e) if e.code == "server_error" => return Err(e),
         Err(e) => {
-            return Ok(Err(format!(
+            return Ok(Reread::Refused(format!(
                 "the identity provider no longer vouches for you ({})",
                 e.description
             )))
         }
     };
     if now.principal != grant.principal {
-        return Ok(Err("the identity provider now names another person".into()));
+        return Ok(Reread::Refused(
+            "the identity provider now names another person".into(),
+        ));
     }
     if let Err(e) = admit(settings, &now) {
-        return Ok(Err(e.description));
+        return Ok(Reread::Refused(e.description));
     }
     if let Some(fresh) = now.upstream.into_iter().next() {
         upstream[at] = fresh;
     }
-    Ok(Ok((now.groups, upstream)))
+    Ok(Reread::Vouched(now.groups, upstream))
 }
 
 /// True for the token the identity provider issued at sign-in (GitHub's, or the OpenID Connect
@@ -169,28 +161,6 @@ async fn renewed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::valid_signed_in_name;
-
-    #[test]
-    fn stable_names_are_valid_and_never_static_names() {
-        let gh = github_principal(583_231);
-        assert_eq!(gh, "github~583231");
-        let oidc = oidc_principal("https://idp.example/userinfo", "248289761001");
-        assert_eq!(oidc.len(), "oidc~".len() + 32);
-        for name in [&gh, &oidc] {
-            assert!(valid_signed_in_name(name), "{name}");
-            assert!(crate::auth::TokenTable::parse(&format!(
-                "{{\"{name}\": \"tok-aaaaaaaaaaaaaaaa\"}}"
-            ))
-            .is_err());
-        }
-        // The issuer and the subject are kept apart: ("ab", "c") is not ("a", "bc").
-        assert_ne!(oidc_principal("ab", "c"), oidc_principal("a", "bc"));
-        assert_ne!(
-            oidc_principal("https://a.example/u", "1"),
-            oidc_principal("https://b.example/u", "1")
-        );
-    }
 
     #[test]
     fn admit_checks_the_name_the_static_names_and_the_allow_list() {
@@ -209,7 +179,10 @@ mod tests {
             person("octocat", &["login:octocat"]),
             person("github~3", &["login:ci", "github:acme"]),
             person("github~4", &["login:mallory", "github:other"]),
-            person(&oidc_principal("u", "5"), &["email:octocat@example.com"]),
+            person(
+                &idp::oidc_principal("u", "5"),
+                &["email:octocat@example.com"],
+            ),
         ];
         for p in refused {
             let err = admit(&settings, &p).unwrap_err();

@@ -3,26 +3,42 @@
 
 use super::atlassian;
 use super::error::OAuthError;
-use super::identity::{github_principal, oidc_principal};
 use super::settings::{OAuthSettings, PrincipalClaim, Provider};
 use super::store::{SignedIn, UpstreamToken};
+use super::token_endpoint::{
+    idp_error, send, send_status, token_answer, upstream_token, TokenAnswer, IDP_TIMEOUT_MS,
+};
 use super::CALLBACK_PATH;
-use crate::auth::{valid_provider_group, EMAIL_ALIAS, GITHUB_GROUP, LOGIN_ALIAS, OIDC_GROUP};
+use crate::auth::{
+    valid_provider_group, EMAIL_ALIAS, GITHUB_GROUP, LOGIN_ALIAS, OIDC_GROUP, STABLE_SEPARATOR,
+};
+use crate::hex::hex;
 use crate::ports::{Ports, UpstreamRequest};
 use crate::upstream::path::form_urlencode;
 use crate::upstream::vendor::{GITHUB_API_VERSION, USER_AGENT};
-use crate::upstream::Secret;
-use serde::Deserialize;
 use serde_json::Value as Json;
+use sha2::{Digest, Sha256};
 
-/// How long one identity-provider request may take, in milliseconds.
-pub(super) const IDP_TIMEOUT_MS: u64 = 10_000;
-/// The largest identity-provider answer read, in bytes.
-const IDP_MAX_BYTES: usize = 256 * 1024;
 /// The most groups kept from a sign-in.
 const MAX_GROUPS: usize = 100;
 /// GitHub scopes: the profile, and organisation membership for groups and the allow-list.
 const GITHUB_SCOPES: &str = "read:user read:org";
+
+/// The principal name of the GitHub user with numeric `id`: logins are renamed and
+/// re-registered, the id never changes hands.
+pub fn github_principal(id: u64) -> String {
+    format!("github{STABLE_SEPARATOR}{id}")
+}
+
+/// The principal name of OpenID Connect subject `subject` at the provider answering at
+/// `issuer`: 128 bits of SHA-256 over both, so it has a fixed length whatever the subject.
+pub fn oidc_principal(issuer: &str, subject: &str) -> String {
+    let mut hash = Sha256::new();
+    hash.update((issuer.len() as u64).to_be_bytes());
+    hash.update(issuer.as_bytes());
+    hash.update(subject.as_bytes());
+    format!("oidc{STABLE_SEPARATOR}{}", hex(&hash.finalize()[..16]))
+}
 
 /// Where the person signs in: the provider's authorization URL for `state`, with PKCE.
 pub fn authorization_url(settings: &OAuthSettings, state: &str, challenge: &str) -> String {
@@ -45,41 +61,6 @@ pub fn authorization_url(settings: &OAuthSettings, state: &str, challenge: &str)
     .map(|(k, v)| (k.to_owned(), v.to_owned()));
     let sep = if base.contains('?') { '&' } else { '?' };
     format!("{base}{sep}{}", form_urlencode(&params))
-}
-
-/// A token endpoint's answer, success or refusal (both the identity provider's and Atlassian's).
-#[derive(Deserialize)]
-pub(super) struct TokenAnswer {
-    access_token: Option<String>,
-    refresh_token: Option<String>,
-    expires_in: Option<u64>,
-    error: Option<String>,
-}
-
-pub(super) fn idp_error(what: &str) -> OAuthError {
-    OAuthError::server_error(format!("the identity provider failed: {what}"))
-}
-
-pub(super) async fn send(ports: Ports<'_>, request: UpstreamRequest) -> Result<Json, OAuthError> {
-    send_status(ports, request).await.map_err(|(_, e)| e)
-}
-
-/// [`send`], with the refused answer's HTTP status beside the error.
-async fn send_status(
-    ports: Ports<'_>,
-    request: UpstreamRequest,
-) -> Result<Json, (Option<u16>, OAuthError)> {
-    let response = ports
-        .http
-        .send(request, IDP_MAX_BYTES)
-        .await
-        .map_err(|e| (None, idp_error(&e.to_string())))?;
-    if !(200..300).contains(&response.status) {
-        let error = idp_error(&format!("HTTP {}", response.status));
-        return Err((Some(response.status), error));
-    }
-    serde_json::from_slice(&response.body)
-        .map_err(|_| (None, idp_error("an answer that is not JSON")))
 }
 
 /// Reads `url` with the person's `token`; a 401 means the provider no longer accepts the token
@@ -152,40 +133,6 @@ async fn token_request(
     )
     .await?;
     token_answer(answer, "the identity provider")
-}
-
-/// A token endpoint's JSON answer: the access token and the rest of the answer, or the refusal
-/// of `who` (the provider's name in the error) as `access_denied`.
-pub(super) fn token_answer(answer: Json, who: &str) -> Result<(String, TokenAnswer), OAuthError> {
-    let mut answer: TokenAnswer = serde_json::from_value(answer)
-        .map_err(|_| idp_error(&format!("a malformed token answer from {who}")))?;
-    match (answer.access_token.take(), &answer.error) {
-        (Some(token), None) => Ok((token, answer)),
-        (_, Some(error)) => Err(OAuthError::access_denied(format!(
-            "{who} refused ({})",
-            error.chars().take(64).collect::<String>()
-        ))),
-        (None, None) => Err(idp_error(&format!("no access token from {who}"))),
-    }
-}
-
-/// A person's token for `vendor` as a token endpoint answered it, with its expiry made absolute.
-pub(super) fn upstream_token(
-    vendor: &str,
-    access: String,
-    answer: TokenAnswer,
-    site: Option<String>,
-    ports: Ports<'_>,
-) -> UpstreamToken {
-    UpstreamToken {
-        vendor: vendor.into(),
-        access: Secret::new(access),
-        refresh: answer.refresh_token.map(Secret::new),
-        expires_ms: answer
-            .expires_in
-            .map(|s| ports.clock.now_ms() + s.saturating_mul(1000)),
-        site,
-    }
 }
 
 /// Renews a person's expiring upstream token with its refresh token, at the token endpoint it
@@ -351,5 +298,32 @@ pub async fn identify(
                 email,
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::valid_signed_in_name;
+
+    #[test]
+    fn stable_names_are_valid_and_never_static_names() {
+        let gh = github_principal(583_231);
+        assert_eq!(gh, "github~583231");
+        let oidc = oidc_principal("https://idp.example/userinfo", "248289761001");
+        assert_eq!(oidc.len(), "oidc~".len() + 32);
+        for name in [&gh, &oidc] {
+            assert!(valid_signed_in_name(name), "{name}");
+            assert!(crate::auth::TokenTable::parse(&format!(
+                "{{\"{name}\": \"tok-aaaaaaaaaaaaaaaa\"}}"
+            ))
+            .is_err());
+        }
+        // The issuer and the subject are kept apart: ("ab", "c") is not ("a", "bc").
+        assert_ne!(oidc_principal("ab", "c"), oidc_principal("a", "bc"));
+        assert_ne!(
+            oidc_principal("https://a.example/u", "1"),
+            oidc_principal("https://b.example/u", "1")
+        );
     }
 }

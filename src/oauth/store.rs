@@ -312,28 +312,29 @@ impl<'a> TokenStore<'a> {
         Ok(Some(URL_SAFE_NO_PAD.encode(sealed)))
     }
 
-    /// Opens what [`TokenStore::seal`] sealed for the same client and principal.
+    /// Opens what [`TokenStore::seal`] sealed for the same client and principal; what cannot be
+    /// opened is this server's fault, a `server_error`.
     pub(super) async fn unseal(
         &self,
         client_id: &str,
         principal: &str,
         sealed: Option<&str>,
-    ) -> Result<Vec<UpstreamToken>, String> {
+    ) -> Result<Vec<UpstreamToken>, OAuthError> {
         let Some(sealed) = sealed else {
             return Ok(Vec::new());
         };
         let bytes = URL_SAFE_NO_PAD
             .decode(sealed)
-            .map_err(|_| "sealed upstream tokens are not base64url".to_owned())?;
+            .map_err(|_| OAuthError::server_error("sealed upstream tokens are not base64url"))?;
         let context = Self::seal_context(client_id, principal);
         let plain = self
             .ports
             .cipher
             .open(self.settings.grant_key.bytes(), &context, &bytes)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| OAuthError::server_error(e.to_string()))?;
         let tokens: Vec<SealedToken> = serde_json::from_slice(&plain)
-            .map_err(|_| "unsealed tokens do not parse".to_owned())?;
+            .map_err(|_| OAuthError::server_error("unsealed tokens do not parse"))?;
         Ok(tokens
             .into_iter()
             .map(|t| UpstreamToken {
@@ -599,7 +600,7 @@ impl<'a> TokenStore<'a> {
         let upstream = self
             .unseal(&grant.client_id, &grant.principal, grant.sealed.as_deref())
             .await
-            .map_err(Rejection::Unavailable)?;
+            .map_err(|e| Rejection::Unavailable(e.description))?;
         Ok(Authenticated {
             principal: grant.principal,
             groups: grant.groups,
@@ -726,8 +727,7 @@ impl<'a> TokenStore<'a> {
         };
         let upstream = self
             .unseal(&grant.client_id, &grant.principal, grant.sealed.as_deref())
-            .await
-            .map_err(OAuthError::server_error)?;
+            .await?;
         Ok(Some(GrantIdentity {
             grant: record.grant,
             principal: grant.principal,

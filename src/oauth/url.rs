@@ -28,18 +28,51 @@ pub struct Url {
     pub fragment: Option<String>,
 }
 
+/// Why [`Url::parse`] cannot split a text; its text completes "the URL ...", and echoes nothing
+/// of the URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Malformed {
+    /// Longer than [`MAX_URL_LEN`].
+    TooLong,
+    /// Spaces, control characters or backslashes.
+    Characters,
+    /// No `scheme:`.
+    NoScheme,
+    /// A scheme that is not RFC 3986's.
+    BadScheme,
+    /// `[` without `]`.
+    UnclosedIpv6,
+    /// A port that is not a number up to 65535.
+    BadPort,
+}
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Malformed::TooLong => write!(f, "longer than {MAX_URL_LEN} bytes"),
+            Malformed::Characters => {
+                f.write_str("contains spaces, control characters or backslashes")
+            }
+            Malformed::NoScheme => f.write_str("has no scheme"),
+            Malformed::BadScheme => f.write_str("has no valid scheme"),
+            Malformed::UnclosedIpv6 => f.write_str("has an unclosed IPv6 literal"),
+            Malformed::BadPort => f.write_str("has an invalid port"),
+        }
+    }
+}
+
 impl Url {
-    /// Splits `text`; errors say what is wrong and never echo more than the caller gave.
-    pub fn parse(text: &str) -> Result<Url, String> {
+    /// Splits `text`; the error says what is wrong.
+    pub fn parse(text: &str) -> Result<Url, Malformed> {
         if text.len() > MAX_URL_LEN {
-            return Err(format!("longer than {MAX_URL_LEN} bytes"));
+            return Err(Malformed::TooLong);
         }
         if text.bytes().any(|b| b <= b' ' || b == 0x7f || b == b'\\') {
-            return Err("contains spaces, control characters or backslashes".into());
+            return Err(Malformed::Characters);
         }
-        let (scheme, rest) = text.split_once(':').ok_or("has no scheme")?;
+        let (scheme, rest) = text.split_once(':').ok_or(Malformed::NoScheme)?;
         if !is_scheme(scheme) {
-            return Err("has no valid scheme".into());
+            return Err(Malformed::BadScheme);
         }
         let (rest, fragment) = match rest.split_once('#') {
             Some((r, f)) => (r, Some(f.to_owned())),
@@ -70,7 +103,7 @@ impl Url {
                 None => authority,
             };
             let (host, port) = if let Some(v6) = host_port.strip_prefix('[') {
-                let (h, tail) = v6.split_once(']').ok_or("has an unclosed IPv6 literal")?;
+                let (h, tail) = v6.split_once(']').ok_or(Malformed::UnclosedIpv6)?;
                 (h, tail.strip_prefix(':'))
             } else {
                 match host_port.split_once(':') {
@@ -80,7 +113,7 @@ impl Url {
             };
             url.port = match port {
                 Some("") | None => None,
-                Some(p) => Some(p.parse::<u16>().map_err(|_| "has an invalid port")?),
+                Some(p) => Some(p.parse::<u16>().map_err(|_| Malformed::BadPort)?),
             };
             url.host = host.to_ascii_lowercase();
         }

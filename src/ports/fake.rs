@@ -665,7 +665,11 @@ impl ApprovalStore for MemoryApprovals {
                 let wire = serde_json::to_string(&op).map_err(|e| StoreError(e.to_string()));
                 wire.and_then(|text| {
                     let op = serde_json::from_str(&text).map_err(|e| StoreError(e.to_string()))?;
-                    let reply = self.ledger.borrow_mut().apply(op).map_err(StoreError)?;
+                    let reply = self
+                        .ledger
+                        .borrow_mut()
+                        .apply(op)
+                        .map_err(|e| StoreError(e.to_string()))?;
                     let text =
                         serde_json::to_string(&reply).map_err(|e| StoreError(e.to_string()))?;
                     serde_json::from_str(&text).map_err(|e| StoreError(e.to_string()))

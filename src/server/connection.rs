@@ -17,9 +17,41 @@ pub const READONLY_HEADER: &str = "X-MCP-Readonly";
 /// The path segment of read-only mode.
 const READONLY: &str = "readonly";
 
+/// Where a client chose the tools of a connection wrongly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chooser {
+    /// The URL path (`/mcp/x/<toolsets>`).
+    Path,
+    /// The toolsets header.
+    ToolsetsHeader,
+    /// The read-only header.
+    ReadonlyHeader,
+    /// The path and the headers together leave no toolset.
+    Together,
+}
+
+/// A selection that cannot be served: which choice is wrong, and a text saying how.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadSelection {
+    /// Which choice is wrong.
+    pub chooser: Chooser,
+    text: String,
+}
+
+impl std::fmt::Display for BadSelection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// The refusal of `chooser`'s choice, saying `text`.
+fn bad(chooser: Chooser, text: String) -> BadSelection {
+    BadSelection { chooser, text }
+}
+
 /// What the path chose when it is an MCP endpoint (`None`: it is not one); an error when it
 /// names toolsets wrongly.
-pub fn endpoint(path: &str) -> Option<Result<Selection, String>> {
+pub fn endpoint(path: &str) -> Option<Result<Selection, BadSelection>> {
     let rest = path.strip_prefix(MCP_PATH)?;
     if rest.is_empty() {
         return Some(Ok(Selection::ALL));
@@ -40,7 +72,8 @@ pub fn endpoint(path: &str) -> Option<Result<Selection, String>> {
     }
     // Some clients percent-encode the commas of a URL they were given.
     let list = list.replace("%2C", ",").replace("%2c", ",");
-    let toolsets = toolsets::parse_list(&list).map_err(|e| format!("the URL path names an {e}"));
+    let toolsets = toolsets::parse_list(&list)
+        .map_err(|e| bad(Chooser::Path, format!("the URL path names an {e}")));
     Some(toolsets.map(|t| Selection {
         toolsets: Some(t),
         read_only,
@@ -49,20 +82,24 @@ pub fn endpoint(path: &str) -> Option<Result<Selection, String>> {
 
 /// The connection's selection: the path's, narrowed by the headers. An error names what is
 /// wrong and how to choose.
-pub fn selection(path: Selection, request: &HttpRequest) -> Result<Selection, String> {
+pub fn selection(path: Selection, request: &HttpRequest) -> Result<Selection, BadSelection> {
     let toolsets = match request.header(TOOLSETS_HEADER).map(str::trim) {
         None => None,
-        Some(list) => Some(
-            toolsets::parse_list(list).map_err(|e| format!("{TOOLSETS_HEADER} names an {e}"))?,
-        ),
+        Some(list) => Some(toolsets::parse_list(list).map_err(|e| {
+            bad(
+                Chooser::ToolsetsHeader,
+                format!("{TOOLSETS_HEADER} names an {e}"),
+            )
+        })?),
     };
     let read_only = match request.header(READONLY_HEADER).map(str::trim) {
         None => false,
         Some(v) if v.eq_ignore_ascii_case("true") || v == "1" => true,
         Some(v) if v.eq_ignore_ascii_case("false") || v == "0" => false,
         Some(v) => {
-            return Err(format!(
-                "{READONLY_HEADER} must be true or false, not {v:?}"
+            return Err(bad(
+                Chooser::ReadonlyHeader,
+                format!("{READONLY_HEADER} must be true or false, not {v:?}"),
             ))
         }
     };
@@ -71,17 +108,20 @@ pub fn selection(path: Selection, request: &HttpRequest) -> Result<Selection, St
         read_only,
     });
     if narrowed.toolsets.as_ref().is_some_and(Vec::is_empty) {
-        return Err(format!(
-            "the URL path chooses {} and {TOOLSETS_HEADER} {}: together they leave no toolset",
-            path.describe(),
-            request.header(TOOLSETS_HEADER).unwrap_or_default().trim()
+        return Err(bad(
+            Chooser::Together,
+            format!(
+                "the URL path chooses {} and {TOOLSETS_HEADER} {}: together they leave no toolset",
+                path.describe(),
+                request.header(TOOLSETS_HEADER).unwrap_or_default().trim()
+            ),
         ));
     }
     Ok(narrowed)
 }
 
 /// The 400 body's error for a selection that cannot be served.
-pub fn invalid(reason: &str) -> ErrorObject {
+pub fn invalid(reason: &BadSelection) -> ErrorObject {
     ErrorObject::new(
         ErrorCode::SERVER_ERROR,
         format!(
@@ -188,7 +228,10 @@ mod tests {
 
     #[test]
     fn unknown_or_missing_toolsets_in_the_path_are_errors() {
-        let err = endpoint("/mcp/x/github,gitlab").unwrap().unwrap_err();
+        let err = endpoint("/mcp/x/github,gitlab")
+            .unwrap()
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("\"gitlab\""), "{err}");
         assert!(endpoint("/mcp/x/").unwrap().is_err());
         assert!(endpoint("/mcp/x//readonly").unwrap().is_err());
@@ -223,18 +266,26 @@ mod tests {
         let err = selection(Selection::ALL, &request(&[("X-MCP-Toolsets", "jira,nope")]));
         assert!(err
             .unwrap_err()
+            .to_string()
             .contains("X-MCP-Toolsets names an unknown toolset \"nope\""));
         let err = selection(
             Selection::ALL,
             &request(&[("X-MCP-Readonly", "yes please")]),
         );
-        assert!(err.unwrap_err().contains("must be true or false"));
+        assert!(err
+            .unwrap_err()
+            .to_string()
+            .contains("must be true or false"));
         let err = selection(
             chosen(&[Toolset::Github], false),
             &request(&[("X-MCP-Toolsets", "jira")]),
         )
         .unwrap_err();
-        assert!(err.contains("together they leave no toolset"), "{err}");
+        assert_eq!(err.chooser, Chooser::Together);
+        assert!(
+            err.to_string().contains("together they leave no toolset"),
+            "{err}"
+        );
     }
 
     #[test]

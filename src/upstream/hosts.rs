@@ -2,7 +2,7 @@
 //! signed URL (GitHub's redirect, CircleCI's step output URLs). Nothing else is fetched, and
 //! never with the vendor's credential.
 
-use crate::outbound::{OutboundUrl, Reach};
+use crate::outbound::{OutboundUrl, Reach, UrlRefused};
 
 /// The hosts allowed when `LOG_REDIRECT_HOSTS` is not set: where GitHub's job-log redirects and
 /// CircleCI's step output URLs point.
@@ -55,12 +55,13 @@ impl LogHosts {
 
     /// `url` as parsed, when it is an `https` URL (or `http` to a listed loopback address, for
     /// local runs) on an allowed host; otherwise why not, naming only the host.
-    pub fn check(&self, url: &str) -> Result<OutboundUrl, String> {
+    pub fn check(&self, url: &str) -> Result<OutboundUrl, UrlRefused> {
         let reach = Reach::Listed {
             entries: &self.0,
             setting: "LOG_REDIRECT_HOSTS",
         };
-        OutboundUrl::check(url, reach).map_err(|e| format!("The log URL was refused: {e}."))
+        OutboundUrl::check(url, reach)
+            .map_err(|e| UrlRefused::new(e.problem, format!("The log URL was refused: {e}.")))
     }
 }
 
@@ -117,7 +118,7 @@ mod tests {
             ("/relative/path", "not valid"),
             ("https://other-bucket.s3.amazonaws.com/abc", "not in"),
         ] {
-            let err = hosts.check(bad).unwrap_err();
+            let err = hosts.check(bad).unwrap_err().to_string();
             assert!(err.contains(says), "{bad}: {err}");
             assert!(!err.contains("sig="), "{err}");
         }

@@ -5,9 +5,8 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use super::interpreter::{visit, Eval, RuntimeError};
 use super::parser::Node;
-use super::val::{charge_items, Kind, Obj, Val};
+use super::val::{charge_items, Eval, Kind, Obj, RuntimeError, Val};
 use crate::js;
 use crate::projection::meter;
 
@@ -69,8 +68,13 @@ fn type_error(name: &str) -> RuntimeError {
     ))
 }
 
-/// Calls the function `name` (None: the callee had no name) with evaluated arguments.
-pub(crate) fn call<'a>(name: Option<&str>, args: Vec<Val<'a>>) -> Eval<'a> {
+/// Evaluates an expression reference's node against a value: the interpreter's, handed to
+/// [`call`] so that the functions taking one (`map`, `sort_by`, ...) need not name it.
+pub(crate) type Visit = for<'a, 'v> fn(&'a Node, &'v Val<'a>) -> Eval<'a>;
+
+/// Calls the function `name` (None: the callee had no name) with evaluated arguments, evaluating
+/// expression references with `visit`.
+pub(crate) fn call<'a>(name: Option<&str>, args: Vec<Val<'a>>, visit: Visit) -> Eval<'a> {
     let name = name.unwrap_or("undefined");
     let Some(Sig(types, variadic)) = signature(name) else {
         return Err(RuntimeError::new(format!("Unknown function: {name}()")));
@@ -138,8 +142,8 @@ pub(crate) fn call<'a>(name: Option<&str>, args: Vec<Val<'a>>) -> Eval<'a> {
         }
         "max" | "min" => extreme(first, name == "max"),
         "merge" => merge(&args)?,
-        "max_by" | "min_by" => extreme_by(first, expref(&args[1])?, name == "max_by")?,
-        "sort_by" => sort_by(first, expref(&args[1])?)?,
+        "max_by" | "min_by" => extreme_by(first, expref(&args[1])?, name == "max_by", visit)?,
+        "sort_by" => sort_by(first, expref(&args[1])?, visit)?,
         "type" => match first.kind() {
             Kind::Number => Val::str("number"),
             Kind::String => Val::str("string"),
@@ -317,7 +321,7 @@ fn merge<'a>(args: &[Val<'a>]) -> Eval<'a> {
 }
 
 /// The key of `item` under `node`, which must be a number or a string.
-fn sort_key<'a>(node: &'a Node, item: &Val<'a>) -> Eval<'a> {
+fn sort_key<'a>(node: &'a Node, item: &Val<'a>, visit: Visit) -> Eval<'a> {
     let key = visit(node, item)?;
     match key.kind() {
         Kind::Number | Kind::String => Ok(key),
@@ -325,7 +329,7 @@ fn sort_key<'a>(node: &'a Node, item: &Val<'a>) -> Eval<'a> {
     }
 }
 
-fn extreme_by<'a>(arg: &Val<'a>, node: &'a Node, max: bool) -> Eval<'a> {
+fn extreme_by<'a>(arg: &Val<'a>, node: &'a Node, max: bool, visit: Visit) -> Eval<'a> {
     let items = arg.as_arr().ok_or_else(|| type_error("max_by"))?;
     let mut best_key = Val::Num(if max {
         f64::NEG_INFINITY
@@ -334,7 +338,7 @@ fn extreme_by<'a>(arg: &Val<'a>, node: &'a Node, max: bool) -> Eval<'a> {
     });
     let mut best = Val::Undefined;
     for item in items.iter() {
-        let key = sort_key(node, &item)?;
+        let key = sort_key(node, &item, visit)?;
         // `current > maxNumber` with JavaScript coercion: string keys meet the initial
         // ±Infinity as numbers, so non-numeric strings never win.
         let wins = if max {
@@ -350,7 +354,7 @@ fn extreme_by<'a>(arg: &Val<'a>, node: &'a Node, max: bool) -> Eval<'a> {
     Ok(best)
 }
 
-fn sort_by<'a>(arg: &Val<'a>, node: &'a Node) -> Eval<'a> {
+fn sort_by<'a>(arg: &Val<'a>, node: &'a Node, visit: Visit) -> Eval<'a> {
     let items = arg.as_arr().ok_or_else(|| type_error("sort_by"))?;
     if items.len() == 0 {
         return Val::arr(Vec::new());

@@ -2,19 +2,7 @@
 
 use super::functions::call;
 use super::parser::{Cmp, Node};
-use super::val::{charge_items, Kind, Obj, Val};
-
-/// A runtime failure (the reference throws; the projection turns it into `_jqError`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct RuntimeError(pub(crate) String);
-
-impl RuntimeError {
-    pub(crate) fn new(msg: impl Into<String>) -> RuntimeError {
-        RuntimeError(msg.into())
-    }
-}
-
-pub(crate) type Eval<'a> = Result<Val<'a>, RuntimeError>;
+use super::val::{charge_items, Eval, Kind, Obj, RuntimeError, Val};
 
 /// Evaluates `node` against `value`, one unit of fuel per node evaluated.
 pub(crate) fn visit<'a>(node: &'a Node, value: &Val<'a>) -> Eval<'a> {
@@ -150,7 +138,7 @@ pub(crate) fn visit<'a>(node: &'a Node, value: &Val<'a>) -> Eval<'a> {
                 .iter()
                 .map(|n| visit(n, value))
                 .collect::<Result<Vec<_>, _>>()?;
-            call(name.as_deref(), resolved)
+            call(name.as_deref(), resolved, visit)
         }
         Node::ExpressionReference(inner) => match **inner {
             // Tagging `undefined` as an expression reference throws in the reference.

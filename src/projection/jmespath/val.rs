@@ -9,7 +9,6 @@ use crate::js::{self, JsMap};
 use crate::render::json::write_json_compact;
 use crate::value::{write_json_string, Map, Number, Value};
 
-use super::interpreter::RuntimeError;
 use super::parser::Node;
 use crate::projection::meter;
 
@@ -420,6 +419,20 @@ impl<'a> Val<'a> {
         })
     }
 }
+
+/// A runtime failure (the reference throws; the projection turns it into `_jqError`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RuntimeError(pub(crate) String);
+
+impl RuntimeError {
+    /// The failure with `msg`.
+    pub(crate) fn new(msg: impl Into<String>) -> RuntimeError {
+        RuntimeError(msg.into())
+    }
+}
+
+/// What evaluating a node gives.
+pub(crate) type Eval<'a> = Result<Val<'a>, RuntimeError>;
 
 /// Ends the run when a value of `size` may not be built.
 fn admit(size: u64) -> Result<(), RuntimeError> {

@@ -1,0 +1,84 @@
+//! What the identity provider and Atlassian have in common: one bounded request to a sign-in
+//! provider read as JSON, and a token endpoint's answer made into the person's upstream token.
+
+use super::error::OAuthError;
+use super::store::UpstreamToken;
+use crate::ports::{Ports, UpstreamRequest};
+use crate::upstream::Secret;
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+/// How long one request to a sign-in provider may take, in milliseconds.
+pub(super) const IDP_TIMEOUT_MS: u64 = 10_000;
+/// The largest answer read from a sign-in provider, in bytes.
+const IDP_MAX_BYTES: usize = 256 * 1024;
+/// A token endpoint's answer, success or refusal (both the identity provider's and Atlassian's).
+#[derive(Deserialize)]
+pub(super) struct TokenAnswer {
+    access_token: Option<String>,
+    refresh_token: Option<String>,
+    expires_in: Option<u64>,
+    error: Option<String>,
+}
+
+/// The provider failed (not refused): `server_error`, naming what went wrong.
+pub(super) fn idp_error(what: &str) -> OAuthError {
+    OAuthError::server_error(format!("the identity provider failed: {what}"))
+}
+
+/// Sends `request` to a provider and reads its JSON answer; any other answer is `server_error`.
+pub(super) async fn send(ports: Ports<'_>, request: UpstreamRequest) -> Result<Json, OAuthError> {
+    send_status(ports, request).await.map_err(|(_, e)| e)
+}
+
+/// [`send`], with the refused answer's HTTP status beside the error.
+pub(super) async fn send_status(
+    ports: Ports<'_>,
+    request: UpstreamRequest,
+) -> Result<Json, (Option<u16>, OAuthError)> {
+    let response = ports
+        .http
+        .send(request, IDP_MAX_BYTES)
+        .await
+        .map_err(|e| (None, idp_error(&e.to_string())))?;
+    if !(200..300).contains(&response.status) {
+        let error = idp_error(&format!("HTTP {}", response.status));
+        return Err((Some(response.status), error));
+    }
+    serde_json::from_slice(&response.body)
+        .map_err(|_| (None, idp_error("an answer that is not JSON")))
+}
+
+/// A token endpoint's JSON answer: the access token and the rest of the answer, or the refusal
+/// of `who` (the provider's name in the error) as `access_denied`.
+pub(super) fn token_answer(answer: Json, who: &str) -> Result<(String, TokenAnswer), OAuthError> {
+    let mut answer: TokenAnswer = serde_json::from_value(answer)
+        .map_err(|_| idp_error(&format!("a malformed token answer from {who}")))?;
+    match (answer.access_token.take(), &answer.error) {
+        (Some(token), None) => Ok((token, answer)),
+        (_, Some(error)) => Err(OAuthError::access_denied(format!(
+            "{who} refused ({})",
+            error.chars().take(64).collect::<String>()
+        ))),
+        (None, None) => Err(idp_error(&format!("no access token from {who}"))),
+    }
+}
+
+/// A person's token for `vendor` as a token endpoint answered it, with its expiry made absolute.
+pub(super) fn upstream_token(
+    vendor: &str,
+    access: String,
+    answer: TokenAnswer,
+    site: Option<String>,
+    ports: Ports<'_>,
+) -> UpstreamToken {
+    UpstreamToken {
+        vendor: vendor.into(),
+        access: Secret::new(access),
+        refresh: answer.refresh_token.map(Secret::new),
+        expires_ms: answer
+            .expires_in
+            .map(|s| ports.clock.now_ms() + s.saturating_mul(1000)),
+        site,
+    }
+}

@@ -1,0 +1,3 @@
+//! Sign-in, above the query language.
+pub mod a;
+pub mod b;
