@@ -52,15 +52,14 @@ pub async fn call_tool(
     let outcome = match validate(tool, &arguments, &cx.config.upstream) {
         Err(error) => Err(error),
         Ok(prepared) => {
-            // Enterprise policy decides before the tool runs; an allowed call may run with
-            // another identity's credential (a per-call copy of the vendor settings).
+            // Enterprise policy decides before the tool runs; an allowed call may run as the
+            // identity the decision names, which the vendor settings resolve on this call.
             let decided = gate::gate(
                 tool.spec(),
                 prepared.as_ref(),
                 &arguments,
                 cx.principal,
                 &cx.config.policy,
-                &cx.config.upstream,
                 cx.ports,
             )
             .await;
@@ -68,9 +67,12 @@ pub async fn call_tool(
                 Err(error) => Err(error),
                 Ok(Gate::Refuse(refusal)) => Ok(refusal),
                 Ok(allowed) => {
-                    (call_upstream, acting) = match allowed {
-                        Gate::Run { settings, acting } => (settings, acting),
-                        Gate::Off | Gate::Refuse(_) => (None, None),
+                    (acting, call_upstream) = match allowed {
+                        Gate::Run(Some(identity)) => (
+                            Some((identity.vendor, identity.name.clone())),
+                            Some(cx.config.upstream.acting_as(identity)),
+                        ),
+                        Gate::Run(None) | Gate::Off | Gate::Refuse(_) => (None, None),
                     };
                     let context = ToolContext {
                         principal: cx.principal,
