@@ -97,8 +97,8 @@ pub enum IdentityRef<'a> {
     Configured,
     /// The signed-in person's own token ([`SIGNED_IN_IDENTITY`]).
     SignedIn,
-    /// An identity the document defines.
-    Defined(&'a Identity),
+    /// An identity the document defines, by the values of the secrets it names.
+    Defined(&'a [Secret]),
 }
 
 /// Who may decide a rule's approvals.
@@ -226,10 +226,12 @@ impl Policy {
         let identity = match name {
             DEFAULT_IDENTITY => IdentityRef::Configured,
             SIGNED_IN_IDENTITY => IdentityRef::SignedIn,
+            // No secrets, so nothing is sent, should an identity be missing after all.
             _ => IdentityRef::Defined(
                 self.identities
                     .iter()
-                    .find(|i| i.name == name && i.vendor == vendor)?,
+                    .find(|i| i.name == name && i.vendor == vendor)
+                    .map_or(&[], |i| &i.secrets),
             ),
         };
         Some((vendor, name, identity))
@@ -592,5 +594,31 @@ mod tests {
         assert_eq!(p.restriction("bob", "jira_get"), Restriction::Some);
         assert_eq!(p.restriction("ann", "bb_get"), Restriction::All);
         assert_eq!(p.restriction("ann", "conf_get"), Restriction::All);
+    }
+
+    #[test]
+    fn a_decision_names_an_identity_never_a_credential() {
+        let p = policy(
+            r#"[{"id": "bot", "match": {"tools": ["github_*"]}, "effect": "allow",
+                 "identities": {"github": "gh-bot", "jira": "signed-in-user"}},
+                {"id": "rest", "effect": "allow"}]"#,
+        );
+        let gh = p.decide("ann", "github_x", target(Vendor::GitHub, Method::Get, "/x"));
+        let secret = [Secret::new("value-of-GH")];
+        assert_eq!(
+            p.acting(&gh),
+            Some((Vendor::GitHub, "gh-bot", IdentityRef::Defined(&secret[..])))
+        );
+        let jira = p.decide("ann", "github_x", target(Vendor::Jira, Method::Get, "/x"));
+        assert_eq!(
+            p.acting(&jira),
+            Some((Vendor::Jira, SIGNED_IN_IDENTITY, IdentityRef::SignedIn))
+        );
+        let bb = p.decide("ann", "bb_x", target(Vendor::Bitbucket, Method::Get, "/x"));
+        assert_eq!(
+            p.acting(&bb),
+            Some((Vendor::Bitbucket, DEFAULT_IDENTITY, IdentityRef::Configured))
+        );
+        assert_eq!(p.acting(&p.decide("ann", "local", None)), None);
     }
 }

@@ -255,8 +255,8 @@ fn run(
     let acting = match policy.acting(decision) {
         None => None,
         Some((vendor, name, IdentityRef::Configured)) => Some(Acting::configured(vendor, name)),
-        Some((vendor, name, IdentityRef::Defined(identity))) => {
-            Some(Acting::named(vendor, name, &identity.secrets))
+        Some((vendor, name, IdentityRef::Defined(secrets))) => {
+            Some(Acting::named(vendor, name, secrets))
         }
         Some((vendor, name, IdentityRef::SignedIn)) => {
             match personal(vendor, name, principal, ports) {
