@@ -4,10 +4,13 @@
 //! document, asks for decisions and turns them into results.
 
 pub mod document;
+pub mod error;
 pub mod glob;
 
+pub use error::PolicyError;
+
 use crate::auth::{valid_provider_group, Principal};
-use crate::upstream::{AtlassianBearer, Method, Secret, Target, UpstreamSettings, Vendor};
+use crate::upstream::{Method, Secret, Target, Vendor};
 use glob::{PathGlob, ToolGlob};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -75,24 +78,27 @@ impl Effect {
     }
 }
 
-/// The credential of an identity, read from the secrets the document names.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Credential {
-    /// A token (GitHub, CircleCI).
-    Token(Secret),
-    /// A Basic pair (Jira, Confluence, Bitbucket).
-    Pair(Secret, Secret),
-}
-
-/// An upstream identity: a named credential for one vendor.
+/// An upstream identity: a named credential for one vendor, which the upstream client builds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
     /// Its name in the document.
     pub name: String,
     /// The vendor it authenticates to.
     pub vendor: Vendor,
-    /// The credential.
-    pub credential: Credential,
+    /// The values of the secrets the document names, in its order (a token, or a Basic pair's
+    /// user and token).
+    pub secrets: Vec<Secret>,
+}
+
+/// The identity a decision names to act for its target's vendor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdentityRef<'a> {
+    /// The vendor's configured credential ([`DEFAULT_IDENTITY`]).
+    Configured,
+    /// The signed-in person's own token ([`SIGNED_IN_IDENTITY`]).
+    SignedIn,
+    /// An identity the document defines, by the values of the secrets it names.
+    Defined(&'a [Secret]),
 }
 
 /// Who may decide a rule's approvals.
@@ -202,8 +208,33 @@ impl Decision {
 
 impl Policy {
     /// Parses and validates a document; `setting` reads the secrets it names.
-    pub fn parse(text: &str, setting: &dyn Fn(&str) -> Option<String>) -> Result<Policy, String> {
+    pub fn parse(
+        text: &str,
+        setting: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Policy, PolicyError> {
         document::parse(text, setting)
+    }
+
+    /// The vendor and identity `decision` names to act for its target, when it names one.
+    /// Validation ties every name a rule chooses to an identity of that vendor.
+    pub fn acting<'a>(
+        &'a self,
+        decision: &'a Decision,
+    ) -> Option<(Vendor, &'a str, IdentityRef<'a>)> {
+        let vendor = decision.target.as_ref()?.vendor;
+        let name = decision.identity.as_deref()?;
+        let identity = match name {
+            DEFAULT_IDENTITY => IdentityRef::Configured,
+            SIGNED_IN_IDENTITY => IdentityRef::SignedIn,
+            // No secrets, so nothing is sent, should an identity be missing after all.
+            _ => IdentityRef::Defined(
+                self.identities
+                    .iter()
+                    .find(|i| i.name == name && i.vendor == vendor)
+                    .map_or(&[], |i| &i.secrets),
+            ),
+        };
+        Some((vendor, name, identity))
     }
 
     /// True when `principal` belongs to `group`: a namespaced provider group the caller is
@@ -397,67 +428,6 @@ impl Policy {
             (true, true) => Restriction::Some,
         }
     }
-
-    /// The upstream settings with a person's own `token` acting for `vendor`, for
-    /// [`SIGNED_IN_IDENTITY`]; `None` for a vendor whose sign-in gives no token (GitHub's and
-    /// Atlassian's do). A GitHub token goes where the configured API root points, the same root
-    /// the sign-in read the person from; an Atlassian token to the gateway root of the person's
-    /// site that the sign-in found, never to the deployment's site URL.
-    pub fn settings_with_personal_token(
-        base: &UpstreamSettings,
-        vendor: Vendor,
-        token: &Secret,
-        base_url: Option<&str>,
-    ) -> Option<UpstreamSettings> {
-        let mut settings = base.clone();
-        match vendor {
-            Vendor::GitHub => settings.github_token = Some(token.clone()),
-            Vendor::Jira | Vendor::Confluence => {
-                settings.atlassian_bearer = Some(Box::new(AtlassianBearer {
-                    vendor,
-                    base_url: base_url?.to_owned(),
-                    token: token.clone(),
-                }));
-            }
-            Vendor::CircleCi | Vendor::Bitbucket => return None,
-        }
-        Some(settings)
-    }
-
-    /// The upstream settings with `identity` acting for `vendor` (unchanged for `default`).
-    pub fn settings_for(
-        &self,
-        base: &UpstreamSettings,
-        vendor: Vendor,
-        identity: &str,
-    ) -> UpstreamSettings {
-        let mut settings = base.clone();
-        let Some(found) = self
-            .identities
-            .iter()
-            .find(|i| i.name == identity && i.vendor == vendor)
-        else {
-            return settings;
-        };
-        match (&found.credential, vendor) {
-            (Credential::Token(t), Vendor::GitHub) => settings.github_token = Some(t.clone()),
-            (Credential::Token(t), Vendor::CircleCi) => settings.circleci_token = Some(t.clone()),
-            (Credential::Pair(u, t), Vendor::Jira | Vendor::Confluence) => {
-                settings.atlassian_user_email = Some(u.clone());
-                settings.atlassian_api_token = Some(t.clone());
-            }
-            (Credential::Pair(u, t), Vendor::Bitbucket) => {
-                // Bitbucket prefers the Atlassian pair when set; clear it so this pair acts.
-                settings.atlassian_user_email = None;
-                settings.atlassian_api_token = None;
-                settings.bitbucket_username = Some(u.clone());
-                settings.bitbucket_app_password = Some(t.clone());
-            }
-            // Validation ties a credential's shape to its vendor.
-            _ => {}
-        }
-        settings
-    }
 }
 
 #[cfg(test)]
@@ -627,46 +597,28 @@ mod tests {
     }
 
     #[test]
-    fn identities_replace_only_their_vendor_credential() {
-        let p = policy("[]");
-        let base = UpstreamSettings {
-            atlassian_user_email: Some(Secret::new("a@x")),
-            atlassian_api_token: Some(Secret::new("t")),
-            ..UpstreamSettings::default()
-        };
-        let s = p.settings_for(&base, Vendor::Bitbucket, "bb");
-        let endpoint = s.endpoint(Vendor::Bitbucket).unwrap();
-        assert_eq!(
-            endpoint.credential.identity.expose(),
-            "value-of-BU:value-of-BT"
+    fn a_decision_names_an_identity_never_a_credential() {
+        let p = policy(
+            r#"[{"id": "bot", "match": {"tools": ["github_*"]}, "effect": "allow",
+                 "identities": {"github": "gh-bot", "jira": "signed-in-user"}},
+                {"id": "rest", "effect": "allow"}]"#,
         );
-        let s = p.settings_for(&base, Vendor::GitHub, "gh-bot");
-        assert_eq!(s.github_token, Some(Secret::new("value-of-GH")));
-        assert_eq!(s.atlassian_api_token, base.atlassian_api_token);
+        let gh = p.decide("ann", "github_x", target(Vendor::GitHub, Method::Get, "/x"));
+        let secret = [Secret::new("value-of-GH")];
         assert_eq!(
-            p.settings_for(&base, Vendor::GitHub, DEFAULT_IDENTITY),
-            base
+            p.acting(&gh),
+            Some((Vendor::GitHub, "gh-bot", IdentityRef::Defined(&secret[..])))
         );
-    }
-
-    #[test]
-    fn a_signed_in_token_acts_for_github_jira_and_confluence_only() {
-        let base = UpstreamSettings::default();
-        let token = Secret::new("person");
-        let gateway = Some("https://api.atlassian.com/ex/jira/c-1");
-        let s = Policy::settings_with_personal_token(&base, Vendor::Jira, &token, gateway).unwrap();
-        let jira = s.endpoint(Vendor::Jira).unwrap();
-        assert_eq!(jira.base_url, "https://api.atlassian.com/ex/jira/c-1");
-        assert_eq!(jira.credential.value.expose(), "Bearer person");
-        // An Atlassian token without the site the sign-in found has nowhere to go.
-        assert!(Policy::settings_with_personal_token(&base, Vendor::Jira, &token, None).is_none());
-        for vendor in [Vendor::CircleCi, Vendor::Bitbucket] {
-            assert!(
-                Policy::settings_with_personal_token(&base, vendor, &token, gateway).is_none(),
-                "{vendor}"
-            );
-        }
-        let s = Policy::settings_with_personal_token(&base, Vendor::GitHub, &token, None).unwrap();
-        assert_eq!(s.github_token, Some(token));
+        let jira = p.decide("ann", "github_x", target(Vendor::Jira, Method::Get, "/x"));
+        assert_eq!(
+            p.acting(&jira),
+            Some((Vendor::Jira, SIGNED_IN_IDENTITY, IdentityRef::SignedIn))
+        );
+        let bb = p.decide("ann", "bb_x", target(Vendor::Bitbucket, Method::Get, "/x"));
+        assert_eq!(
+            p.acting(&bb),
+            Some((Vendor::Bitbucket, DEFAULT_IDENTITY, IdentityRef::Configured))
+        );
+        assert_eq!(p.acting(&p.decide("ann", "local", None)), None);
     }
 }

@@ -23,7 +23,7 @@ pub use client::{
 pub use error::{ErrorKind, UpstreamError};
 pub use path::{ApiPath, PathError};
 pub use target::Target;
-pub use vendor::{AtlassianBearer, Endpoint, Secret, UpstreamSettings, Vendor};
+pub use vendor::{Acting, Endpoint, Secret, UpstreamSettings, Vendor};
 
 use std::fmt;
 

@@ -2,10 +2,9 @@
 //! [`Policy`] with every reference checked and every named secret read. Each error names the
 //! entry at fault and never quotes a secret's value.
 
+use super::error::PolicyError;
 use super::glob::{PathGlob, ToolGlob};
-use super::{
-    Approvers, Credential, Effect, Identity, Policy, Rule, DEFAULT_IDENTITY, SIGNED_IN_IDENTITY,
-};
+use super::{Approvers, Effect, Identity, Policy, Rule, DEFAULT_IDENTITY, SIGNED_IN_IDENTITY};
 use crate::auth::{valid_principal_reference, valid_provider_group, GITHUB_GROUP, OIDC_GROUP};
 use crate::upstream::{Method, Secret, Vendor};
 use serde::Deserialize;
@@ -88,61 +87,55 @@ fn method_by_name(name: &str) -> Option<Method> {
 }
 
 /// A list that must not be empty when present.
-fn non_empty<T>(list: Option<Vec<T>>, what: &str) -> Result<Option<Vec<T>>, String> {
+fn non_empty<T>(list: Option<Vec<T>>, what: &str) -> Result<Option<Vec<T>>, PolicyError> {
     match list {
-        Some(l) if l.is_empty() => Err(format!(
+        Some(l) if l.is_empty() => Err(invalid(format!(
             "match.{what} is an empty list, which never matches (leave it out to match every value)"
-        )),
+        ))),
         other => Ok(other),
     }
 }
 
 /// Parses and validates `text`; `setting` reads a secret by name.
-pub fn parse(text: &str, setting: &dyn Fn(&str) -> Option<String>) -> Result<Policy, String> {
-    let raw: RawPolicy = serde_json::from_str(text).map_err(|e| {
-        if e.is_data() {
-            format!("{e}")
-        } else {
-            format!("not valid JSON (line {}, column {})", e.line(), e.column())
-        }
-    })?;
+pub fn parse(text: &str, setting: &dyn Fn(&str) -> Option<String>) -> Result<Policy, PolicyError> {
+    let raw: RawPolicy = serde_json::from_str(text)?;
     let mut identities = Vec::with_capacity(raw.identities.len());
     for (i, entry) in raw.identities.into_iter().enumerate() {
         let at = format!("identities[{i}] ({:?})", entry.name);
-        identities.push(identity(entry, setting).map_err(|e| format!("{at}: {e}"))?);
+        identities.push(identity(entry, setting).map_err(|e| e.at(at))?);
     }
     for (i, a) in identities.iter().enumerate() {
         if identities[..i].iter().any(|b| b.name == a.name) {
-            return Err(format!("identity {:?} is defined twice", a.name));
+            return Err(invalid(format!("identity {:?} is defined twice", a.name)));
         }
     }
     for (name, members) in &raw.groups {
         if !valid_name(name) {
-            return Err(format!(
+            return Err(invalid(format!(
                 "group name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 . _ -"
-            ));
+            )));
         }
         if members.is_empty() {
             // Before provider groups had their namespace, an empty group stood for the provider
             // group of that name; say so rather than let it silently match nobody.
-            return Err(format!(
+            return Err(invalid(format!(
                 "groups.{name} lists nobody: a group of the identity provider is named directly \
                  in rules and approvers as github:{name} (a GitHub organisation) or oidc:{name} \
                  (an OpenID Connect group), without a definition"
-            ));
+            )));
         }
         if let Some(bad) = members.iter().find(|m| !valid_principal(m)) {
-            return Err(format!(
+            return Err(invalid(format!(
                 "groups.{name}: {bad:?} is not a principal name ({PRINCIPAL_SYNTAX})"
-            ));
+            )));
         }
     }
     let mut rules: Vec<Rule> = Vec::with_capacity(raw.rules.len());
     for (i, entry) in raw.rules.into_iter().enumerate() {
         let at = format!("rules[{i}] ({:?})", entry.id);
-        let rule = rule(entry, &identities, &raw.groups).map_err(|e| format!("{at}: {e}"))?;
+        let rule = rule(entry, &identities, &raw.groups).map_err(|e| e.at(at.clone()))?;
         if rules.iter().any(|r| r.id == rule.id) {
-            return Err(format!("{at}: rule id {:?} is used twice", rule.id));
+            return Err(invalid(format!("rule id {:?} is used twice", rule.id)).at(at));
         }
         rules.push(rule);
     }
@@ -164,63 +157,66 @@ fn valid_principal(name: &str) -> bool {
     valid_principal_reference(name)
 }
 
+fn invalid(text: impl Into<String>) -> PolicyError {
+    PolicyError::Invalid(text.into())
+}
+
 fn identity(
     raw: RawIdentity,
     setting: &dyn Fn(&str) -> Option<String>,
-) -> Result<Identity, String> {
+) -> Result<Identity, PolicyError> {
     if !valid_name(&raw.name) {
-        return Err("the name must be 1 to 64 characters of A-Z a-z 0-9 . _ -".into());
+        return Err(invalid(
+            "the name must be 1 to 64 characters of A-Z a-z 0-9 . _ -",
+        ));
     }
     if raw.name == DEFAULT_IDENTITY {
-        return Err(format!(
+        return Err(invalid(format!(
             "the name {DEFAULT_IDENTITY:?} is reserved for the vendor's configured credential"
-        ));
+        )));
     }
     if raw.name == SIGNED_IN_IDENTITY {
-        return Err(format!(
+        return Err(invalid(format!(
             "the name {SIGNED_IN_IDENTITY:?} is reserved for a signed-in person's own token"
-        ));
+        )));
     }
     let vendor = vendor_by_id(&raw.vendor).ok_or_else(|| {
-        format!(
+        invalid(format!(
             "vendor {:?} is not one of github, circleci, jira, confluence, bitbucket",
             raw.vendor
-        )
+        ))
     })?;
-    let read = |name: &str| -> Result<Secret, String> {
+    let read = |name: &str| -> Result<Secret, PolicyError> {
         if name.is_empty() || name.starts_with("MCP_") {
-            return Err(format!(
-                "{name:?} cannot hold a credential (MCP_ settings belong to the server)"
-            ));
+            return Err(PolicyError::SecretReserved(name.to_owned()));
         }
         setting(name)
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty())
             .map(Secret::new)
-            .ok_or_else(|| format!("secret {name} is not set"))
+            .ok_or_else(|| PolicyError::SecretUnset(name.to_owned()))
     };
-    let credential = match (vendor, raw.secret, raw.user_secret, raw.token_secret) {
-        (Vendor::GitHub | Vendor::CircleCi, Some(secret), None, None) => {
-            Credential::Token(read(&secret)?)
-        }
-        (Vendor::GitHub | Vendor::CircleCi, ..) => {
-            return Err(format!(
+    // The vendor's credential is a token or a Basic pair; the document names its secrets so.
+    let secrets = match (vendor.uses_basic_pair(), raw.secret, raw.user_secret, raw.token_secret) {
+        (false, Some(secret), None, None) => vec![read(&secret)?],
+        (false, ..) => {
+            return Err(invalid(format!(
                 "a {} identity names its token with \"secret\" (and no userSecret/tokenSecret)",
                 vendor.id()
-            ))
+            )))
         }
-        (_, None, Some(user), Some(token)) => Credential::Pair(read(&user)?, read(&token)?),
-        _ => {
-            return Err(format!(
+        (true, None, Some(user), Some(token)) => vec![read(&user)?, read(&token)?],
+        (true, ..) => {
+            return Err(invalid(format!(
                 "a {} identity names its Basic pair with \"userSecret\" and \"tokenSecret\" (and no \"secret\")",
                 vendor.id()
-            ))
+            )))
         }
     };
     Ok(Identity {
         name: raw.name,
         vendor,
-        credential,
+        secrets,
     })
 }
 
@@ -228,31 +224,33 @@ fn rule(
     raw: RawRule,
     identities: &[Identity],
     groups: &BTreeMap<String, Vec<String>>,
-) -> Result<Rule, String> {
+) -> Result<Rule, PolicyError> {
     if !valid_name(&raw.id) {
-        return Err("the id must be 1 to 64 characters of A-Z a-z 0-9 . _ -".into());
+        return Err(invalid(
+            "the id must be 1 to 64 characters of A-Z a-z 0-9 . _ -",
+        ));
     }
-    let known_group = |g: &String| -> Result<(), String> {
+    let known_group = |g: &String| -> Result<(), PolicyError> {
         if groups.contains_key(g) || valid_provider_group(g) {
             Ok(())
         } else if g.starts_with(GITHUB_GROUP) || g.starts_with(OIDC_GROUP) {
-            Err(format!(
+            Err(invalid(format!(
                 "{g:?} is not a provider group: github: takes an organisation's name, oidc: 1 to \
                  128 characters without control characters or outer spaces"
-            ))
+            )))
         } else {
-            Err(format!(
+            Err(invalid(format!(
                 "group {g:?} is not defined (a group of the identity provider is written \
                  github:{g} or oidc:{g})"
-            ))
+            )))
         }
     };
     let m = raw.matching;
     let principals = non_empty(m.principals, "principals")?;
     if let Some(bad) = principals.iter().flatten().find(|p| !valid_principal(p)) {
-        return Err(format!(
+        return Err(invalid(format!(
             "{bad:?} is not a principal name ({PRINCIPAL_SYNTAX})"
-        ));
+        )));
     }
     let match_groups = non_empty(m.groups, "groups")?;
     for g in match_groups.iter().flatten() {
@@ -270,7 +268,9 @@ fn rule(
             l.iter()
                 .map(|name| {
                     method_by_name(name).ok_or_else(|| {
-                        format!("method {name:?} is not one of GET, POST, PUT, PATCH, DELETE")
+                        invalid(format!(
+                            "method {name:?} is not one of GET, POST, PUT, PATCH, DELETE"
+                        ))
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()
@@ -286,42 +286,40 @@ fn rule(
     let mut chosen = Vec::new();
     for (vendor_id, name) in raw.identities {
         let vendor = vendor_by_id(&vendor_id).ok_or_else(|| {
-            format!("identities: {vendor_id:?} is not one of github, circleci, jira, confluence, bitbucket")
+            invalid(format!("identities: {vendor_id:?} is not one of github, circleci, jira, confluence, bitbucket"))
         })?;
-        if name == SIGNED_IN_IDENTITY
-            && !matches!(vendor, Vendor::GitHub | Vendor::Jira | Vendor::Confluence)
-        {
-            return Err(format!(
+        if name == SIGNED_IN_IDENTITY && !vendor.takes_personal_token() {
+            return Err(invalid(format!(
                 "identity {SIGNED_IN_IDENTITY:?} exists for github, jira and confluence only \
                  (the sign-in gives GitHub and Atlassian OAuth tokens), not {vendor_id}"
-            ));
+            )));
         }
         if name != DEFAULT_IDENTITY && name != SIGNED_IN_IDENTITY {
             let identity = identities
                 .iter()
                 .find(|i| i.name == name)
-                .ok_or_else(|| format!("identity {name:?} is not defined"))?;
+                .ok_or_else(|| invalid(format!("identity {name:?} is not defined")))?;
             if identity.vendor != vendor {
-                return Err(format!(
+                return Err(invalid(format!(
                     "identity {name:?} is a {} identity, not {vendor_id}",
                     identity.vendor.id()
-                ));
+                )));
             }
         }
         chosen.push((vendor, name));
     }
     if raw.effect == Effect::Deny && !chosen.is_empty() {
-        return Err("a deny rule cannot name identities".into());
+        return Err(invalid("a deny rule cannot name identities"));
     }
     let approvers = match (raw.effect, raw.approvers) {
         (Effect::ApprovalRequired, Some(a)) => {
             if a.principals.is_empty() && a.groups.is_empty() {
-                return Err("approvers names nobody".into());
+                return Err(invalid("approvers names nobody"));
             }
             if let Some(bad) = a.principals.iter().find(|p| !valid_principal(p)) {
-                return Err(format!(
+                return Err(invalid(format!(
                     "approvers: {bad:?} is not a principal name ({PRINCIPAL_SYNTAX})"
-                ));
+                )));
             }
             for g in &a.groups {
                 known_group(g)?;
@@ -332,9 +330,9 @@ fn rule(
             }
         }
         (Effect::ApprovalRequired, None) => {
-            return Err("an approval_required rule needs \"approvers\"".into())
+            return Err(invalid("an approval_required rule needs \"approvers\""))
         }
-        (_, Some(_)) => return Err("only approval_required rules take \"approvers\"".into()),
+        (_, Some(_)) => return Err(invalid("only approval_required rules take \"approvers\"")),
         (_, None) => Approvers::default(),
     };
     Ok(Rule {
@@ -510,7 +508,7 @@ mod tests {
             ),
         ];
         for (doc, expected) in cases {
-            let err = parse(doc, &settings).unwrap_err();
+            let err = parse(doc, &settings).unwrap_err().to_string();
             assert!(err.contains(expected), "{doc}\n  -> {err}");
             assert!(!err.contains("secret-"), "a secret value leaked: {err}");
         }

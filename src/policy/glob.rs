@@ -2,6 +2,7 @@
 //! (matched segment by segment; `*` stays within a segment, a whole `**` segment spans any
 //! number of segments) over the canonical request path, ASCII case ignored.
 
+use super::error::PolicyError;
 use crate::upstream::ApiPath;
 use std::cell::Cell;
 use std::fmt;
@@ -26,7 +27,7 @@ pub struct ToolGlob(String);
 
 impl ToolGlob {
     /// Accepts a non-empty glob of tool-name characters and `*`.
-    pub fn parse(text: &str) -> Result<ToolGlob, String> {
+    pub fn parse(text: &str) -> Result<ToolGlob, PolicyError> {
         let ok = !text.is_empty()
             && text
                 .bytes()
@@ -34,9 +35,9 @@ impl ToolGlob {
         if ok {
             Ok(ToolGlob(text.to_owned()))
         } else {
-            Err(format!(
+            Err(PolicyError::Invalid(format!(
                 "tool glob {text:?} must be tool-name characters (A-Z a-z 0-9 _ - .) and '*'"
-            ))
+            )))
         }
     }
 
@@ -70,35 +71,37 @@ pub struct PathGlob {
 
 impl PathGlob {
     /// Parses a glob: it starts with `/`, and `**` is only ever a whole segment.
-    pub fn parse(text: &str) -> Result<PathGlob, String> {
+    pub fn parse(text: &str) -> Result<PathGlob, PolicyError> {
         let Some(rest) = text.strip_prefix('/') else {
-            return Err(format!("path glob {text:?} must start with '/'"));
+            return Err(PolicyError::Invalid(format!(
+                "path glob {text:?} must start with '/'"
+            )));
         };
         if text.contains(['?', '#']) {
-            return Err(format!(
+            return Err(PolicyError::Invalid(format!(
                 "path glob {text:?}: the query string is not matched, so a glob cannot contain '?' or '#'"
-            ));
+            )));
         }
         if text
             .chars()
             .any(|c| c.is_control() || c == ' ' || c == '\\')
         {
-            return Err(format!(
+            return Err(PolicyError::Invalid(format!(
                 "path glob {text:?} contains a space, a backslash or a control character"
-            ));
+            )));
         }
         let mut segments = Vec::new();
         for segment in rest.split('/') {
             if segment == "**" {
                 segments.push(Segment::Any);
             } else if segment.contains("**") {
-                return Err(format!(
+                return Err(PolicyError::Invalid(format!(
                     "path glob {text:?}: \"**\" must be a whole segment"
-                ));
+                )));
             } else if segment == "." || segment == ".." {
-                return Err(format!(
+                return Err(PolicyError::Invalid(format!(
                     "path glob {text:?}: '.' and '..' segments never occur in a normalised path"
-                ));
+                )));
             } else {
                 let canonical = ApiPath::canonical_segment(segment).to_ascii_lowercase();
                 segments.push(Segment::Pattern(canonical.into_bytes()));
@@ -338,7 +341,7 @@ mod tests {
             ("/a b", "space"),
         ];
         for (glob, expected) in cases {
-            let err = PathGlob::parse(glob).unwrap_err();
+            let err = PathGlob::parse(glob).unwrap_err().to_string();
             assert!(err.contains(expected), "{glob}: {err}");
         }
     }

@@ -15,7 +15,7 @@ use crate::projection::Fuel;
 use crate::structured;
 use crate::tools::registry::{Prepared, Tool, ToolContext, ToolError, ToolSpec};
 use crate::tools::schema;
-use crate::upstream::{UpstreamSettings, Vendor};
+use crate::upstream::{Acting, UpstreamSettings};
 use futures::FutureExt;
 use serde_json::{Map, Value as Json};
 use std::panic::AssertUnwindSafe;
@@ -46,21 +46,20 @@ pub async fn call_tool(
         memory: Some(&memory),
         ..cx.ports
     };
-    let mut acting = None;
-    // Declared before the prepared call, which borrows it for the run.
-    let call_upstream;
+    // Declared before the prepared call, which borrows it for the run; it holds the identity
+    // the gate named, which `finish` reports.
+    let mut call_upstream = None;
     let outcome = match validate(tool, &arguments, &cx.config.upstream) {
         Err(error) => Err(error),
         Ok(prepared) => {
-            // Enterprise policy decides before the tool runs; an allowed call may run with
-            // another identity's credential (a per-call copy of the vendor settings).
+            // Enterprise policy decides before the tool runs; an allowed call may run as the
+            // identity the decision names, which the vendor settings resolve on this call.
             let decided = gate::gate(
                 tool.spec(),
                 prepared.as_ref(),
                 &arguments,
                 cx.principal,
                 &cx.config.policy,
-                &cx.config.upstream,
                 cx.ports,
             )
             .await;
@@ -68,10 +67,9 @@ pub async fn call_tool(
                 Err(error) => Err(error),
                 Ok(Gate::Refuse(refusal)) => Ok(refusal),
                 Ok(allowed) => {
-                    (call_upstream, acting) = match allowed {
-                        Gate::Run { settings, acting } => (settings, acting),
-                        Gate::Off | Gate::Refuse(_) => (None, None),
-                    };
+                    if let Gate::Run(Some(identity)) = allowed {
+                        call_upstream = Some(cx.config.upstream.acting_as(identity));
+                    }
                     let context = ToolContext {
                         principal: cx.principal,
                         protocol_version: version,
@@ -90,7 +88,7 @@ pub async fn call_tool(
         outcome,
         tool.spec(),
         cx.config.tools.structured_output,
-        acting.as_ref(),
+        call_upstream.as_ref().and_then(|u| u.acting.as_deref()),
         version,
         cx.ports,
     )?;
@@ -158,7 +156,7 @@ pub fn finish(
     outcome: Result<CallToolResult, ToolError>,
     spec: &ToolSpec,
     structured_output: bool,
-    acting: Option<&(Vendor, String)>,
+    acting: Option<&Acting>,
     version: ProtocolVersion,
     ports: Ports<'_>,
 ) -> Result<CallToolResult, ErrorObject> {
@@ -190,8 +188,8 @@ pub fn finish(
         spec.descriptor.output_schema.is_some(),
         structured_output,
     );
-    if let Some((vendor, identity)) = acting {
-        gate::add_upstream_meta(&mut result, *vendor, identity);
+    if let Some(acting) = acting {
+        gate::add_upstream_meta(&mut result, acting.vendor, &acting.name);
     }
     Ok(result.for_revision(version))
 }
@@ -318,7 +316,7 @@ mod tests {
     fn finishing_applies_the_structured_rule_and_names_the_acting_identity() {
         let env = FakeEnv::new();
         let schema_tool = spec(Some(json!({"type": "object"})));
-        let acting = (Vendor::Jira, "team".to_owned());
+        let acting = Acting::configured(crate::upstream::Vendor::Jira, "team");
         let ok = || Ok(CallToolResult::text("x").with_structured(crate::value::Value::from("s")));
         let on = finish(
             ok(),

@@ -10,12 +10,15 @@ use crate::approvals::{
 use crate::auth::Principal;
 use crate::ledger::{CallOutcome, Refusal};
 use crate::mcp::{CallToolResult, ToolDescriptor};
-use crate::policy::{Decision, Effect, Policy, PolicySettings, Restriction, SIGNED_IN_IDENTITY};
+use crate::policy::{
+    Decision, Effect, IdentityRef, Policy, PolicyError, PolicySettings, Restriction,
+};
 use crate::ports::{Field, Level, Ports};
 use crate::tools::approvals::APPROVAL_DECIDE;
 use crate::tools::registry::{Access, Prepared, Registry, ToolError, ToolSpec};
-use crate::upstream::{Target, UpstreamSettings, Vendor};
+use crate::upstream::{Acting, Target, Vendor};
 use serde_json::{json, Map, Value as Json};
+use std::fmt;
 
 /// Result `_meta` key naming the upstream identity that acted.
 pub const UPSTREAM_META: &str = "mcp-devtools/upstream";
@@ -36,35 +39,59 @@ pub enum Loaded {
     Off,
     /// A valid policy.
     Active(Policy),
-    /// A policy that cannot be used; every call is refused with this reason.
-    Broken(String),
+    /// A policy that cannot be used; every call is refused with its text.
+    Broken(Broken),
+}
+
+/// A policy that cannot be used: where it was read from, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Broken {
+    /// `None` for the `MCP_POLICY` setting, else the KV key in `POLICY`.
+    pub kv_key: Option<String>,
+    /// Why.
+    pub error: PolicyError,
+}
+
+impl fmt::Display for Broken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kv_key {
+            None => f.write_str("the enterprise policy (MCP_POLICY)")?,
+            Some(key) => write!(f, "the enterprise policy (KV key {key:?} in POLICY)")?,
+        }
+        match &self.error {
+            PolicyError::Missing => f.write_str(" is missing"),
+            PolicyError::Unreadable(detail) => write!(f, " could not be read: {detail}"),
+            error => write!(f, " is invalid: {error}"),
+        }
+    }
 }
 
 /// Reads and validates the policy; secrets come from `ports.settings`.
 pub async fn load(settings: &PolicySettings, ports: Ports<'_>) -> Loaded {
     let setting = |name: &str| ports.settings.get(name);
-    if let Some(text) = &settings.document {
-        return match Policy::parse(text, &setting) {
-            Ok(policy) => Loaded::Active(policy),
-            Err(problem) => Loaded::Broken(format!(
-                "the enterprise policy (MCP_POLICY) is invalid: {problem}"
-            )),
-        };
-    }
-    let Some(key) = &settings.kv_key else {
-        return Loaded::Off;
-    };
-    let source = format!("the enterprise policy (KV key {key:?} in POLICY)");
-    match ports.state.get(key).await {
-        Ok(Some(entry)) => match std::str::from_utf8(&entry.value) {
-            Ok(text) => match Policy::parse(text, &setting) {
-                Ok(policy) => Loaded::Active(policy),
-                Err(problem) => Loaded::Broken(format!("{source} is invalid: {problem}")),
-            },
-            Err(_) => Loaded::Broken(format!("{source} is invalid: not UTF-8 text")),
+    let stored;
+    let text = match (&settings.document, &settings.kv_key) {
+        (Some(text), _) => Ok(text.as_str()),
+        (None, None) => return Loaded::Off,
+        (None, Some(key)) => match ports.state.get(key).await {
+            Ok(Some(entry)) => {
+                stored = entry.value;
+                std::str::from_utf8(&stored).map_err(|_| PolicyError::NotText)
+            }
+            Ok(None) => Err(PolicyError::Missing),
+            Err(error) => Err(PolicyError::Unreadable(error.0)),
         },
-        Ok(None) => Loaded::Broken(format!("{source} is missing")),
-        Err(error) => Loaded::Broken(format!("{source} could not be read: {}", error.0)),
+    };
+    match text.and_then(|text| Policy::parse(text, &setting)) {
+        Ok(policy) => Loaded::Active(policy),
+        Err(error) => Loaded::Broken(Broken {
+            kv_key: settings
+                .document
+                .is_none()
+                .then(|| settings.kv_key.clone())
+                .flatten(),
+            error,
+        }),
     }
 }
 
@@ -75,14 +102,10 @@ pub enum Gate {
     Off,
     /// The call is refused with this result.
     Refuse(CallToolResult),
-    /// The call runs, with these upstream settings when an identity was chosen, and reports
-    /// the identity that acted.
-    Run {
-        /// Upstream settings with the chosen identity's credential.
-        settings: Option<UpstreamSettings>,
-        /// (vendor, identity) for `_meta["mcp-devtools/upstream"]`.
-        acting: Option<(Vendor, String)>,
-    },
+    /// The call runs as the identity the decision named for its target's vendor, if any, which
+    /// the upstream client resolves to its credential and `_meta["mcp-devtools/upstream"]`
+    /// reports.
+    Run(Option<Acting>),
 }
 
 /// Decides a call before its tool runs, on the tool's access class and, for the rules, on the
@@ -93,18 +116,21 @@ pub async fn gate(
     arguments: &Map<String, Json>,
     principal: &Principal,
     settings: &PolicySettings,
-    upstream: &UpstreamSettings,
     ports: Ports<'_>,
 ) -> Result<Gate, ToolError> {
     let name = spec.descriptor.name.as_str();
     let who = principal.name();
     let policy = match load(settings, ports).await {
         Loaded::Off => return Ok(Gate::Off),
-        Loaded::Broken(reason) => {
+        Loaded::Broken(broken) => {
+            let reason = broken.to_string();
             ports.log.event(
                 Level::Error,
                 "policy_invalid",
-                &[("reason", (&reason).into())],
+                &[
+                    ("reason", (&reason).into()),
+                    ("class", broken.error.class().as_str().into()),
+                ],
             );
             let decision = Decision::builtin_deny(who, name, None, reason);
             return Ok(refuse(ports, &decision, None));
@@ -118,10 +144,7 @@ pub async fn gate(
             Outcome::Builtin,
             None,
         );
-        Gate::Run {
-            settings: None,
-            acting: None,
-        }
+        Gate::Run(None)
     };
     match spec.access {
         Access::Own => return Ok(builtin_allow()),
@@ -140,12 +163,9 @@ pub async fn gate(
     let decision = policy.decide(who, name, call.target().cloned());
     match decision.effect {
         Effect::Deny => Ok(refuse(ports, &decision, None)),
-        Effect::Allow => Ok(run(ports, &policy, upstream, principal, &decision, None)),
+        Effect::Allow => Ok(run(ports, &policy, principal, &decision, None)),
         Effect::ApprovalRequired => {
-            approval(
-                ports, &policy, settings, upstream, principal, &decision, arguments,
-            )
-            .await
+            approval(ports, &policy, settings, principal, &decision, arguments).await
         }
     }
 }
@@ -228,77 +248,93 @@ pub fn add_upstream_meta(result: &mut CallToolResult, vendor: Vendor, identity: 
 fn run(
     ports: Ports<'_>,
     policy: &Policy,
-    base: &UpstreamSettings,
     principal: &Principal,
     decision: &Decision,
     approval: Option<&Entry>,
 ) -> Gate {
-    let acting = match (&decision.target, &decision.identity) {
-        (Some(t), Some(identity)) => Some((t.vendor, identity.clone())),
-        _ => None,
-    };
-    let settings = match &acting {
-        Some((vendor, identity)) if identity == SIGNED_IN_IDENTITY => {
-            match personal_settings(base, *vendor, principal, ports) {
-                Ok(settings) => Some(settings),
+    let acting = match policy.acting(decision) {
+        None => None,
+        Some((vendor, name, IdentityRef::Configured)) => Some(Acting::configured(vendor, name)),
+        Some((vendor, name, IdentityRef::Defined(secrets))) => {
+            Some(Acting::named(vendor, name, secrets))
+        }
+        Some((vendor, name, IdentityRef::SignedIn)) => {
+            match personal(vendor, name, principal, ports) {
+                Ok(acting) => Some(acting),
                 Err(reason) => return sign_in_required(ports, decision, reason),
             }
         }
-        Some((vendor, identity)) => Some(policy.settings_for(base, *vendor, identity)),
-        None => None,
     };
     log_decision(
         ports,
         decision,
-        Outcome::Run(acting.as_ref().map(|(v, i)| (*v, i.as_str()))),
+        Outcome::Run(acting.as_ref().map(|a| (a.vendor, a.name.as_str()))),
         approval,
     );
-    Gate::Run { settings, acting }
+    Gate::Run(acting)
 }
 
-/// The upstream settings with the caller's own token for `vendor`, or why there is none usable.
-fn personal_settings(
-    base: &UpstreamSettings,
+/// Why the signed-in person's own token cannot act for a vendor: each lifts once they sign in
+/// (again), but for a vendor their sign-in gives no token for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum SignIn {
+    /// The principal (named) brought no token for the vendor.
+    Missing(Vendor, String),
+    /// The token has expired and was not renewed.
+    Expired(Vendor),
+    /// The vendor takes no personal token, or an Atlassian token came without its site.
+    Unusable(Vendor),
+}
+
+impl fmt::Display for SignIn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SignIn::Missing(vendor, principal) => write!(
+                f,
+                "This call acts as the signed-in person's own {vendor} identity, and {principal} \
+                 has none: sign in to this server with OAuth through {vendor} (a static token \
+                 carries no personal identity).",
+                vendor = vendor.id()
+            ),
+            SignIn::Expired(vendor) => write!(
+                f,
+                "Your {} sign-in has expired and could not be renewed; sign in to this server \
+                 again (reconnect or re-authenticate your MCP client), then repeat the call.",
+                vendor.id()
+            ),
+            SignIn::Unusable(vendor) => write!(
+                f,
+                "The signed-in identity exists for GitHub, Jira and Confluence only, not {}.",
+                vendor.id()
+            ),
+        }
+    }
+}
+
+/// The caller's own token acting for `vendor` under `name`, or why there is none usable.
+fn personal(
     vendor: Vendor,
+    name: &str,
     principal: &Principal,
     ports: Ports<'_>,
-) -> Result<UpstreamSettings, String> {
+) -> Result<Acting, SignIn> {
     let Some(personal) = principal.personal_token(vendor) else {
-        return Err(format!(
-            "This call acts as the signed-in person's own {} identity, and {} has none: sign in \
-             to this server with OAuth through {} (a static token carries no personal identity).",
-            vendor.id(),
-            principal.name(),
-            vendor.id()
-        ));
+        return Err(SignIn::Missing(vendor, principal.name().to_owned()));
     };
     if personal
         .expires_ms
         .is_some_and(|at| at <= ports.clock.now_ms())
     {
-        return Err(format!(
-            "Your {} sign-in has expired and could not be renewed; sign in to this server \
-             again (reconnect or re-authenticate your MCP client), then repeat the call.",
-            vendor.id()
-        ));
+        return Err(SignIn::Expired(vendor));
     }
-    Policy::settings_with_personal_token(
-        base,
-        vendor,
-        &personal.token,
-        personal.base_url.as_deref(),
-    )
-    .ok_or_else(|| {
-        format!(
-            "The signed-in identity exists for GitHub, Jira and Confluence only, not {}.",
-            vendor.id()
-        )
-    })
+    Acting::personal(vendor, name, &personal.token, personal.base_url.as_deref())
+        .ok_or(SignIn::Unusable(vendor))
 }
 
 /// The refusal of a call whose rule acts as the signed-in person when they have no usable
 /// token: not a policy denial (the same call works after signing in), so its own code.
-fn sign_in_required(ports: Ports<'_>, decision: &Decision, reason: String) -> Gate {
+fn sign_in_required(ports: Ports<'_>, decision: &Decision, problem: SignIn) -> Gate {
+    let reason = problem.to_string();
     log_decision(ports, decision, Outcome::Refused(CODE_SIGN_IN), None);
     let mut decision_json = decision_meta(decision);
     decision_json.insert("reason".into(), json!(reason));
@@ -315,7 +351,6 @@ async fn approval(
     ports: Ports<'_>,
     policy: &Policy,
     settings: &PolicySettings,
-    upstream: &UpstreamSettings,
     principal: &Principal,
     decision: &Decision,
     arguments: &Map<String, Json>,
@@ -388,14 +423,7 @@ async fn approval(
     match outcome {
         CallOutcome::Run { record } => {
             approvals::log_event(ports, "consumed", &record, &decision.principal);
-            Ok(run(
-                ports,
-                policy,
-                upstream,
-                principal,
-                decision,
-                Some(&record),
-            ))
+            Ok(run(ports, policy, principal, decision, Some(&record)))
         }
         CallOutcome::Wait {
             record,

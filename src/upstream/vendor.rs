@@ -1,6 +1,7 @@
 //! The vendors: their settings type (read by `config`), each one's base URL, path prefix,
-//! credential and fixed headers. A vendor is configuration, not an HTTP stack: every request goes through
-//! [`super::client`].
+//! credential and fixed headers, and the identity a policy decision names to act on a call
+//! ([`Acting`]), resolved here to the credential it sends. A vendor is configuration, not an
+//! HTTP stack: every request goes through [`super::client`].
 
 use super::hosts::LogHosts;
 use super::path::ApiPath;
@@ -104,6 +105,51 @@ impl Vendor {
         matches!(self, Vendor::Jira | Vendor::Confluence | Vendor::Bitbucket)
     }
 
+    /// True for the vendors whose credential is a Basic pair (user, token) rather than a token.
+    pub fn uses_basic_pair(self) -> bool {
+        matches!(self, Vendor::Jira | Vendor::Confluence | Vendor::Bitbucket)
+    }
+
+    /// True for the vendors a signed-in person can bring a token of their own for: the sign-in
+    /// gives GitHub and Atlassian OAuth tokens, and Atlassian's reach Jira and Confluence.
+    pub fn takes_personal_token(self) -> bool {
+        matches!(self, Vendor::GitHub | Vendor::Jira | Vendor::Confluence)
+    }
+
+    /// The credential header built from `secrets`: a token, or a Basic pair (user, token) as
+    /// [`Vendor::uses_basic_pair`] says; `None` for any other count.
+    fn credential(self, secrets: &[Secret]) -> Option<Credential> {
+        match (self, secrets) {
+            (Vendor::GitHub, [token]) => Some(Credential::bearer(token)),
+            (Vendor::CircleCi, [token]) => {
+                let value = token.expose().to_owned();
+                Some(Credential::header("Circle-Token", value, token.clone()))
+            }
+            (_, [user, token]) if self.uses_basic_pair() => Some(Credential::basic(user, token)),
+            _ => None,
+        }
+    }
+
+    /// The headers sent after the credential, in order.
+    fn fixed_headers(self) -> Vec<(String, String)> {
+        let pairs: &[(&str, &str)] = match self {
+            Vendor::GitHub => &[
+                ("Accept", "application/vnd.github+json"),
+                ("X-GitHub-Api-Version", GITHUB_API_VERSION),
+                ("User-Agent", USER_AGENT),
+            ],
+            Vendor::CircleCi => &[("Accept", "application/json")],
+            Vendor::Jira | Vendor::Confluence | Vendor::Bitbucket => &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json"),
+            ],
+        };
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
     /// The settings that must be present for this vendor, as a sentence for error texts.
     pub fn required_settings(self) -> &'static str {
         match self {
@@ -192,23 +238,95 @@ pub struct UpstreamSettings {
     pub max_bytes: usize,
     /// The hosts job logs may be downloaded from (`LOG_REDIRECT_HOSTS`).
     pub log_hosts: LogHosts,
-    /// A signed-in person's own Atlassian token, set per call when a policy rule acts as them:
-    /// Jira or Confluence is then called through Atlassian's API gateway with it, never with
-    /// the deployment's pair and never at the site URL.
-    pub atlassian_bearer: Option<Box<AtlassianBearer>>,
+    /// The identity acting for one vendor on this call, when a policy decision named one
+    /// ([`UpstreamSettings::acting_as`]); every other vendor keeps its configured credential.
+    pub acting: Option<Box<Acting>>,
 }
 
-/// A person's Atlassian OAuth 2.0 token and where it is sent: the product's root on the API
-/// gateway (`https://api.atlassian.com/ex/{product}/{cloudid}`), under which the same API paths
-/// as at the site URL are served.
+/// The identity a policy decision names for one vendor, with the credential it resolves to:
+/// only requests to that vendor carry it, and only to that vendor's root.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AtlassianBearer {
-    /// The product this root serves (Jira or Confluence).
+pub struct Acting {
+    /// The vendor it acts for.
     pub vendor: Vendor,
-    /// The product's root on the gateway, without a trailing `/`.
-    pub base_url: String,
-    /// The access token.
-    pub token: Secret,
+    /// Its name, reported in the result's `_meta` (`default`, a document's identity,
+    /// `signed-in-user`).
+    pub name: String,
+    source: Source,
+}
+
+/// Where an acting identity's credential comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Source {
+    /// The vendor's configured credential.
+    Configured,
+    /// Secrets a policy document's identity names: a token, or a Basic pair (user, token).
+    Secrets(Vec<Secret>),
+    /// A signed-in person's own token, at the vendor's configured root (GitHub) or at the
+    /// root their sign-in found (Atlassian's API gateway for their site).
+    Personal {
+        /// The access token.
+        token: Secret,
+        /// The root it goes to, when not the configured one.
+        base_url: Option<String>,
+    },
+}
+
+impl Acting {
+    /// The vendor's configured credential, under `name`.
+    pub fn configured(vendor: Vendor, name: &str) -> Acting {
+        Acting {
+            vendor,
+            name: name.to_owned(),
+            source: Source::Configured,
+        }
+    }
+
+    /// A policy document's identity `name`, with the secrets it names: one token, or a Basic
+    /// pair (user, token), as [`Vendor::uses_basic_pair`] says. Any other count sends nothing.
+    pub fn named(vendor: Vendor, name: &str, secrets: &[Secret]) -> Acting {
+        Acting {
+            vendor,
+            name: name.to_owned(),
+            source: Source::Secrets(secrets.to_vec()),
+        }
+    }
+
+    /// A signed-in person's own `token` acting under `name`; `None` for a vendor whose sign-in
+    /// gives no token ([`Vendor::takes_personal_token`]) or an Atlassian token without the
+    /// gateway root of the person's site, which has nowhere to go (never the deployment's site
+    /// URL).
+    pub fn personal(
+        vendor: Vendor,
+        name: &str,
+        token: &Secret,
+        base_url: Option<&str>,
+    ) -> Option<Acting> {
+        let base_url = match vendor {
+            _ if !vendor.takes_personal_token() => return None,
+            Vendor::GitHub => None,
+            _ => Some(base_url?.to_owned()),
+        };
+        Some(Acting {
+            vendor,
+            name: name.to_owned(),
+            source: Source::Personal {
+                token: token.clone(),
+                base_url,
+            },
+        })
+    }
+
+    /// The credentials this identity sends that no upstream text may carry back (tokens and
+    /// passwords, not user names).
+    fn secret_values(&self) -> impl Iterator<Item = &Secret> {
+        let secrets: &[Secret] = match &self.source {
+            Source::Configured => &[],
+            Source::Secrets(secrets) => secrets,
+            Source::Personal { token, .. } => std::slice::from_ref(token),
+        };
+        secrets.last().into_iter()
+    }
 }
 
 /// The root of `vendor` (Jira or Confluence) on the Atlassian API gateway `gateway_url` for the
@@ -244,90 +362,85 @@ impl Default for UpstreamSettings {
             timeout_ms: DEFAULT_TIMEOUT_MS,
             max_bytes: DEFAULT_MAX_BYTES,
             log_hosts: LogHosts::default(),
-            atlassian_bearer: None,
+            acting: None,
         }
     }
 }
 
 impl UpstreamSettings {
-    /// Everything needed to call `vendor`, or `None` when its settings are incomplete.
+    /// Everything needed to call `vendor`, or `None` when its settings are incomplete: its
+    /// root, and the credential of the identity acting for it on this call (the configured one
+    /// when none acts for it).
     pub fn endpoint(&self, vendor: Vendor) -> Option<Endpoint> {
-        let pair = |a: &Option<Secret>, b: &Option<Secret>| match (a, b) {
-            (Some(a), Some(b)) => Some((a.clone(), b.clone())),
-            _ => None,
+        let acting = self.acting.as_deref();
+        let source = match acting {
+            Some(a) if a.vendor == vendor => &a.source,
+            // Acting as a person on one Atlassian product: never the deployment's pair for
+            // the other, which the person's token does not reach either.
+            Some(Acting {
+                vendor: Vendor::Jira | Vendor::Confluence,
+                source: Source::Personal { .. },
+                ..
+            }) if matches!(vendor, Vendor::Jira | Vendor::Confluence) => return None,
+            _ => &Source::Configured,
         };
-        let atlassian = pair(&self.atlassian_user_email, &self.atlassian_api_token);
-        let json_headers = || {
-            vec![
-                ("Content-Type".to_owned(), "application/json".to_owned()),
-                ("Accept".to_owned(), "application/json".to_owned()),
-            ]
-        };
-        let (base_url, credential, headers) = match vendor {
-            Vendor::GitHub => {
-                let token = self.github_token.clone()?;
-                let value = format!("Bearer {}", token.expose());
-                (
-                    self.github_api_url.clone(),
-                    Credential::header("Authorization", value, token),
-                    vec![
-                        (
-                            "Accept".to_owned(),
-                            "application/vnd.github+json".to_owned(),
-                        ),
-                        (
-                            "X-GitHub-Api-Version".to_owned(),
-                            GITHUB_API_VERSION.to_owned(),
-                        ),
-                        ("User-Agent".to_owned(), USER_AGENT.to_owned()),
-                    ],
-                )
-            }
-            Vendor::CircleCi => {
-                let token = self.circleci_token.clone()?;
-                let value = token.expose().to_owned();
-                (
-                    self.circleci_api_url.clone(),
-                    Credential::header("Circle-Token", value, token),
-                    vec![("Accept".to_owned(), "application/json".to_owned())],
-                )
-            }
-            Vendor::Jira | Vendor::Confluence if self.atlassian_bearer.is_some() => {
-                // Acting as a person: their token, at the gateway root of this very product
-                // only; no fallback to the deployment's pair.
-                let bearer = self
-                    .atlassian_bearer
-                    .as_ref()
-                    .filter(|b| b.vendor == vendor)?;
-                let value = format!("Bearer {}", bearer.token.expose());
-                (
-                    bearer.base_url.clone(),
-                    Credential::header("Authorization", value, bearer.token.clone()),
-                    json_headers(),
-                )
-            }
-            Vendor::Jira | Vendor::Confluence => {
-                let base = self.atlassian_base_url.clone()?;
-                let (user, token) = atlassian?;
-                (base, Credential::basic(&user, &token), json_headers())
-            }
-            Vendor::Bitbucket => {
-                // The reference prefers the Atlassian pair when both of its halves are set.
-                let (user, token) = atlassian
-                    .or_else(|| pair(&self.bitbucket_username, &self.bitbucket_app_password))?;
-                (
-                    self.bitbucket_api_url.clone(),
-                    Credential::basic(&user, &token),
-                    json_headers(),
-                )
-            }
+        let (base_url, credential) = match source {
+            Source::Configured => (
+                self.root(vendor)?,
+                vendor.credential(&self.configured(vendor)?)?,
+            ),
+            Source::Secrets(secrets) => (self.root(vendor)?, vendor.credential(secrets)?),
+            Source::Personal {
+                token,
+                base_url: None,
+            } => (
+                self.root(vendor)?,
+                vendor.credential(std::slice::from_ref(token))?,
+            ),
+            Source::Personal {
+                token,
+                base_url: Some(root),
+            } => (root.clone(), Credential::bearer(token)),
         };
         Some(Endpoint {
             vendor,
             base_url,
             credential,
-            headers,
+            headers: vendor.fixed_headers(),
         })
+    }
+
+    /// The configured root of `vendor`'s API.
+    fn root(&self, vendor: Vendor) -> Option<String> {
+        match vendor {
+            Vendor::GitHub => Some(self.github_api_url.clone()),
+            Vendor::CircleCi => Some(self.circleci_api_url.clone()),
+            Vendor::Jira | Vendor::Confluence => self.atlassian_base_url.clone(),
+            Vendor::Bitbucket => Some(self.bitbucket_api_url.clone()),
+        }
+    }
+
+    /// The configured secrets of `vendor`'s credential: its token, or its Basic pair.
+    fn configured(&self, vendor: Vendor) -> Option<Vec<Secret>> {
+        let pair = |a: &Option<Secret>, b: &Option<Secret>| Some(vec![a.clone()?, b.clone()?]);
+        let atlassian = || pair(&self.atlassian_user_email, &self.atlassian_api_token);
+        match vendor {
+            Vendor::GitHub => Some(vec![self.github_token.clone()?]),
+            Vendor::CircleCi => Some(vec![self.circleci_token.clone()?]),
+            Vendor::Jira | Vendor::Confluence => atlassian(),
+            // The reference prefers the Atlassian pair when both of its halves are set.
+            Vendor::Bitbucket => {
+                atlassian().or_else(|| pair(&self.bitbucket_username, &self.bitbucket_app_password))
+            }
+        }
+    }
+
+    /// These settings with `acting` acting for its vendor on one call.
+    pub fn acting_as(&self, acting: Acting) -> UpstreamSettings {
+        UpstreamSettings {
+            acting: Some(Box::new(acting)),
+            ..self.clone()
+        }
     }
 
     /// CircleCI's API v1.1 root beside the configured v2 root (`.../api/v2` -> `.../api/v1.1`),
@@ -339,8 +452,9 @@ impl UpstreamSettings {
         }
     }
 
-    /// Every configured credential (tokens and passwords, not the user names that go with
-    /// them, which identify and appear in data), which no upstream text may carry back.
+    /// Every configured credential and the acting identity's (tokens and passwords, not the
+    /// user names that go with them, which identify and appear in data), which no upstream
+    /// text may carry back.
     pub fn credential_values(&self) -> Vec<&str> {
         [
             &self.github_token,
@@ -350,7 +464,7 @@ impl UpstreamSettings {
         ]
         .into_iter()
         .flatten()
-        .chain(self.atlassian_bearer.as_ref().map(|b| &b.token))
+        .chain(self.acting.iter().flat_map(|a| a.secret_values()))
         .map(Secret::expose)
         .collect()
     }
@@ -374,6 +488,11 @@ impl Credential {
             value: Secret::new(value),
             identity,
         }
+    }
+
+    fn bearer(token: &Secret) -> Credential {
+        let value = format!("Bearer {}", token.expose());
+        Credential::header("Authorization", value, token.clone())
     }
 
     fn basic(user: &Secret, token: &Secret) -> Credential {
@@ -482,17 +601,16 @@ mod tests {
 
     #[test]
     fn a_persons_atlassian_token_goes_to_its_products_gateway_root_only() {
-        let s = UpstreamSettings {
+        let base = UpstreamSettings {
             atlassian_base_url: Some("https://acme.atlassian.net".into()),
             atlassian_user_email: Some(Secret::new("a@example.com")),
             atlassian_api_token: Some(Secret::new("tok")),
-            atlassian_bearer: Some(Box::new(AtlassianBearer {
-                vendor: Vendor::Jira,
-                base_url: atlassian_gateway_url("https://api.atlassian.com/", Vendor::Jira, "c-1"),
-                token: Secret::new("person"),
-            })),
             ..UpstreamSettings::default()
         };
+        let gateway = atlassian_gateway_url("https://api.atlassian.com/", Vendor::Jira, "c-1");
+        let person = Secret::new("person");
+        let acting = Acting::personal(Vendor::Jira, "signed-in-user", &person, Some(&gateway));
+        let s = base.acting_as(acting.unwrap());
         let jira = s.endpoint(Vendor::Jira).unwrap();
         assert_eq!(jira.base_url, "https://api.atlassian.com/ex/jira/c-1");
         assert_eq!(jira.credential.value.expose(), "Bearer person");
@@ -505,6 +623,61 @@ mod tests {
         );
         assert!(s.credential_values().contains(&"person"));
         assert!(!format!("{s:?}").contains("person"));
+    }
+
+    #[test]
+    fn identities_replace_only_their_vendor_credential() {
+        let base = UpstreamSettings {
+            atlassian_base_url: Some("https://acme.atlassian.net".into()),
+            atlassian_user_email: Some(Secret::new("a@x")),
+            atlassian_api_token: Some(Secret::new("t")),
+            ..UpstreamSettings::default()
+        };
+        let pair = [Secret::new("value-of-BU"), Secret::new("value-of-BT")];
+        let s = base.acting_as(Acting::named(Vendor::Bitbucket, "bb", &pair));
+        let endpoint = s.endpoint(Vendor::Bitbucket).unwrap();
+        assert_eq!(
+            endpoint.credential.identity.expose(),
+            "value-of-BU:value-of-BT"
+        );
+        let s = base.acting_as(Acting::named(
+            Vendor::GitHub,
+            "gh-bot",
+            &[Secret::new("value-of-GH")],
+        ));
+        let github = s.endpoint(Vendor::GitHub).unwrap();
+        assert_eq!(github.credential.identity, Secret::new("value-of-GH"));
+        assert_eq!(s.endpoint(Vendor::Jira), base.endpoint(Vendor::Jira));
+        let s = base.acting_as(Acting::configured(Vendor::Jira, "default"));
+        for vendor in Vendor::ALL {
+            assert_eq!(s.endpoint(vendor), base.endpoint(vendor), "{vendor}");
+        }
+        // Secrets of the wrong shape for the vendor send nothing rather than something else.
+        let s = base.acting_as(Acting::named(Vendor::Jira, "x", &pair[..1]));
+        assert!(s.endpoint(Vendor::Jira).is_none());
+    }
+
+    #[test]
+    fn a_signed_in_token_acts_for_github_jira_and_confluence_only() {
+        let base = UpstreamSettings::default();
+        let token = Secret::new("person");
+        let gateway = Some("https://api.atlassian.com/ex/jira/c-1");
+        let jira = Acting::personal(Vendor::Jira, "me", &token, gateway).unwrap();
+        let endpoint = base.acting_as(jira).endpoint(Vendor::Jira).unwrap();
+        assert_eq!(endpoint.base_url, "https://api.atlassian.com/ex/jira/c-1");
+        assert_eq!(endpoint.credential.value.expose(), "Bearer person");
+        // An Atlassian token without the site the sign-in found has nowhere to go.
+        assert!(Acting::personal(Vendor::Jira, "me", &token, None).is_none());
+        for vendor in [Vendor::CircleCi, Vendor::Bitbucket] {
+            assert!(
+                Acting::personal(vendor, "me", &token, gateway).is_none(),
+                "{vendor}"
+            );
+        }
+        let github = Acting::personal(Vendor::GitHub, "me", &token, None).unwrap();
+        let endpoint = base.acting_as(github).endpoint(Vendor::GitHub).unwrap();
+        assert_eq!(endpoint.base_url, GITHUB_DEFAULT_URL);
+        assert_eq!(endpoint.credential.identity, token);
     }
 
     #[test]
