@@ -13,9 +13,9 @@ use crate::mcp::{self, CallToolParams, CallToolResult, ContentBlock, ProtocolVer
 use crate::ports::{Level, Ports};
 use crate::projection::Fuel;
 use crate::structured;
-use crate::tools::registry::{Prepared, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::registry::{Prepared, Runner, Tool, ToolContext, ToolError, ToolSpec};
 use crate::tools::schema;
-use crate::upstream::{UpstreamSettings, Vendor};
+use crate::upstream::{Admit, Client, UpstreamSettings, Vendor};
 use futures::FutureExt;
 use serde_json::{Map, Value as Json};
 use std::panic::AssertUnwindSafe;
@@ -47,16 +47,19 @@ pub async fn call_tool(
         ..cx.ports
     };
     let mut acting = None;
-    // Declared before the prepared call, which borrows it for the run.
-    let call_upstream;
+    // Declared before the prepared call, which borrows them for the run.
+    let (call_upstream, members, targets, client);
     let outcome = match validate(tool, &arguments, &cx.config.upstream) {
         Err(error) => Err(error),
         Ok(prepared) => {
-            // Enterprise policy decides before the tool runs; an allowed call may run with
-            // another identity's credential (a per-call copy of the vendor settings).
+            // Enterprise policy decides before the tool runs, on every request the call may
+            // make; an allowed call may run with another identity's credential (a per-call
+            // copy of the vendor settings).
+            let runner = prepared.runner;
+            targets = prepared.targets;
             let decided = gate::gate(
                 tool.spec(),
-                prepared.as_ref(),
+                &targets,
                 &arguments,
                 cx.principal,
                 &cx.config.policy,
@@ -68,20 +71,34 @@ pub async fn call_tool(
                 Err(error) => Err(error),
                 Ok(Gate::Refuse(refusal)) => Ok(refusal),
                 Ok(allowed) => {
-                    (call_upstream, acting) = match allowed {
-                        Gate::Run { settings, acting } => (settings, acting),
-                        Gate::Off | Gate::Refuse(_) => (None, None),
+                    (call_upstream, acting, members) = match allowed {
+                        Gate::Run {
+                            settings,
+                            acting,
+                            members,
+                        } => (settings, acting, members),
+                        Gate::Off | Gate::Refuse(_) => (None, None, None),
                     };
+                    let settings = call_upstream.as_ref().unwrap_or(&cx.config.upstream);
+                    let admit = members.as_deref().map(|m| m as &dyn Admit);
+                    client = Client::new(ports, settings, &targets, admit);
                     let context = ToolContext {
                         principal: cx.principal,
                         protocol_version: version,
                         meta: meta.as_ref(),
                         ports,
                         settings: &cx.config.tools,
-                        upstream: call_upstream.as_ref().unwrap_or(&cx.config.upstream),
+                        upstream: &client,
                         fuel,
                     };
-                    invoke(&params.name, prepared, context).await?
+                    let outcome = invoke(&params.name, runner, context).await?;
+                    match client.undeclared() {
+                        // What the tool made of the refusal does not matter: it is at fault.
+                        Some(tried) => Err(ToolError::Internal(format!(
+                            "asked for {tried}, a request its plan did not declare"
+                        ))),
+                        None => outcome,
+                    }
                 }
             }
         }
@@ -121,7 +138,7 @@ pub fn validate<'a>(
     tool: &'a dyn Tool,
     arguments: &Map<String, Json>,
     upstream: &UpstreamSettings,
-) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
+) -> Result<Prepared<'a>, ToolError> {
     let arguments = Json::Object(arguments.clone());
     schema::validate(&tool.spec().descriptor.input_schema, &arguments)
         .map_err(|errors| ToolError::InvalidArguments(errors.join("; ")))?;
@@ -132,11 +149,11 @@ pub fn validate<'a>(
 /// answered as an internal error.
 pub async fn invoke<'a>(
     name: &str,
-    prepared: Box<dyn Prepared<'a> + 'a>,
+    runner: Box<dyn Runner<'a> + 'a>,
     cx: ToolContext<'a>,
 ) -> Result<Result<CallToolResult, ToolError>, ErrorObject> {
     let ports = cx.ports;
-    match AssertUnwindSafe(prepared.run(cx)).catch_unwind().await {
+    match AssertUnwindSafe(runner.run(cx)).catch_unwind().await {
         Ok(outcome) => Ok(outcome),
         Err(payload) => {
             let detail = panic_message(payload.as_ref());
@@ -288,7 +305,7 @@ mod tests {
             other => panic!("{:?}", other.err()),
         }
         let prepared = validate(tool, &args(json!({"artifactId": "a"})), &upstream).unwrap();
-        assert_eq!(prepared.target(), None);
+        assert_eq!(prepared.targets.first(), None);
     }
 
     #[test]

@@ -13,8 +13,8 @@ use crate::mcp::{CallToolResult, ToolDescriptor};
 use crate::policy::{Decision, Effect, Policy, PolicySettings, Restriction, SIGNED_IN_IDENTITY};
 use crate::ports::{Field, Level, Ports};
 use crate::tools::approvals::APPROVAL_DECIDE;
-use crate::tools::registry::{Access, Prepared, Registry, ToolError, ToolSpec};
-use crate::upstream::{Target, UpstreamSettings, Vendor};
+use crate::tools::registry::{Access, Registry, ToolError, ToolSpec};
+use crate::upstream::{Admit, Target, Targets, UpstreamSettings, Vendor};
 use serde_json::{json, Map, Value as Json};
 
 /// Result `_meta` key naming the upstream identity that acted.
@@ -82,14 +82,86 @@ pub enum Gate {
         settings: Option<UpstreamSettings>,
         /// (vendor, identity) for `_meta["mcp-devtools/upstream"]`.
         acting: Option<(Vendor, String)>,
+        /// How the requests the call learns as it runs are decided, when its plan declared any.
+        members: Option<Box<Members>>,
     },
 }
 
+/// The policy's decision on each request a call learns as it runs (a member of a family its
+/// plan declared): it goes out only when its own target is decided no stricter than the call
+/// was (allowed, or approval required when the call ran on an approval) and as the identity
+/// the call acts as.
+#[derive(Debug)]
+pub struct Members {
+    policy: Policy,
+    principal: String,
+    tool: String,
+    effect: Effect,
+    identity: Option<String>,
+}
+
+impl Admit for Members {
+    fn admit(&self, target: &Target) -> Result<(), String> {
+        let decision = self
+            .policy
+            .decide(&self.principal, &self.tool, Some(target.clone()));
+        match decision.effect {
+            Effect::Deny => Err(decision.reason),
+            Effect::ApprovalRequired if self.effect != Effect::ApprovalRequired => Err(format!(
+                "{} The approval this call would need covers a request it learned only while \
+                 running; call again once an approver has approved it.",
+                decision.reason
+            )),
+            _ if decision.identity != self.identity => Err(format!(
+                "The enterprise policy decides this request as identity {:?}, and the call acts \
+                 as {:?}.",
+                decision.identity.unwrap_or_default(),
+                self.identity.clone().unwrap_or_default()
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The decision on a call that may make every request in `targets`: each target is decided,
+/// and the strictest decision rules (a denial on any target denies the call, an approval on
+/// any requires one); targets that would act as different identities deny it.
+pub fn decide_targets(policy: &Policy, who: &str, tool: &str, targets: &Targets) -> Decision {
+    let strictness = |effect: Effect| match effect {
+        Effect::Allow => 0,
+        Effect::ApprovalRequired => 1,
+        Effect::Deny => 2,
+    };
+    let mut decisions = targets
+        .fixed()
+        .iter()
+        .map(|t| policy.decide(who, tool, Some(t.clone())));
+    let Some(mut ruling) = decisions.next() else {
+        return policy.decide(who, tool, None);
+    };
+    for decision in decisions {
+        let both_run = ruling.effect != Effect::Deny && decision.effect != Effect::Deny;
+        if both_run && decision.identity != ruling.identity {
+            let reason = format!(
+                "The requests of this call would act as different identities ({:?} and {:?}); \
+                 the enterprise policy must decide them as one.",
+                ruling.identity.unwrap_or_default(),
+                decision.identity.unwrap_or_default()
+            );
+            return Decision::builtin_deny(who, tool, decision.target, reason);
+        }
+        if strictness(decision.effect) > strictness(ruling.effect) {
+            ruling = decision;
+        }
+    }
+    ruling
+}
+
 /// Decides a call before its tool runs, on the tool's access class and, for the rules, on the
-/// target the prepared call carries: the request the tool will send.
+/// targets the prepared call carries: every request the tool may send.
 pub async fn gate(
     spec: &ToolSpec,
-    call: &dyn Prepared<'_>,
+    targets: &Targets,
     arguments: &Map<String, Json>,
     principal: &Principal,
     settings: &PolicySettings,
@@ -121,6 +193,7 @@ pub async fn gate(
         Gate::Run {
             settings: None,
             acting: None,
+            members: None,
         }
     };
     match spec.access {
@@ -137,17 +210,29 @@ pub async fn gate(
         }
         Access::Rules => {}
     }
-    let decision = policy.decide(who, name, call.target().cloned());
-    match decision.effect {
-        Effect::Deny => Ok(refuse(ports, &decision, None)),
-        Effect::Allow => Ok(run(ports, &policy, upstream, principal, &decision, None)),
+    let decision = decide_targets(&policy, who, name, targets);
+    let mut gate = match decision.effect {
+        Effect::Deny => return Ok(refuse(ports, &decision, None)),
+        Effect::Allow => run(ports, &policy, upstream, principal, &decision, None),
         Effect::ApprovalRequired => {
             approval(
                 ports, &policy, settings, upstream, principal, &decision, arguments,
             )
-            .await
+            .await?
+        }
+    };
+    if let Gate::Run { members, .. } = &mut gate {
+        if targets.has_families() {
+            *members = Some(Box::new(Members {
+                policy,
+                principal: who.to_owned(),
+                tool: name.to_owned(),
+                effect: decision.effect,
+                identity: decision.identity,
+            }));
         }
     }
+    Ok(gate)
 }
 
 /// Under policy, adds to each listed tool's description how the policy restricts it for
@@ -253,7 +338,11 @@ fn run(
         Outcome::Run(acting.as_ref().map(|(v, i)| (*v, i.as_str()))),
         approval,
     );
-    Gate::Run { settings, acting }
+    Gate::Run {
+        settings,
+        acting,
+        members: None,
+    }
 }
 
 /// The upstream settings with the caller's own token for `vendor`, or why there is none usable.

@@ -12,7 +12,6 @@ use crate::ports::Level;
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
 use crate::upstream::body::reserve_buffer;
 use base64::Engine as _;
-use futures::future::LocalBoxFuture;
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
@@ -184,12 +183,8 @@ impl TypedTool for ArtifactRead {
         &self.0
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Args,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(read(args, cx))
+    async fn run(&self, args: Args, cx: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+        read(args, cx).await
     }
 }
 

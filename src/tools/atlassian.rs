@@ -9,8 +9,7 @@ use crate::tools::output;
 use crate::tools::registry::{
     Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
-use crate::upstream::{self, ApiPath, Method, PathError, Target, UpstreamSettings, Vendor};
-use futures::future::LocalBoxFuture;
+use crate::upstream::{ApiPath, Method, PathError, Target, Targets, UpstreamSettings, Vendor};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value as Json};
@@ -103,8 +102,8 @@ impl<A: PassthroughArgs> Passthrough<A> {
             .own
             .into_body()
             .map(|body| output::json_to_value(&Json::Object(body)));
-        let request = target.call(&args.common.query_params.0, body.as_ref());
-        let reply = upstream::send(cx.ports, cx.upstream, request).await;
+        let query = &args.common.query_params.0;
+        let reply = cx.upstream.send(&target, query, body.as_ref()).await;
         Ok(match reply {
             Ok(reply) => {
                 let mut rendered = output::render_body(reply.body, &args.common, &cx);
@@ -121,28 +120,32 @@ impl<A: PassthroughArgs> Passthrough<A> {
 
 impl<A: PassthroughArgs> UpstreamTool for Passthrough<A> {
     type Args = WithCommon<A>;
-    type Plan = ();
+    /// The one request the call makes.
+    type Plan = Target;
 
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
     /// The path, checked and canonical as the client sends it, in the product's path space.
-    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Target, ()), ToolError> {
+    fn plan(
+        &self,
+        args: &Self::Args,
+        _: &UpstreamSettings,
+    ) -> Result<(Targets, Target), ToolError> {
         let invalid = |e: PathError| ToolError::InvalidArguments(e.to_string());
         let path = ApiPath::parse(args.own.path()).map_err(invalid)?;
         let target = Target::checked(self.vendor, self.method, &path).map_err(invalid)?;
-        Ok((target, ()))
+        Ok((Targets::one(target.clone()), target))
     }
 
-    fn run<'a>(
-        &'a self,
+    async fn run(
+        &self,
         args: Self::Args,
         target: Target,
-        (): (),
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(self.call(args, target, cx))
+        cx: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        self.call(args, target, cx).await
     }
 }
 

@@ -12,9 +12,8 @@ use crate::tools::output::{self, Rendered};
 use crate::tools::registry::{
     Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
-use crate::upstream::{self, ApiPath, Method, Target, UpstreamSettings, Vendor};
+use crate::upstream::{self, ApiPath, Method, Target, Targets, UpstreamSettings, Vendor};
 use crate::value::{Map, Number, Value};
-use futures::future::LocalBoxFuture;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -165,27 +164,31 @@ struct CircleGet(ToolSpec);
 
 impl UpstreamTool for CircleGet {
     type Args = WithCommon<Args>;
-    type Plan = ();
+    /// The one request the call makes.
+    type Plan = Target;
 
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Target, ()), ToolError> {
+    fn plan(
+        &self,
+        args: &Self::Args,
+        _: &UpstreamSettings,
+    ) -> Result<(Targets, Target), ToolError> {
         let path = api_path(&args.own.path)?;
         let target = Target::checked(Vendor::CircleCi, Method::Get, &path)
             .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
-        Ok((target, ()))
+        Ok((Targets::one(target.clone()), target))
     }
 
-    fn run<'a>(
-        &'a self,
+    async fn run(
+        &self,
         args: Self::Args,
         target: Target,
-        (): (),
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(get(args, target, cx))
+        cx: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        get(args, target, cx).await
     }
 }
 
@@ -243,13 +246,16 @@ async fn get(
             return Ok(respond(decoded.value, info, &common, &call).await);
         }
     }
-    let request = target.call(&common.query_params.0, None);
-    let raw = match upstream::send_raw(call.ports, call.upstream, request).await {
+    let raw = match call
+        .upstream
+        .send_raw(&target, &common.query_params.0, None)
+        .await
+    {
         Ok(raw) => raw,
         Err(error) => return Ok(output::upstream_error(&error)),
     };
     // A broken JSON body is an error, and never cached.
-    let decoded = match upstream::decode_checked(call.ports, request, &raw) {
+    let decoded = match call.upstream.decode_checked(&target, &raw) {
         Ok(decoded) => decoded,
         Err(error) => return Ok(output::upstream_error(&error)),
     };

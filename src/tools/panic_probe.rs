@@ -4,7 +4,6 @@
 
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
-use futures::future::LocalBoxFuture;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -42,11 +41,7 @@ impl TypedTool for PanicProbe {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn run<'a>(
-        &'a self,
-        _args: Args,
-        _cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(async { panic!("panic_probe: a panic inside a tool call, on purpose") })
+    async fn run(&self, _args: Args, _cx: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+        panic!("panic_probe: a panic inside a tool call, on purpose")
     }
 }

@@ -13,11 +13,8 @@ use crate::tools::args::whole_opt;
 use crate::tools::args::WithCommon;
 use crate::tools::output;
 use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
-use crate::upstream::{
-    self, stream, ApiPath, Method, Target, UpstreamCall, UpstreamSettings, Vendor,
-};
+use crate::upstream::{stream, ApiPath, Method, Target, Targets, UpstreamSettings, Vendor};
 use crate::value::{Map, Value};
-use futures::future::LocalBoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Map as JsonMap};
 
@@ -163,35 +160,49 @@ fn parse_url(url: &str) -> Result<Job, ToolError> {
 
 struct GetJobLogs(ToolSpec);
 
+/// The requests of a call: the job's details with its steps (API v1.1, where the steps' output
+/// URLs are) and its failed tests (v2), then each step's output document.
+struct Plan {
+    job: Job,
+    details: Target,
+    tests: Target,
+}
+
 impl UpstreamTool for GetJobLogs {
     type Args = WithCommon<Args>;
-    /// The job, from which every request of the call is built.
-    type Plan = Job;
+    type Plan = Plan;
 
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Target, Job), ToolError> {
+    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Targets, Plan), ToolError> {
         let job = args.own.job()?;
-        let target = Target::new(Vendor::CircleCi, Method::Get, &job_path(&job)?);
-        Ok((target, job))
+        let (slug, number) = (&job.slug, job.number);
+        let details = Target::circleci_v1(&path(&format!("/project/{slug}/{number}"))?);
+        let tests = path(&format!("/project/{slug}/{number}/tests"))?;
+        let tests = Target::new(Vendor::CircleCi, Method::Get, &tests);
+        let targets = Targets::one(details.clone())
+            .and(tests.clone())
+            .and_documents();
+        Ok((
+            targets,
+            Plan {
+                job,
+                details,
+                tests,
+            },
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
+    async fn run(
+        &self,
         args: Self::Args,
-        _: Target,
-        job: Job,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(run(args, job, cx))
+        plan: Plan,
+        call: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        run(args, plan, call).await
     }
-}
-
-/// The v2 path of the job, which policy decides on.
-fn job_path(job: &Job) -> Result<ApiPath, ToolError> {
-    path(&format!("/project/{}/job/{}", job.slug, job.number))
 }
 
 fn path(text: &str) -> Result<ApiPath, ToolError> {
@@ -204,28 +215,22 @@ fn string(value: Option<&str>) -> Value {
 
 async fn run(
     args: WithCommon<Args>,
-    job: Job,
+    plan: Plan,
     call: ToolContext<'_>,
 ) -> Result<CallToolResult, ToolError> {
     let WithCommon { common, own: args } = args;
+    let Plan {
+        job,
+        details,
+        tests,
+    } = plan;
     let options = args.log.options()?;
-    let v1 = call.upstream.circleci_v1_url();
-    let details_path = path(&format!("/project/{}/{}", job.slug, job.number))?;
-    let opened = match stream::open_on(
-        call.ports,
-        call.upstream,
-        Vendor::CircleCi,
-        Some(&v1),
-        &details_path,
-        &[],
-    )
-    .await
-    {
+    let opened = match call.upstream.open(&details).await {
         Ok(opened) => opened,
         Err(e) => return Ok(output::upstream_error(&e)),
     };
     if !(200..300).contains(&opened.status) {
-        let e = stream::status_error(call.ports, Vendor::CircleCi, &details_path, opened).await;
+        let e = stream::status_error(call.ports, &details, opened).await;
         return Ok(output::upstream_error(&e));
     }
     let body = match download::read_all(
@@ -233,7 +238,7 @@ async fn run(
         Vendor::CircleCi,
         opened.body,
         "CircleCI",
-        call.upstream.max_bytes,
+        call.upstream.max_bytes(),
     )
     .await
     {
@@ -258,7 +263,7 @@ async fn run(
         string(text(&details, "outcome").or_else(|| text(&details, "status"))),
     );
     fields.insert("url".into(), string(text(&details, "build_url")));
-    fields.insert("failedTests".into(), failed_tests(&call, &job).await);
+    fields.insert("failedTests".into(), failed_tests(&call, &tests).await);
     let actions = actions(&details);
     let steps: Vec<Step> = actions.iter().map(|a| a.step.clone()).collect();
     let mut excerpter = Excerpter::new(options, steps, false);
@@ -367,7 +372,7 @@ async fn read_outputs(
             Vendor::CircleCi,
             body,
             &host,
-            call.upstream.max_bytes,
+            call.upstream.max_bytes(),
         )
         .await?;
         let messages: Vec<Message> = serde_json::from_slice(&bytes).map_err(|_| {
@@ -391,18 +396,8 @@ async fn read_outputs(
 
 /// The job's failed tests (v2), at most [`MAX_TESTS`]: `[{name, classname, file, message}]`, or
 /// the error's text.
-async fn failed_tests(call: &ToolContext<'_>, job: &Job) -> Value {
-    let Ok(tests_path) = path(&format!("/project/{}/{}/tests", job.slug, job.number)) else {
-        return Value::Null;
-    };
-    let request = UpstreamCall {
-        vendor: Vendor::CircleCi,
-        method: Method::Get,
-        path: &tests_path,
-        query: &[],
-        body: None,
-    };
-    let reply = upstream::send(call.ports, call.upstream, request).await;
+async fn failed_tests(call: &ToolContext<'_>, tests: &Target) -> Value {
+    let reply = call.upstream.send(tests, &[], None).await;
     let body = match reply {
         Ok(reply) => reply.body,
         Err(e) => return Value::String(e.text()),
