@@ -1,11 +1,13 @@
 //! One `tools/call` as a pipeline of small steps, each testable alone: [`validate`] (the input
-//! schema, then the tool's typed arguments, deserialized once), the enterprise policy gate
-//! ([`gate::gate`]), [`invoke`] (the tool with the vendor settings the gate chose, panics
-//! contained) and [`finish`] (errors as results or -32602, the structured-output rule, the
-//! acting identity in `_meta`, the revision's shape); [`call_reply`] serializes the result.
+//! schema, then the tool's typed arguments, deserialized once, and every upstream request the
+//! call may make, planned once), the enterprise policy gate ([`gate::gate`], on those requests),
+//! [`invoke`] (the tool with a client that sends only those requests, with the credential the
+//! gate chose; panics contained) and [`finish`] (errors as results or -32602, the
+//! structured-output rule, the acting identity in `_meta`, the revision's shape);
+//! [`call_reply`] writes the result's JSON text.
 
 use super::connection;
-use super::dispatch::{parse_required, server_info, to_json, Context};
+use super::context::{parse_required, server_info, to_json, Context};
 use super::gate::{self, Gate};
 use super::reply::panic_message;
 use crate::jsonrpc::{ErrorObject, ResultJson};
@@ -213,14 +215,12 @@ pub fn finish(
     Ok(result.for_revision(version))
 }
 
-/// A `tools/call` result under 2026-07-28: `resultType` and the server's identity in `_meta`,
-/// as [`run_method`] adds them to the other results, in the same key order.
 /// The JSON text of a `tools/call` result, written straight from the result: a 16 MiB
 /// `structuredContent` converted to a `serde_json::Value` first would cost several times its
 /// size in memory, against the Workers 128 MB limit (decision 0020). Number literals survive,
 /// and the text is not parsed again on its way out ([`CallToolResult::write_json_open`]).
 /// 2026-07-28 adds `resultType` and the server's identity in `_meta`, after the result's own
-/// members (or inside its `_meta`).
+/// members (or inside its `_meta`), in the key order the other methods' results have.
 pub fn call_reply(
     mut result: CallToolResult,
     version: ProtocolVersion,

@@ -678,6 +678,85 @@ mod tests {
         }
     }
 
+    /// A GitHub policy: job logs allowed, check-run annotations of repository `x` denied, the
+    /// jobs of repository `slow` only with an approval, repository `bot` as another identity.
+    fn github_policy() -> Policy {
+        let doc = r#"{"identities": [{"name": "gh-bot", "vendor": "github", "secret": "GH"}],
+            "rules": [
+              {"id": "no-x", "match": {"paths": ["/repos/o/x/check-runs/**"]}, "effect": "deny"},
+              {"id": "ask", "match": {"paths": ["/repos/o/slow/**"]}, "effect": "approval_required",
+               "approvers": {"principals": ["bo"]}},
+              {"id": "bot", "match": {"paths": ["/repos/o/bot/actions/jobs/9/**"]}, "effect": "allow",
+               "identities": {"github": "gh-bot"}},
+              {"id": "read", "match": {"methods": ["GET"]}, "effect": "allow"}]}"#;
+        Policy::parse(doc, &|name| Some(format!("value-of-{name}"))).unwrap()
+    }
+
+    fn get(path: &str) -> Target {
+        Target::new(Vendor::GitHub, Method::Get, &ApiPath::parse(path).unwrap())
+    }
+
+    /// Every target of the set is decided, and the strictest decision is the call's.
+    #[test]
+    fn a_call_is_decided_on_every_request_it_declares() {
+        let policy = github_policy();
+        let decide = |repo: &str| {
+            let targets = Targets::one(get(&format!("/repos/o/{repo}/actions/jobs/1/logs")))
+                .and(get(&format!("/repos/o/{repo}/check-runs/1/annotations")));
+            decide_targets(&policy, "ann", "github_get_job_logs", &targets)
+        };
+        assert_eq!(decide("r").effect, Effect::Allow);
+        let denied = decide("x");
+        assert_eq!(
+            (denied.effect, denied.target.map(|t| t.path().to_owned())),
+            (
+                Effect::Deny,
+                Some("/repos/o/x/check-runs/1/annotations".to_owned())
+            )
+        );
+        assert_eq!(decide("slow").effect, Effect::ApprovalRequired);
+        let none = decide_targets(&policy, "ann", "t", &Targets::none());
+        assert_eq!(none.effect, Effect::Deny);
+        let mixed = Targets::one(get("/repos/o/bot/actions/jobs/9/logs"))
+            .and(get("/repos/o/bot/actions/jobs/8/logs"));
+        let mixed = decide_targets(&policy, "ann", "t", &mixed);
+        assert_eq!(mixed.effect, Effect::Deny);
+        assert!(
+            mixed.reason.contains("different identities"),
+            "{}",
+            mixed.reason
+        );
+    }
+
+    /// A request learned while the call runs goes out only when policy decides it no stricter
+    /// than the call, and as the same identity.
+    #[test]
+    fn members_are_decided_as_they_are_learned() {
+        let members = |effect| Members {
+            policy: github_policy(),
+            principal: "ann".into(),
+            tool: "github_get_job_logs".into(),
+            effect,
+            identity: Some("default".into()),
+        };
+        let allowed = members(Effect::Allow);
+        assert_eq!(
+            allowed.admit(&get("/repos/o/r/check-runs/2/annotations")),
+            Ok(())
+        );
+        let denied = allowed.admit(&get("/repos/o/x/check-runs/2/annotations"));
+        assert!(denied.unwrap_err().contains("rule no-x"));
+        let unapproved = allowed.admit(&get("/repos/o/slow/actions/jobs/2/logs"));
+        assert!(unapproved.unwrap_err().contains("approver"));
+        let approved = members(Effect::ApprovalRequired);
+        assert_eq!(
+            approved.admit(&get("/repos/o/slow/actions/jobs/2/logs")),
+            Ok(())
+        );
+        let other = allowed.admit(&get("/repos/o/bot/actions/jobs/9/logs"));
+        assert!(other.unwrap_err().contains("gh-bot"));
+    }
+
     #[test]
     fn refusal_texts_say_what_to_do() {
         let denied = refusal_text(&decision(Effect::Deny), None);
