@@ -151,11 +151,11 @@ pub fn validate<'a>(
 /// answered as an internal error.
 pub async fn invoke<'a>(
     name: &str,
-    runner: Box<dyn Runner<'a> + 'a>,
+    runner: Runner<'a>,
     cx: ToolContext<'a>,
 ) -> Result<Result<CallToolResult, ToolError>, ErrorObject> {
     let ports = cx.ports;
-    match AssertUnwindSafe(runner.run(cx)).catch_unwind().await {
+    match AssertUnwindSafe(runner(cx)).catch_unwind().await {
         Ok(outcome) => Ok(outcome),
         Err(payload) => {
             let detail = panic_message(payload.as_ref());

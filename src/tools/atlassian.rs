@@ -91,31 +91,6 @@ impl<A: PassthroughArgs> Passthrough<A> {
             args: PhantomData,
         }
     }
-
-    async fn call(
-        &self,
-        args: WithCommon<A>,
-        target: Target,
-        cx: ToolContext<'_>,
-    ) -> Result<CallToolResult, ToolError> {
-        let body = args
-            .own
-            .into_body()
-            .map(|body| output::json_to_value(&Json::Object(body)));
-        let query = &args.common.query_params.0;
-        let reply = cx.upstream.send(&target, query, body.as_ref()).await;
-        Ok(match reply {
-            Ok(reply) => {
-                let mut rendered = output::render_body(reply.body, &args.common, &cx);
-                if self.spec.descriptor.output_schema.is_some() {
-                    // The text stays the bare body (reference parity); the envelope wraps it.
-                    rendered = rendered.with_envelope(Envelope::DataOnly);
-                }
-                rendered.finish(&cx).await
-            }
-            Err(error) => output::upstream_error(&error),
-        })
-    }
 }
 
 impl<A: PassthroughArgs> UpstreamTool for Passthrough<A> {
@@ -145,7 +120,23 @@ impl<A: PassthroughArgs> UpstreamTool for Passthrough<A> {
         target: Target,
         cx: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
-        self.call(args, target, cx).await
+        let body = args
+            .own
+            .into_body()
+            .map(|body| output::json_to_value(&Json::Object(body)));
+        let query = &args.common.query_params.0;
+        let reply = cx.upstream.send(&target, query, body.as_ref()).await;
+        Ok(match reply {
+            Ok(reply) => {
+                let mut rendered = output::render_body(reply.body, &args.common, &cx);
+                if self.spec.descriptor.output_schema.is_some() {
+                    // The text stays the bare body (reference parity); the envelope wraps it.
+                    rendered = rendered.with_envelope(Envelope::DataOnly);
+                }
+                rendered.finish(&cx).await
+            }
+            Err(error) => output::upstream_error(&error),
+        })
     }
 }
 

@@ -179,17 +179,12 @@ pub struct Prepared<'a> {
     /// and for the client, which sends no other; none for a tool that makes none.
     pub targets: Targets,
     /// The call itself.
-    pub runner: Box<dyn Runner<'a> + 'a>,
+    pub runner: Runner<'a>,
 }
 
-/// A prepared call, ready to run.
-pub trait Runner<'a> {
-    /// Runs the call: the one place its future is boxed.
-    fn run(
-        self: Box<Self>,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>>;
-}
+/// A prepared call, ready to run: the one place a tool's future is boxed.
+pub type Runner<'a> =
+    Box<dyn FnOnce(ToolContext<'a>) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> + 'a>;
 
 /// A tool that makes no upstream request of its own, written against its typed arguments as
 /// rmcp's `Parameters<T>` and axum's extractors do it: `Args` is deserialized once from the
@@ -238,22 +233,6 @@ pub trait UpstreamTool: Send + Sync {
 /// An [`UpstreamTool`] as the registry holds it.
 pub struct Upstream<T>(pub T);
 
-/// A [`TypedTool`] call whose arguments are deserialized.
-struct Typed<'a, T: TypedTool> {
-    tool: &'a T,
-    args: T::Args,
-}
-
-impl<'a, T: TypedTool> Runner<'a> for Typed<'a, T> {
-    fn run(
-        self: Box<Self>,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        let Typed { tool, args } = *self;
-        Box::pin(tool.run(args, cx))
-    }
-}
-
 impl<T: TypedTool> Tool for T {
     fn spec(&self) -> &ToolSpec {
         TypedTool::spec(self)
@@ -267,29 +246,12 @@ impl<T: TypedTool> Tool for T {
         let args = super::args::parse(arguments)?;
         Ok(Prepared {
             targets: Targets::none(),
-            runner: Box::new(Typed { tool: self, args }),
+            runner: Box::new(move |cx| Box::pin(self.run(args, cx))),
         })
     }
 
     fn deserialize(&self, arguments: &Json) -> Result<(), ToolError> {
         super::args::parse::<T::Args>(arguments).map(drop)
-    }
-}
-
-/// An [`UpstreamTool`] call with its arguments deserialized and its requests planned.
-struct Planned<'a, T: UpstreamTool> {
-    tool: &'a T,
-    args: T::Args,
-    plan: T::Plan,
-}
-
-impl<'a, T: UpstreamTool> Runner<'a> for Planned<'a, T> {
-    fn run(
-        self: Box<Self>,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        let Planned { tool, args, plan } = *self;
-        Box::pin(tool.run(args, plan, cx))
     }
 }
 
@@ -305,13 +267,10 @@ impl<T: UpstreamTool> Tool for Upstream<T> {
     ) -> Result<Prepared<'a>, ToolError> {
         let args = super::args::parse(arguments)?;
         let (targets, plan) = self.0.plan(&args, upstream)?;
+        let tool = &self.0;
         Ok(Prepared {
             targets,
-            runner: Box::new(Planned {
-                tool: &self.0,
-                args,
-                plan,
-            }),
+            runner: Box::new(move |cx| Box::pin(tool.run(args, plan, cx))),
         })
     }
 
@@ -636,7 +595,7 @@ mod tests {
             upstream: &client,
             ..ToolContext::for_test(&principal, env.ports(), &settings, &upstream, &fuel)
         };
-        let result = futures::executor::block_on(prepared.runner.run(cx)).unwrap();
+        let result = futures::executor::block_on((prepared.runner)(cx)).unwrap();
         assert!(result.is_error, "{result:?}");
         assert!(env.http.sent().is_empty());
         assert_eq!(
@@ -665,7 +624,7 @@ mod tests {
             Some("/2.0/repositories/a/b/")
         );
         let cx = ToolContext::for_test(&principal, env.ports(), &settings, &upstream, &fuel);
-        let result = futures::executor::block_on(prepared.runner.run(cx)).unwrap();
+        let result = futures::executor::block_on((prepared.runner)(cx)).unwrap();
         assert_eq!(result, CallToolResult::text("/2.0/repositories/a/b/ #1"));
         assert_eq!(tool.0 .1.load(std::sync::atomic::Ordering::SeqCst), 1);
         assert!(Tool::prepare(&tool, &json!({"path": "//evil"}), &upstream).is_err());

@@ -197,11 +197,76 @@ impl UpstreamTool for GetJobLogs {
 
     async fn run(
         &self,
-        args: Self::Args,
-        plan: Plan,
+        WithCommon { common, own: args }: Self::Args,
+        Plan {
+            job,
+            details,
+            tests,
+        }: Plan,
         call: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
-        run(args, plan, call).await
+        let options = args.log.options()?;
+        let opened = match call.upstream.open(&details).await {
+            Ok(opened) => opened,
+            Err(e) => return Ok(output::upstream_error(&e)),
+        };
+        if !(200..300).contains(&opened.status) {
+            let e = stream::status_error(call.ports, &details, opened).await;
+            return Ok(output::upstream_error(&e));
+        }
+        let body = match download::read_all(
+            call.ports,
+            Vendor::CircleCi,
+            opened.body,
+            "CircleCI",
+            call.upstream.max_bytes(),
+        )
+        .await
+        {
+            Ok(body) => body,
+            Err(e) => return Ok(CallToolResult::error(e.text())),
+        };
+        let Ok(details) = crate::value::parse_bytes(&body) else {
+            return Ok(CallToolResult::error(
+                "Error: Invalid response from CircleCI API v1.1: the job details are not JSON.",
+            ));
+        };
+        let mut fields = Map::new();
+        fields.insert("id".into(), super::int(job.number));
+        let name = details
+            .get("workflows")
+            .and_then(|w| text(w, "job_name"))
+            .or_else(|| text(&details, "job_name"));
+        fields.insert("name".into(), string(name));
+        fields.insert("status".into(), string(text(&details, "lifecycle")));
+        fields.insert(
+            "conclusion".into(),
+            string(text(&details, "outcome").or_else(|| text(&details, "status"))),
+        );
+        fields.insert("url".into(), string(text(&details, "build_url")));
+        fields.insert("failedTests".into(), failed_tests(&call, &tests).await);
+        let actions = actions(&details);
+        let steps: Vec<Step> = actions.iter().map(|a| a.step.clone()).collect();
+        let mut excerpter = Excerpter::new(options, steps, false);
+        let mut writer = log_writer(&call).await?;
+        let outcome = read_outputs(&call, &actions, &mut excerpter, &mut writer).await;
+        fields.insert("cached".into(), Value::Bool(false));
+        let report = match outcome {
+            Ok(()) => JobReport {
+                fields,
+                artifact: writer.finish().await,
+                log: excerpter.finish().map_err(LogError::Grep),
+            },
+            Err(e) => {
+                writer.abandon().await;
+                JobReport {
+                    fields,
+                    artifact: None,
+                    log: Err(e),
+                }
+            }
+        };
+        Ok(respond(&call, &common, vec![report], 0).await)
     }
 }
 
@@ -211,81 +276,6 @@ fn path(text: &str) -> Result<ApiPath, ToolError> {
 
 fn string(value: Option<&str>) -> Value {
     value.map_or(Value::Null, |t| Value::String(t.to_owned()))
-}
-
-async fn run(
-    args: WithCommon<Args>,
-    plan: Plan,
-    call: ToolContext<'_>,
-) -> Result<CallToolResult, ToolError> {
-    let WithCommon { common, own: args } = args;
-    let Plan {
-        job,
-        details,
-        tests,
-    } = plan;
-    let options = args.log.options()?;
-    let opened = match call.upstream.open(&details).await {
-        Ok(opened) => opened,
-        Err(e) => return Ok(output::upstream_error(&e)),
-    };
-    if !(200..300).contains(&opened.status) {
-        let e = stream::status_error(call.ports, &details, opened).await;
-        return Ok(output::upstream_error(&e));
-    }
-    let body = match download::read_all(
-        call.ports,
-        Vendor::CircleCi,
-        opened.body,
-        "CircleCI",
-        call.upstream.max_bytes(),
-    )
-    .await
-    {
-        Ok(body) => body,
-        Err(e) => return Ok(CallToolResult::error(e.text())),
-    };
-    let Ok(details) = crate::value::parse_bytes(&body) else {
-        return Ok(CallToolResult::error(
-            "Error: Invalid response from CircleCI API v1.1: the job details are not JSON.",
-        ));
-    };
-    let mut fields = Map::new();
-    fields.insert("id".into(), super::int(job.number));
-    let name = details
-        .get("workflows")
-        .and_then(|w| text(w, "job_name"))
-        .or_else(|| text(&details, "job_name"));
-    fields.insert("name".into(), string(name));
-    fields.insert("status".into(), string(text(&details, "lifecycle")));
-    fields.insert(
-        "conclusion".into(),
-        string(text(&details, "outcome").or_else(|| text(&details, "status"))),
-    );
-    fields.insert("url".into(), string(text(&details, "build_url")));
-    fields.insert("failedTests".into(), failed_tests(&call, &tests).await);
-    let actions = actions(&details);
-    let steps: Vec<Step> = actions.iter().map(|a| a.step.clone()).collect();
-    let mut excerpter = Excerpter::new(options, steps, false);
-    let mut writer = log_writer(&call).await?;
-    let outcome = read_outputs(&call, &actions, &mut excerpter, &mut writer).await;
-    fields.insert("cached".into(), Value::Bool(false));
-    let report = match outcome {
-        Ok(()) => JobReport {
-            fields,
-            artifact: writer.finish().await,
-            log: excerpter.finish().map_err(LogError::Grep),
-        },
-        Err(e) => {
-            writer.abandon().await;
-            JobReport {
-                fields,
-                artifact: None,
-                log: Err(e),
-            }
-        }
-    };
-    Ok(respond(&call, &common, vec![report], 0).await)
 }
 
 /// One action (a step on one parallel container) and where its output is.

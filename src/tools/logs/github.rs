@@ -283,76 +283,68 @@ impl UpstreamTool for GetJobLogs {
 
     async fn run(
         &self,
-        args: Self::Args,
-        plan: Plan,
+        WithCommon { common, own: args }: Self::Args,
+        Plan {
+            subject,
+            first,
+            per_job,
+        }: Plan,
         call: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
-        run(args, plan, call).await
-    }
-}
-
-async fn run(
-    args: WithCommon<Args>,
-    plan: Plan,
-    call: ToolContext<'_>,
-) -> Result<CallToolResult, ToolError> {
-    let WithCommon { common, own: args } = args;
-    let Plan {
-        subject,
-        first,
-        per_job,
-    } = plan;
-    let options = args.log.options()?;
-    let cache = LogCache::new(&call, Vendor::GitHub);
-    let (jobs, more) = match subject.what {
-        What::Job(id) => {
-            if let Some(report) = from_cache(&cache, &subject, id, &options).await {
-                return Ok(respond(&call, &common, vec![report], 0).await);
+        let options = args.log.options()?;
+        let cache = LogCache::new(&call, Vendor::GitHub);
+        let (jobs, more) = match subject.what {
+            What::Job(id) => {
+                if let Some(report) = from_cache(&cache, &subject, id, &options).await {
+                    return Ok(respond(&call, &common, vec![report], 0).await);
+                }
+                match get(&call, &member(&per_job.job, id)?, &[]).await {
+                    Ok(job) => (vec![job], 0),
+                    Err(result) => return Ok(result),
+                }
             }
-            match get(&call, &member(&per_job.job, id)?, &[]).await {
-                Ok(job) => (vec![job], 0),
-                Err(result) => return Ok(result),
+            What::Run(_) => {
+                let query = [
+                    ("filter".to_owned(), "latest".to_owned()),
+                    ("per_page".to_owned(), "100".to_owned()),
+                ];
+                let list = match get(&call, &first, &query).await {
+                    Ok(list) => list,
+                    Err(result) => return Ok(result),
+                };
+                let mut jobs: Vec<Value> = match list.get("jobs") {
+                    Some(Value::Array(jobs)) => jobs.clone(),
+                    _ => Vec::new(),
+                };
+                if args.failed_only.unwrap_or(true) {
+                    jobs.retain(|job| {
+                        FAILED.contains(&text(job, "conclusion").unwrap_or_default())
+                    });
+                }
+                let more = jobs.len().saturating_sub(MAX_JOBS);
+                jobs.truncate(MAX_JOBS);
+                (jobs, more)
             }
-        }
-        What::Run(_) => {
-            let query = [
-                ("filter".to_owned(), "latest".to_owned()),
-                ("per_page".to_owned(), "100".to_owned()),
-            ];
-            let list = match get(&call, &first, &query).await {
-                Ok(list) => list,
-                Err(result) => return Ok(result),
-            };
-            let mut jobs: Vec<Value> = match list.get("jobs") {
-                Some(Value::Array(jobs)) => jobs.clone(),
-                _ => Vec::new(),
-            };
-            if args.failed_only.unwrap_or(true) {
-                jobs.retain(|job| FAILED.contains(&text(job, "conclusion").unwrap_or_default()));
-            }
-            let more = jobs.len().saturating_sub(MAX_JOBS);
-            jobs.truncate(MAX_JOBS);
-            (jobs, more)
-        }
-    };
-    let mut reports = Vec::with_capacity(jobs.len());
-    for job in &jobs {
-        let cached = match number(job, "id") {
-            Some(id) => from_cache(&cache, &subject, id, &options).await,
-            None => None,
         };
-        let report = match cached {
-            Some(report) => report,
-            None => read_job(&call, &cache, &subject, &per_job, job, &options).await?,
-        };
-        let over_budget = matches!(report.log, Err(LogError::Grep(_)));
-        reports.push(report);
-        if over_budget {
-            // The call fails (see `respond`), and the next jobs share the spent budget.
-            break;
+        let mut reports = Vec::with_capacity(jobs.len());
+        for job in &jobs {
+            let cached = match number(job, "id") {
+                Some(id) => from_cache(&cache, &subject, id, &options).await,
+                None => None,
+            };
+            let report = match cached {
+                Some(report) => report,
+                None => read_job(&call, &cache, &subject, &per_job, job, &options).await?,
+            };
+            let over_budget = matches!(report.log, Err(LogError::Grep(_)));
+            reports.push(report);
+            if over_budget {
+                // The call fails (see `respond`), and the next jobs share the spent budget.
+                break;
+            }
         }
+        Ok(respond(&call, &common, reports, more).await)
     }
-    Ok(respond(&call, &common, reports, more).await)
 }
 
 /// The cache's name for job `id` of the subject's repository.
