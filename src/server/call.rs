@@ -192,7 +192,15 @@ pub fn finish(
         Err(ToolError::InvalidArguments(reason)) => {
             CallToolResult::error(format!("Invalid arguments for tool {name}: {reason}"))
         }
+        Err(ToolError::Upstream(error)) => crate::tools::output::upstream_error(&error),
         Err(ToolError::Failed(message)) => CallToolResult::error(message),
+        Err(ToolError::Coded(code, message)) => {
+            let meta = Map::from_iter([("code".to_owned(), Json::from(code))]);
+            CallToolResult {
+                meta: Some(meta),
+                ..CallToolResult::error(message)
+            }
+        }
         Err(ToolError::Internal(detail)) => {
             ports.log.event(
                 Level::Error,

@@ -220,12 +220,8 @@ async fn read(args: Args, call: ToolContext<'_>) -> Result<CallToolResult, ToolE
             return Err(ToolError::Failed(ArtifactError::Store(error).to_string()));
         }
         Err(ArtifactError::WriteIncomplete) => {
-            let mut result = CallToolResult::error(ArtifactError::WriteIncomplete.to_string());
-            result
-                .meta
-                .get_or_insert_with(Default::default)
-                .insert("code".into(), Json::from(CODE_WRITE_INCOMPLETE));
-            return Ok(result);
+            let text = ArtifactError::WriteIncomplete.to_string();
+            return Err(ToolError::Coded(CODE_WRITE_INCOMPLETE, text));
         }
         Err(other) => return Err(ToolError::Failed(other.to_string())),
     };

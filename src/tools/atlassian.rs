@@ -125,18 +125,13 @@ impl<A: PassthroughArgs> UpstreamTool for Passthrough<A> {
             .into_body()
             .map(|body| output::json_to_value(&Json::Object(body)));
         let query = &args.common.query_params.0;
-        let reply = cx.upstream.send(&target, query, body.as_ref()).await;
-        Ok(match reply {
-            Ok(reply) => {
-                let mut rendered = output::render_body(reply.body, &args.common, &cx);
-                if self.spec.descriptor.output_schema.is_some() {
-                    // The text stays the bare body (reference parity); the envelope wraps it.
-                    rendered = rendered.with_envelope(Envelope::DataOnly);
-                }
-                rendered.finish(&cx).await
-            }
-            Err(error) => output::upstream_error(&error),
-        })
+        let reply = cx.upstream.send(&target, query, body.as_ref()).await?;
+        let mut rendered = output::render_body(reply.body, &args.common, &cx);
+        if self.spec.descriptor.output_schema.is_some() {
+            // The text stays the bare body (reference parity); the envelope wraps it.
+            rendered = rendered.with_envelope(Envelope::DataOnly);
+        }
+        Ok(rendered.finish(&cx).await)
     }
 }
 

@@ -222,7 +222,7 @@ impl UpstreamTool for CircleGet {
                         now,
                         kind,
                     );
-                    return Ok(output::upstream_error(&error));
+                    return Err(error.into());
                 }
                 let now = call.ports.clock.now_ms();
                 let headers: Vec<(String, String)> = hit
@@ -240,19 +240,10 @@ impl UpstreamTool for CircleGet {
                 return Ok(respond(decoded.value, info, &common, &call).await);
             }
         }
-        let raw = match call
-            .upstream
-            .send_raw(&target, &common.query_params.0, None)
-            .await
-        {
-            Ok(raw) => raw,
-            Err(error) => return Ok(output::upstream_error(&error)),
-        };
+        let query = &common.query_params.0;
+        let raw = call.upstream.send_raw(&target, query, None).await?;
         // A broken JSON body is an error, and never cached.
-        let decoded = match call.upstream.decode_checked(&target, &raw) {
-            Ok(decoded) => decoded,
-            Err(error) => return Ok(output::upstream_error(&error)),
-        };
+        let decoded = call.upstream.decode_checked(&target, &raw)?;
         let info = CacheInfo {
             hit: false,
             age_ms: 0,

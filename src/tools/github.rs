@@ -307,18 +307,15 @@ impl<A: ListArgs> UpstreamTool for List<A> {
         call: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
         let common = &args.common;
-        let reply = call.upstream.send(&target, &params, None).await;
-        Ok(match reply {
-            Ok(reply) => {
-                let next = link::next_page(&reply.headers);
-                let data = output::project(reply.body, common.jq.as_deref(), &call);
-                Rendered::new(envelope(data, next), common.output_format, call.settings)
-                    .with_envelope(Envelope::Whole)
-                    .finish(&call)
-                    .await
-            }
-            Err(error) => output::upstream_error(&error),
-        })
+        let reply = call.upstream.send(&target, &params, None).await?;
+        let next = link::next_page(&reply.headers);
+        let data = output::project(reply.body, common.jq.as_deref(), &call);
+        Ok(
+            Rendered::new(envelope(data, next), common.output_format, call.settings)
+                .with_envelope(Envelope::Whole)
+                .finish(&call)
+                .await,
+        )
     }
 }
 

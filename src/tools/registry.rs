@@ -8,7 +8,7 @@ use crate::auth::Principal;
 use crate::mcp::{CallToolResult, ProtocolVersion, ToolDescriptor};
 use crate::ports::Ports;
 use crate::projection::Fuel;
-use crate::upstream::{Client, Targets, UpstreamSettings};
+use crate::upstream::{Client, Targets, UpstreamError, UpstreamSettings};
 use futures::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value as Json};
@@ -128,14 +128,19 @@ impl<'a> ToolContext<'a> {
     }
 }
 
-/// Why a tool call failed. The server turns every variant into an `isError` result except
-/// `InvalidArguments` under revisions before 2025-11-25, which answer -32602.
+/// Why a tool call failed: the one way a tool fails. The server turns every variant into an
+/// `isError` result, its text written there, except `InvalidArguments` under revisions before
+/// 2025-11-25, which answer -32602.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolError {
     /// The arguments do not fit the tool; the text says how, for the model to correct.
     InvalidArguments(String),
-    /// The tool ran and failed in a way the model should read (upstream 404, bad query...).
+    /// A vendor request failed; the model reads the vendor's error text.
+    Upstream(UpstreamError),
+    /// The tool ran and failed in a way the model should read (bad query, no policy...).
     Failed(String),
+    /// A failure a client may act on by its stable code (`_meta.code`), with the text to read.
+    Coded(&'static str, String),
     /// A fault on our side; the text goes to the log and the model sees a generic message.
     Internal(String),
 }
@@ -144,13 +149,20 @@ impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ToolError::InvalidArguments(m) => write!(f, "invalid arguments: {m}"),
-            ToolError::Failed(m) => f.write_str(m),
+            ToolError::Upstream(e) => f.write_str(&e.text()),
+            ToolError::Failed(m) | ToolError::Coded(_, m) => f.write_str(m),
             ToolError::Internal(m) => write!(f, "internal error: {m}"),
         }
     }
 }
 
 impl std::error::Error for ToolError {}
+
+impl From<UpstreamError> for ToolError {
+    fn from(error: UpstreamError) -> ToolError {
+        ToolError::Upstream(error)
+    }
+}
 
 /// A tool as the registry holds it: metadata, and a way to turn a call's arguments into a
 /// [`Prepared`] call. `Send + Sync` so a [`Registry`] can live in a `static`; the futures
@@ -564,10 +576,8 @@ mod tests {
         ) -> Result<CallToolResult, ToolError> {
             let path = ApiPath::parse("/repos/o/secret").unwrap();
             let other = Target::new(Vendor::GitHub, Method::Get, &path);
-            Ok(match cx.upstream.send(&other, &[], None).await {
-                Ok(_) => CallToolResult::text("sent"),
-                Err(e) => CallToolResult::error(e.text()),
-            })
+            cx.upstream.send(&other, &[], None).await?;
+            Ok(CallToolResult::text("sent"))
         }
     }
 
@@ -595,8 +605,8 @@ mod tests {
             upstream: &client,
             ..ToolContext::for_test(&principal, env.ports(), &settings, &upstream, &fuel)
         };
-        let result = futures::executor::block_on((prepared.runner)(cx)).unwrap();
-        assert!(result.is_error, "{result:?}");
+        let result = futures::executor::block_on((prepared.runner)(cx));
+        assert!(result.is_err(), "{result:?}");
         assert!(env.http.sent().is_empty());
         assert_eq!(
             client.undeclared().as_deref(),

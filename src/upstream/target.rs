@@ -42,7 +42,11 @@ impl Target {
     /// For paths a tool built from checked parts; a path the caller gave goes through
     /// [`Target::checked`].
     pub fn new(vendor: Vendor, method: Method, path: &ApiPath) -> Target {
-        let path = vendor.request_path(path);
+        Target::prefixed(vendor, method, vendor.request_path(path))
+    }
+
+    /// The target of `path`, which already has the vendor's prefix.
+    fn prefixed(vendor: Vendor, method: Method, path: ApiPath) -> Target {
         Target {
             vendor,
             method,
@@ -104,7 +108,7 @@ impl Target {
             Vendor::Jira => jira_versions(path)?,
             _ => path,
         };
-        Ok(Target::new(vendor, method, &path))
+        Ok(Target::prefixed(vendor, method, path))
     }
 
     /// The path policy matches: canonical, prefixed, without the query or a trailing `/`, with

@@ -11,7 +11,6 @@ use crate::logs::Excerpter;
 use crate::mcp::CallToolResult;
 use crate::tools::args::whole_opt;
 use crate::tools::args::WithCommon;
-use crate::tools::output;
 use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
 use crate::upstream::{stream, ApiPath, Method, Target, Targets, UpstreamSettings, Vendor};
 use crate::value::{Map, Value};
@@ -206,13 +205,11 @@ impl UpstreamTool for GetJobLogs {
         call: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
         let options = args.log.options()?;
-        let opened = match call.upstream.open(&details).await {
-            Ok(opened) => opened,
-            Err(e) => return Ok(output::upstream_error(&e)),
-        };
+        let opened = call.upstream.open(&details).await?;
         if !(200..300).contains(&opened.status) {
-            let e = stream::status_error(call.ports, &details, opened).await;
-            return Ok(output::upstream_error(&e));
+            return Err(stream::status_error(call.ports, &details, opened)
+                .await
+                .into());
         }
         let body = match download::read_all(
             call.ports,
@@ -224,11 +221,12 @@ impl UpstreamTool for GetJobLogs {
         .await
         {
             Ok(body) => body,
-            Err(e) => return Ok(CallToolResult::error(e.text())),
+            Err(e) => return Err(ToolError::Failed(e.text())),
         };
         let Ok(details) = crate::value::parse_bytes(&body) else {
-            return Ok(CallToolResult::error(
-                "Error: Invalid response from CircleCI API v1.1: the job details are not JSON.",
+            return Err(ToolError::Failed(
+                "Error: Invalid response from CircleCI API v1.1: the job details are not JSON."
+                    .into(),
             ));
         };
         let mut fields = Map::new();
@@ -266,7 +264,7 @@ impl UpstreamTool for GetJobLogs {
                 }
             }
         };
-        Ok(respond(&call, &common, vec![report], 0).await)
+        respond(&call, &common, vec![report], 0).await
     }
 }
 

@@ -12,9 +12,10 @@ use crate::time::parse_iso8601_seconds;
 use crate::tools::args::whole_opt;
 use crate::tools::args::WithCommon;
 use crate::tools::github::name_segment;
-use crate::tools::output;
 use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
-use crate::upstream::{ApiPath, Family, Method, Target, Targets, UpstreamSettings, Vendor};
+use crate::upstream::{
+    ApiPath, Family, Method, Target, Targets, UpstreamError, UpstreamSettings, Vendor,
+};
 use crate::value::{Map, Value};
 use serde::Deserialize;
 use serde_json::{json, Map as JsonMap};
@@ -296,11 +297,11 @@ impl UpstreamTool for GetJobLogs {
         let (jobs, more) = match subject.what {
             What::Job(id) => {
                 if let Some(report) = from_cache(&cache, &subject, id, &options).await {
-                    return Ok(respond(&call, &common, vec![report], 0).await);
+                    return respond(&call, &common, vec![report], 0).await;
                 }
                 match get(&call, &member(&per_job.job, id)?, &[]).await {
                     Ok(job) => (vec![job], 0),
-                    Err(result) => return Ok(result),
+                    Err(error) => return Err(error.into()),
                 }
             }
             What::Run(_) => {
@@ -310,7 +311,7 @@ impl UpstreamTool for GetJobLogs {
                 ];
                 let list = match get(&call, &first, &query).await {
                     Ok(list) => list,
-                    Err(result) => return Ok(result),
+                    Err(error) => return Err(error.into()),
                 };
                 let mut jobs: Vec<Value> = match list.get("jobs") {
                     Some(Value::Array(jobs)) => jobs.clone(),
@@ -343,7 +344,7 @@ impl UpstreamTool for GetJobLogs {
                 break;
             }
         }
-        Ok(respond(&call, &common, reports, more).await)
+        respond(&call, &common, reports, more).await
     }
 }
 
@@ -373,17 +374,14 @@ async fn from_cache(
     })
 }
 
-/// A GET on the GitHub API, decoded; a failure is the tool's error result.
+/// A GET on the GitHub API, decoded.
 async fn get(
     call: &ToolContext<'_>,
     target: &Target,
     query: &[(String, String)],
-) -> Result<Value, CallToolResult> {
-    call.upstream
-        .send(target, query, None)
-        .await
-        .map(|reply| reply.body)
-        .map_err(|e| output::upstream_error(&e))
+) -> Result<Value, UpstreamError> {
+    let reply = call.upstream.send(target, query, None).await?;
+    Ok(reply.body)
 }
 
 fn number(value: &Value, key: &str) -> Option<u64> {
@@ -437,15 +435,8 @@ async fn read_job(
         Ok(list) => {
             fields.insert("annotations".into(), annotations(&list));
         }
-        Err(result) => {
-            let text = result.content.first().map(|c| match c {
-                crate::mcp::ContentBlock::Text { text, .. } => text.clone(),
-                _ => String::new(),
-            });
-            fields.insert(
-                "annotationsError".into(),
-                text.map_or(Value::Null, Value::String),
-            );
+        Err(error) => {
+            fields.insert("annotationsError".into(), Value::String(error.text()));
         }
     }
     let steps = job_steps(job);
