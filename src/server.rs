@@ -7,6 +7,7 @@
 
 mod batch;
 mod call;
+mod context;
 /// The JSON text of a `tools/call` result (examples/bench_render_wasm.rs times it).
 pub use call::call_reply;
 mod checks;
@@ -309,7 +310,7 @@ impl Server {
             Ok(selection) => selection,
             Err(reason) => return rpc_error_reply(400, None, connection::invalid(&reason)),
         };
-        let context = dispatch::Context {
+        let context = context::Context {
             config,
             registry,
             principal: &principal,

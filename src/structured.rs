@@ -1,7 +1,7 @@
 //! Structured output for code-mode harnesses: the `{data, ...}` envelopes the six
 //! schema tools put in `structuredContent`, the size bound that turns an oversized value into
 //! `data: null` plus `incomplete`, their output schemas ([`schema`]), and the server-wide rule
-//! dispatch applies to every result of a schema tool ([`enforce`]).
+//! `tools/call` applies to every result of a schema tool ([`enforce`]).
 //!
 //! `MCP_STRUCTURED_OUTPUT` is server-wide, not per call: once a tool advertises an output schema,
 //! every successful result must carry a conforming value (the SDK clients check), and with the
@@ -251,8 +251,8 @@ pub fn null_non_finite(value: &mut Value) {
     }
 }
 
-/// The server-wide rule, applied by dispatch to every result of a tool with an output schema:
-/// with the flag off no structured content leaves the server; error results never carry it;
+/// The server-wide rule, applied as a `tools/call` finishes to every result of a tool with an
+/// output schema: with the flag off no structured content leaves the server; error results never carry it;
 /// a successful result without it (a server defect) gets `{data: null, incomplete: {reason:
 /// "unavailable", ...}}` so it still conforms to the advertised schema.
 pub fn enforce(

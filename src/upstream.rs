@@ -1,5 +1,5 @@
-//! Requests to the vendor APIs: vendor settings ([`vendor`]), the one request function
-//! ([`client::send`]), bodies read under the memory budget ([`body`]), typed failures with the texts models read ([`error`]), path validation
+//! Requests to the vendor APIs: vendor settings ([`vendor`]), the one way a call sends them
+//! ([`client::Client`]), bodies read under the memory budget ([`body`]), typed failures with the texts models read ([`error`]), path validation
 //! and URL building ([`path`]), the policy target of a request ([`target`]), paging links
 //! ([`link`]), streamed responses ([`stream`]), the hosts job logs may come from ([`hosts`]) and
 //! the scrubbing of credentials from every answer ([`scrub`]).
@@ -17,12 +17,11 @@ pub mod target;
 pub mod vendor;
 
 pub use client::{
-    decode, decode_body, decode_checked, reason_phrase, send, send_raw, Decoded, RawReply,
-    UpstreamCall, UpstreamReply,
+    decode, decode_body, reason_phrase, Admit, Client, Decoded, RawReply, UpstreamReply,
 };
 pub use error::{ErrorKind, UpstreamError};
 pub use path::{ApiPath, PathError};
-pub use target::Target;
+pub use target::{Family, Root, Target, Targets};
 pub use vendor::{Acting, Endpoint, Secret, UpstreamSettings, Vendor};
 
 use std::fmt;

@@ -12,7 +12,7 @@ use crate::upstream::error::busy_text;
 use crate::upstream::scrub::{self, Scrubber};
 use crate::upstream::stream::{status_error, Opened};
 use crate::upstream::vendor::USER_AGENT;
-use crate::upstream::{ApiPath, UpstreamError, UpstreamSettings, Vendor};
+use crate::upstream::{Client, Target, UpstreamError, UpstreamSettings, Vendor};
 
 /// The largest log read. Memory does not depend on it (nothing is held); it bounds the time
 /// and the artifact's size.
@@ -76,16 +76,16 @@ pub struct Sink<'s, 'a> {
     pub writer: &'s mut ArtifactWriter<'a>,
 }
 
-/// Reads the log the vendor answered `path` with: the body of a 2xx, or the document a redirect
-/// names (followed once, see [`open_url`]).
+/// Reads the log the vendor answered `target` with: the body of a 2xx, or the document a
+/// redirect names (followed once, see [`open_url`]).
 pub async fn from_vendor(
     ports: Ports<'_>,
-    settings: &UpstreamSettings,
-    vendor: Vendor,
-    path: &ApiPath,
+    client: &Client<'_>,
+    target: &Target,
     opened: Opened,
     sink: Sink<'_, '_>,
 ) -> Result<u64, LogError> {
+    let vendor = target.vendor;
     match opened.status {
         200..=299 => pump(ports, opened.body, None, sink).await,
         300..=399 => {
@@ -95,23 +95,24 @@ pub async fn from_vendor(
                 )));
             };
             drop(opened);
-            let (host, body) = open_url(ports, settings, &location).await?;
+            let (host, body) = open_url(ports, client, &location).await?;
             pump(ports, body, Some(&host), sink).await
         }
         _ => Err(LogError::Upstream(
-            status_error(ports, vendor, path, opened).await,
+            status_error(ports, target, opened).await,
         )),
     }
 }
 
-/// Opens a signed log URL: only on an allowed host, with no credential, under the upstream
-/// timeout, the body scrubbed of the deployment's credentials. Returns the host (for messages)
-/// and the body.
+/// Opens a signed log URL, when the call's plan declared such documents: only on an allowed
+/// host, with no credential, under the upstream timeout, the body scrubbed of the deployment's
+/// credentials. Returns the host (for messages) and the body.
 pub async fn open_url(
     ports: Ports<'_>,
-    settings: &UpstreamSettings,
+    client: &Client<'_>,
     url: &str,
 ) -> Result<(String, Box<dyn BodyStream>), LogError> {
+    let settings = client.documents().map_err(LogError::Download)?;
     let checked = settings
         .log_hosts
         .check(url)

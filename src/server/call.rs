@@ -1,11 +1,13 @@
 //! One `tools/call` as a pipeline of small steps, each testable alone: [`validate`] (the input
-//! schema, then the tool's typed arguments, deserialized once), the enterprise policy gate
-//! ([`gate::gate`]), [`invoke`] (the tool with the vendor settings the gate chose, panics
-//! contained) and [`finish`] (errors as results or -32602, the structured-output rule, the
-//! acting identity in `_meta`, the revision's shape); [`call_reply`] serializes the result.
+//! schema, then the tool's typed arguments, deserialized once, and every upstream request the
+//! call may make, planned once), the enterprise policy gate ([`gate::gate`], on those requests),
+//! [`invoke`] (the tool with a client that sends only those requests, with the credential the
+//! gate chose; panics contained) and [`finish`] (errors as results or -32602, the
+//! structured-output rule, the acting identity in `_meta`, the revision's shape);
+//! [`call_reply`] writes the result's JSON text.
 
 use super::connection;
-use super::dispatch::{parse_required, server_info, to_json, Context};
+use super::context::{parse_required, server_info, to_json, Context};
 use super::gate::{self, Gate};
 use super::reply::panic_message;
 use crate::jsonrpc::{ErrorObject, ResultJson};
@@ -13,9 +15,9 @@ use crate::mcp::{self, CallToolParams, CallToolResult, ContentBlock, ProtocolVer
 use crate::ports::{Level, Ports};
 use crate::projection::Fuel;
 use crate::structured;
-use crate::tools::registry::{Prepared, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::registry::{Prepared, Runner, Tool, ToolContext, ToolError, ToolSpec};
 use crate::tools::schema;
-use crate::upstream::{Acting, UpstreamSettings};
+use crate::upstream::{Acting, Admit, Client, UpstreamSettings};
 use futures::FutureExt;
 use serde_json::{Map, Value as Json};
 use std::panic::AssertUnwindSafe;
@@ -46,17 +48,21 @@ pub async fn call_tool(
         memory: Some(&memory),
         ..cx.ports
     };
-    // Declared before the prepared call, which borrows it for the run; it holds the identity
-    // the gate named, which `finish` reports.
+    // Declared before the prepared call, which borrows them for the run; `call_upstream` holds
+    // the identity the gate named, which `finish` reports.
     let mut call_upstream = None;
+    let (members, targets, client);
     let outcome = match validate(tool, &arguments, &cx.config.upstream) {
         Err(error) => Err(error),
         Ok(prepared) => {
-            // Enterprise policy decides before the tool runs; an allowed call may run as the
-            // identity the decision names, which the vendor settings resolve on this call.
+            // Enterprise policy decides before the tool runs, on every request the call may
+            // make; an allowed call may run as the identity the decision names, which the
+            // vendor settings resolve on this call.
+            let runner = prepared.runner;
+            targets = prepared.targets;
             let decided = gate::gate(
                 tool.spec(),
-                prepared.as_ref(),
+                &targets,
                 &arguments,
                 cx.principal,
                 &cx.config.policy,
@@ -67,19 +73,33 @@ pub async fn call_tool(
                 Err(error) => Err(error),
                 Ok(Gate::Refuse(refusal)) => Ok(refusal),
                 Ok(allowed) => {
-                    if let Gate::Run(Some(identity)) = allowed {
-                        call_upstream = Some(cx.config.upstream.acting_as(identity));
-                    }
+                    members = match allowed {
+                        Gate::Run { acting, members } => {
+                            call_upstream = acting.map(|a| cx.config.upstream.acting_as(a));
+                            members
+                        }
+                        Gate::Off | Gate::Refuse(_) => None,
+                    };
+                    let settings = call_upstream.as_ref().unwrap_or(&cx.config.upstream);
+                    let admit = members.as_deref().map(|m| m as &dyn Admit);
+                    client = Client::new(ports, settings, &targets, admit);
                     let context = ToolContext {
                         principal: cx.principal,
                         protocol_version: version,
                         meta: meta.as_ref(),
                         ports,
                         settings: &cx.config.tools,
-                        upstream: call_upstream.as_ref().unwrap_or(&cx.config.upstream),
+                        upstream: &client,
                         fuel,
                     };
-                    invoke(&params.name, prepared, context).await?
+                    let outcome = invoke(&params.name, runner, context).await?;
+                    match client.undeclared() {
+                        // What the tool made of the refusal does not matter: it is at fault.
+                        Some(tried) => Err(ToolError::Internal(format!(
+                            "asked for {tried}, a request its plan did not declare"
+                        ))),
+                        None => outcome,
+                    }
                 }
             }
         }
@@ -119,7 +139,7 @@ pub fn validate<'a>(
     tool: &'a dyn Tool,
     arguments: &Map<String, Json>,
     upstream: &UpstreamSettings,
-) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
+) -> Result<Prepared<'a>, ToolError> {
     let arguments = Json::Object(arguments.clone());
     schema::validate(&tool.spec().descriptor.input_schema, &arguments)
         .map_err(|errors| ToolError::InvalidArguments(errors.join("; ")))?;
@@ -130,11 +150,11 @@ pub fn validate<'a>(
 /// answered as an internal error.
 pub async fn invoke<'a>(
     name: &str,
-    prepared: Box<dyn Prepared<'a> + 'a>,
+    runner: Runner<'a>,
     cx: ToolContext<'a>,
 ) -> Result<Result<CallToolResult, ToolError>, ErrorObject> {
     let ports = cx.ports;
-    match AssertUnwindSafe(prepared.run(cx)).catch_unwind().await {
+    match AssertUnwindSafe(runner(cx)).catch_unwind().await {
         Ok(outcome) => Ok(outcome),
         Err(payload) => {
             let detail = panic_message(payload.as_ref());
@@ -171,7 +191,15 @@ pub fn finish(
         Err(ToolError::InvalidArguments(reason)) => {
             CallToolResult::error(format!("Invalid arguments for tool {name}: {reason}"))
         }
+        Err(ToolError::Upstream(error)) => crate::tools::output::upstream_error(&error),
         Err(ToolError::Failed(message)) => CallToolResult::error(message),
+        Err(ToolError::Coded(code, message)) => {
+            let meta = Map::from_iter([("code".to_owned(), Json::from(code))]);
+            CallToolResult {
+                meta: Some(meta),
+                ..CallToolResult::error(message)
+            }
+        }
         Err(ToolError::Internal(detail)) => {
             ports.log.event(
                 Level::Error,
@@ -194,14 +222,12 @@ pub fn finish(
     Ok(result.for_revision(version))
 }
 
-/// A `tools/call` result under 2026-07-28: `resultType` and the server's identity in `_meta`,
-/// as [`run_method`] adds them to the other results, in the same key order.
 /// The JSON text of a `tools/call` result, written straight from the result: a 16 MiB
 /// `structuredContent` converted to a `serde_json::Value` first would cost several times its
 /// size in memory, against the Workers 128 MB limit (decision 0020). Number literals survive,
 /// and the text is not parsed again on its way out ([`CallToolResult::write_json_open`]).
 /// 2026-07-28 adds `resultType` and the server's identity in `_meta`, after the result's own
-/// members (or inside its `_meta`).
+/// members (or inside its `_meta`), in the key order the other methods' results have.
 pub fn call_reply(
     mut result: CallToolResult,
     version: ProtocolVersion,
@@ -286,7 +312,7 @@ mod tests {
             other => panic!("{:?}", other.err()),
         }
         let prepared = validate(tool, &args(json!({"artifactId": "a"})), &upstream).unwrap();
-        assert_eq!(prepared.target(), None);
+        assert_eq!(prepared.targets.first(), None);
     }
 
     #[test]

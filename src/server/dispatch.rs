@@ -5,25 +5,21 @@
 
 use super::batch::{BatchBudget, MAX_BATCH_MESSAGES};
 use super::call;
+use super::context::{parse_required, server_info, to_json, Context};
 use super::gate;
 use super::reply::{panic_message, responses_reply, rpc_error_reply, status_for};
 use super::version::{
     client_response_reply, effective_version, header_version, PROTOCOL_VERSION_HEADER,
     REFUSAL_STATUS,
 };
-use crate::auth::Principal;
-use crate::config::Config;
-use crate::http::{HttpRequest, HttpResponse};
+use crate::http::HttpResponse;
 use crate::jsonrpc::{self, ErrorCode, ErrorObject, Message, Request, Response, ResultJson};
 use crate::mcp::{
-    self, CacheHints, CacheScope, DiscoverResult, Implementation, InitializeParams,
-    InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
+    self, CacheHints, CacheScope, DiscoverResult, InitializeParams, InitializeResult,
+    ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
 };
-use crate::memory::MemoryBudget;
-use crate::ports::{Level, Ports};
+use crate::ports::Level;
 use crate::projection::Fuel;
-use crate::tools::registry::Registry;
-use crate::tools::Selection;
 use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -40,24 +36,6 @@ pub const LIST_CACHE_HINTS: CacheHints = CacheHints {
 
 const INSTRUCTIONS: &str = "Tools here read CI and project data (GitHub Actions, CircleCI, Jira, \
 Confluence, Bitbucket). Results are compact text; large results are truncated and say so.";
-
-/// What one body is dispatched with.
-pub struct Context<'a> {
-    /// Settings.
-    pub config: &'a Config,
-    /// Tools.
-    pub registry: &'a Registry,
-    /// The authenticated caller.
-    pub principal: &'a Principal,
-    /// The outside world.
-    pub ports: Ports<'a>,
-    /// The HTTP request (headers are checked against the body).
-    pub request: &'a HttpRequest,
-    /// The tools this connection is offered.
-    pub selection: &'a Selection,
-    /// The isolate's memory budget, which each call's upstream bodies are read under.
-    pub memory: &'a MemoryBudget,
-}
 
 /// Parses and answers one body (already authenticated, size- and type-checked).
 pub async fn handle_body(cx: &Context<'_>) -> HttpResponse {
@@ -250,28 +228,9 @@ fn parse_params<T: DeserializeOwned + Default>(
     }
 }
 
-pub(super) fn parse_required<T: DeserializeOwned>(
-    params: Option<Map<String, Json>>,
-) -> Result<T, ErrorObject> {
-    let params = params.ok_or_else(|| ErrorObject::invalid_params("params are required"))?;
-    serde_json::from_value(Json::Object(params)).map_err(ErrorObject::invalid_params)
-}
-
-pub(super) fn to_json(value: &impl Serialize) -> Result<Json, ErrorObject> {
-    serde_json::to_value(value).map_err(|_| ErrorObject::internal())
-}
-
 /// `value` as a result's JSON text.
 pub(super) fn to_result(value: &impl Serialize) -> Result<ResultJson, ErrorObject> {
     ResultJson::of(value, 128).map_err(|_| ErrorObject::internal())
-}
-
-pub(super) fn server_info() -> Implementation {
-    Implementation {
-        name: super::SERVER_NAME.to_owned(),
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        title: Some("DevTools MCP (CI and project data)".to_owned()),
-    }
 }
 
 async fn run_method(

@@ -15,8 +15,8 @@ use crate::policy::{
 };
 use crate::ports::{Field, Level, Ports};
 use crate::tools::approvals::APPROVAL_DECIDE;
-use crate::tools::registry::{Access, Prepared, Registry, ToolError, ToolSpec};
-use crate::upstream::{Acting, Target, Vendor};
+use crate::tools::registry::{Access, Registry, ToolError, ToolSpec};
+use crate::upstream::{Acting, Admit, Target, Targets, Vendor};
 use serde_json::{json, Map, Value as Json};
 use std::fmt;
 
@@ -102,17 +102,92 @@ pub enum Gate {
     Off,
     /// The call is refused with this result.
     Refuse(CallToolResult),
-    /// The call runs as the identity the decision named for its target's vendor, if any, which
+    /// The call runs as the identity the decision named for its targets' vendor, if any, which
     /// the upstream client resolves to its credential and `_meta["mcp-devtools/upstream"]`
     /// reports.
-    Run(Option<Acting>),
+    Run {
+        /// The identity the call acts as, when the decision named one.
+        acting: Option<Acting>,
+        /// How the requests the call learns as it runs are decided, when its plan declared any.
+        members: Option<Box<Members>>,
+    },
+}
+
+/// The policy's decision on each request a call learns as it runs (a member of a family its
+/// plan declared): it goes out only when its own target is decided no stricter than the call
+/// was (allowed, or approval required when the call ran on an approval) and as the identity
+/// the call acts as.
+#[derive(Debug)]
+pub struct Members {
+    policy: Policy,
+    principal: String,
+    tool: String,
+    effect: Effect,
+    identity: Option<String>,
+}
+
+impl Admit for Members {
+    fn admit(&self, target: &Target) -> Result<(), String> {
+        let decision = self
+            .policy
+            .decide(&self.principal, &self.tool, Some(target.clone()));
+        match decision.effect {
+            Effect::Deny => Err(decision.reason),
+            Effect::ApprovalRequired if self.effect != Effect::ApprovalRequired => Err(format!(
+                "{} The approval this call would need covers a request it learned only while \
+                 running; call again once an approver has approved it.",
+                decision.reason
+            )),
+            _ if decision.identity != self.identity => Err(format!(
+                "The enterprise policy decides this request as identity {:?}, and the call acts \
+                 as {:?}.",
+                decision.identity.unwrap_or_default(),
+                self.identity.clone().unwrap_or_default()
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The decision on a call that may make every request in `targets`: each target is decided,
+/// and the strictest decision rules (a denial on any target denies the call, an approval on
+/// any requires one); targets that would act as different identities deny it.
+pub fn decide_targets(policy: &Policy, who: &str, tool: &str, targets: &Targets) -> Decision {
+    let strictness = |effect: Effect| match effect {
+        Effect::Allow => 0,
+        Effect::ApprovalRequired => 1,
+        Effect::Deny => 2,
+    };
+    let mut decisions = targets
+        .fixed()
+        .iter()
+        .map(|t| policy.decide(who, tool, Some(t.clone())));
+    let Some(mut ruling) = decisions.next() else {
+        return policy.decide(who, tool, None);
+    };
+    for decision in decisions {
+        let both_run = ruling.effect != Effect::Deny && decision.effect != Effect::Deny;
+        if both_run && decision.identity != ruling.identity {
+            let reason = format!(
+                "The requests of this call would act as different identities ({:?} and {:?}); \
+                 the enterprise policy must decide them as one.",
+                ruling.identity.unwrap_or_default(),
+                decision.identity.unwrap_or_default()
+            );
+            return Decision::builtin_deny(who, tool, decision.target, reason);
+        }
+        if strictness(decision.effect) > strictness(ruling.effect) {
+            ruling = decision;
+        }
+    }
+    ruling
 }
 
 /// Decides a call before its tool runs, on the tool's access class and, for the rules, on the
-/// target the prepared call carries: the request the tool will send.
+/// targets the prepared call carries: every request the tool may send.
 pub async fn gate(
     spec: &ToolSpec,
-    call: &dyn Prepared<'_>,
+    targets: &Targets,
     arguments: &Map<String, Json>,
     principal: &Principal,
     settings: &PolicySettings,
@@ -144,7 +219,10 @@ pub async fn gate(
             Outcome::Builtin,
             None,
         );
-        Gate::Run(None)
+        Gate::Run {
+            acting: None,
+            members: None,
+        }
     };
     match spec.access {
         Access::Own => return Ok(builtin_allow()),
@@ -160,14 +238,26 @@ pub async fn gate(
         }
         Access::Rules => {}
     }
-    let decision = policy.decide(who, name, call.target().cloned());
-    match decision.effect {
-        Effect::Deny => Ok(refuse(ports, &decision, None)),
-        Effect::Allow => Ok(run(ports, &policy, principal, &decision, None)),
+    let decision = decide_targets(&policy, who, name, targets);
+    let mut gate = match decision.effect {
+        Effect::Deny => return Ok(refuse(ports, &decision, None)),
+        Effect::Allow => run(ports, &policy, principal, &decision, None),
         Effect::ApprovalRequired => {
-            approval(ports, &policy, settings, principal, &decision, arguments).await
+            approval(ports, &policy, settings, principal, &decision, arguments).await?
+        }
+    };
+    if let Gate::Run { members, .. } = &mut gate {
+        if targets.has_families() {
+            *members = Some(Box::new(Members {
+                policy,
+                principal: who.to_owned(),
+                tool: name.to_owned(),
+                effect: decision.effect,
+                identity: decision.identity,
+            }));
         }
     }
+    Ok(gate)
 }
 
 /// Under policy, adds to each listed tool's description how the policy restricts it for
@@ -271,7 +361,10 @@ fn run(
         Outcome::Run(acting.as_ref().map(|a| (a.vendor, a.name.as_str()))),
         approval,
     );
-    Gate::Run(acting)
+    Gate::Run {
+        acting,
+        members: None,
+    }
 }
 
 /// Why the signed-in person's own token cannot act for a vendor: each lifts once they sign in
@@ -615,6 +708,85 @@ mod tests {
             identity: None,
             approvers: vec!["bo".into(), "cy".into()],
         }
+    }
+
+    /// A GitHub policy: job logs allowed, check-run annotations of repository `x` denied, the
+    /// jobs of repository `slow` only with an approval, repository `bot` as another identity.
+    fn github_policy() -> Policy {
+        let doc = r#"{"identities": [{"name": "gh-bot", "vendor": "github", "secret": "GH"}],
+            "rules": [
+              {"id": "no-x", "match": {"paths": ["/repos/o/x/check-runs/**"]}, "effect": "deny"},
+              {"id": "ask", "match": {"paths": ["/repos/o/slow/**"]}, "effect": "approval_required",
+               "approvers": {"principals": ["bo"]}},
+              {"id": "bot", "match": {"paths": ["/repos/o/bot/actions/jobs/9/**"]}, "effect": "allow",
+               "identities": {"github": "gh-bot"}},
+              {"id": "read", "match": {"methods": ["GET"]}, "effect": "allow"}]}"#;
+        Policy::parse(doc, &|name| Some(format!("value-of-{name}"))).unwrap()
+    }
+
+    fn get(path: &str) -> Target {
+        Target::new(Vendor::GitHub, Method::Get, &ApiPath::parse(path).unwrap())
+    }
+
+    /// Every target of the set is decided, and the strictest decision is the call's.
+    #[test]
+    fn a_call_is_decided_on_every_request_it_declares() {
+        let policy = github_policy();
+        let decide = |repo: &str| {
+            let targets = Targets::one(get(&format!("/repos/o/{repo}/actions/jobs/1/logs")))
+                .and(get(&format!("/repos/o/{repo}/check-runs/1/annotations")));
+            decide_targets(&policy, "ann", "github_get_job_logs", &targets)
+        };
+        assert_eq!(decide("r").effect, Effect::Allow);
+        let denied = decide("x");
+        assert_eq!(
+            (denied.effect, denied.target.map(|t| t.path().to_owned())),
+            (
+                Effect::Deny,
+                Some("/repos/o/x/check-runs/1/annotations".to_owned())
+            )
+        );
+        assert_eq!(decide("slow").effect, Effect::ApprovalRequired);
+        let none = decide_targets(&policy, "ann", "t", &Targets::none());
+        assert_eq!(none.effect, Effect::Deny);
+        let mixed = Targets::one(get("/repos/o/bot/actions/jobs/9/logs"))
+            .and(get("/repos/o/bot/actions/jobs/8/logs"));
+        let mixed = decide_targets(&policy, "ann", "t", &mixed);
+        assert_eq!(mixed.effect, Effect::Deny);
+        assert!(
+            mixed.reason.contains("different identities"),
+            "{}",
+            mixed.reason
+        );
+    }
+
+    /// A request learned while the call runs goes out only when policy decides it no stricter
+    /// than the call, and as the same identity.
+    #[test]
+    fn members_are_decided_as_they_are_learned() {
+        let members = |effect| Members {
+            policy: github_policy(),
+            principal: "ann".into(),
+            tool: "github_get_job_logs".into(),
+            effect,
+            identity: Some("default".into()),
+        };
+        let allowed = members(Effect::Allow);
+        assert_eq!(
+            allowed.admit(&get("/repos/o/r/check-runs/2/annotations")),
+            Ok(())
+        );
+        let denied = allowed.admit(&get("/repos/o/x/check-runs/2/annotations"));
+        assert!(denied.unwrap_err().contains("rule no-x"));
+        let unapproved = allowed.admit(&get("/repos/o/slow/actions/jobs/2/logs"));
+        assert!(unapproved.unwrap_err().contains("approver"));
+        let approved = members(Effect::ApprovalRequired);
+        assert_eq!(
+            approved.admit(&get("/repos/o/slow/actions/jobs/2/logs")),
+            Ok(())
+        );
+        let other = allowed.admit(&get("/repos/o/bot/actions/jobs/9/logs"));
+        assert!(other.unwrap_err().contains("gh-bot"));
     }
 
     #[test]

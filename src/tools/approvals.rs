@@ -10,7 +10,6 @@ use crate::ports::Level;
 use crate::time::iso8601_utc_ms;
 use crate::tools::args::{arguments, input_schema, Field};
 use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, TypedTool};
-use futures::future::LocalBoxFuture;
 use serde_json::{json, Value as Json};
 
 /// Name of the listing tool.
@@ -215,12 +214,8 @@ impl TypedTool for ApprovalList {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn run<'a>(
-        &'a self,
-        args: ListArgs,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(list(args, cx))
+    async fn run(&self, args: ListArgs, cx: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+        list(args, cx).await
     }
 }
 
@@ -229,12 +224,12 @@ impl TypedTool for ApprovalDecide {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn run<'a>(
-        &'a self,
+    async fn run(
+        &self,
         args: DecideArgs,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(decide(args, cx))
+        cx: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        decide(args, cx).await
     }
 }
 

@@ -13,7 +13,6 @@ use crate::tools::args::{arguments, input_schema, ArgValue, Fallback, Field};
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
 use crate::upstream::body::reserve_buffer;
 use base64::Engine as _;
-use futures::future::LocalBoxFuture;
 use serde::Serialize;
 use serde_json::Value as Json;
 
@@ -161,12 +160,8 @@ impl TypedTool for ArtifactRead {
         &self.0
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Args,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(read(args, cx))
+    async fn run(&self, args: Args, cx: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+        read(args, cx).await
     }
 }
 
@@ -202,12 +197,8 @@ async fn read(args: Args, call: ToolContext<'_>) -> Result<CallToolResult, ToolE
             return Err(ToolError::Failed(ArtifactError::Store(error).to_string()));
         }
         Err(ArtifactError::WriteIncomplete) => {
-            let mut result = CallToolResult::error(ArtifactError::WriteIncomplete.to_string());
-            result
-                .meta
-                .get_or_insert_with(Default::default)
-                .insert("code".into(), Json::from(CODE_WRITE_INCOMPLETE));
-            return Ok(result);
+            let text = ArtifactError::WriteIncomplete.to_string();
+            return Err(ToolError::Coded(CODE_WRITE_INCOMPLETE, text));
         }
         Err(other) => return Err(ToolError::Failed(other.to_string())),
     };

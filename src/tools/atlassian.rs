@@ -11,8 +11,7 @@ use crate::tools::output;
 use crate::tools::registry::{
     Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
-use crate::upstream::{self, ApiPath, Method, PathError, Target, UpstreamSettings, Vendor};
-use futures::future::LocalBoxFuture;
+use crate::upstream::{ApiPath, Method, PathError, Target, Targets, UpstreamSettings, Vendor};
 use serde_json::{Map, Value as Json};
 use std::marker::PhantomData;
 
@@ -97,10 +96,32 @@ impl<A: PassthroughArgs> Passthrough<A> {
             args: PhantomData,
         }
     }
+}
 
-    async fn call(
+impl<A: PassthroughArgs> UpstreamTool for Passthrough<A> {
+    type Args = WithCommon<A>;
+    /// The one request the call makes.
+    type Plan = Target;
+
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    /// The path, checked and canonical as the client sends it, in the product's path space.
+    fn plan(
         &self,
-        args: WithCommon<A>,
+        args: &Self::Args,
+        _: &UpstreamSettings,
+    ) -> Result<(Targets, Target), ToolError> {
+        let invalid = |e: PathError| ToolError::InvalidArguments(e.to_string());
+        let path = ApiPath::parse(args.own.path()).map_err(invalid)?;
+        let target = Target::checked(self.vendor, self.method, &path).map_err(invalid)?;
+        Ok((Targets::one(target.clone()), target))
+    }
+
+    async fn run(
+        &self,
+        args: Self::Args,
         target: Target,
         cx: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
@@ -108,46 +129,14 @@ impl<A: PassthroughArgs> Passthrough<A> {
             .own
             .into_body()
             .map(|body| output::json_to_value(&Json::Object(body)));
-        let request = target.call(&args.common.query_params.0, body.as_ref());
-        let reply = upstream::send(cx.ports, cx.upstream, request).await;
-        Ok(match reply {
-            Ok(reply) => {
-                let mut rendered = output::render_body(reply.body, &args.common, &cx);
-                if self.spec.descriptor.output_schema.is_some() {
-                    // The text stays the bare body (reference parity); the envelope wraps it.
-                    rendered = rendered.with_envelope(Envelope::DataOnly);
-                }
-                rendered.finish(&cx).await
-            }
-            Err(error) => output::upstream_error(&error),
-        })
-    }
-}
-
-impl<A: PassthroughArgs> UpstreamTool for Passthrough<A> {
-    type Args = WithCommon<A>;
-    type Plan = ();
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    /// The path, checked and canonical as the client sends it, in the product's path space.
-    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Target, ()), ToolError> {
-        let invalid = |e: PathError| ToolError::InvalidArguments(e.to_string());
-        let path = ApiPath::parse(args.own.path()).map_err(invalid)?;
-        let target = Target::checked(self.vendor, self.method, &path).map_err(invalid)?;
-        Ok((target, ()))
-    }
-
-    fn run<'a>(
-        &'a self,
-        args: Self::Args,
-        target: Target,
-        (): (),
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(self.call(args, target, cx))
+        let query = &args.common.query_params.0;
+        let reply = cx.upstream.send(&target, query, body.as_ref()).await?;
+        let mut rendered = output::render_body(reply.body, &args.common, &cx);
+        if self.spec.descriptor.output_schema.is_some() {
+            // The text stays the bare body (reference parity); the envelope wraps it.
+            rendered = rendered.with_envelope(Envelope::DataOnly);
+        }
+        Ok(rendered.finish(&cx).await)
     }
 }
 

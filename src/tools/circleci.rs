@@ -15,9 +15,8 @@ use crate::tools::output::{self, Rendered};
 use crate::tools::registry::{
     Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
-use crate::upstream::{self, ApiPath, Method, Target, UpstreamSettings, Vendor};
+use crate::upstream::{self, ApiPath, Method, Target, Targets, UpstreamSettings, Vendor};
 use crate::value::{Map, Number, Value};
-use futures::future::LocalBoxFuture;
 
 /// Name of the tool.
 pub const GET: &str = "circleci_get";
@@ -152,109 +151,102 @@ struct CircleGet(ToolSpec);
 
 impl UpstreamTool for CircleGet {
     type Args = WithCommon<Args>;
-    type Plan = ();
+    /// The one request the call makes.
+    type Plan = Target;
 
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Target, ()), ToolError> {
+    fn plan(
+        &self,
+        args: &Self::Args,
+        _: &UpstreamSettings,
+    ) -> Result<(Targets, Target), ToolError> {
         let path = api_path(&args.own.path)?;
         let target = Target::checked(Vendor::CircleCi, Method::Get, &path)
             .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
-        Ok((target, ()))
+        Ok((Targets::one(target.clone()), target))
     }
 
-    fn run<'a>(
-        &'a self,
+    /// Serves the call from the cache when allowed and present, else fetches (and fills the cache
+    /// when allowed). The cache holds the raw body; `jq` runs afterwards, so one entry serves every
+    /// projection of the same URL.
+    async fn run(
+        &self,
         args: Self::Args,
         target: Target,
-        (): (),
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(get(args, target, cx))
-    }
-}
-
-/// Serves the call from the cache when allowed and present, else fetches (and fills the cache
-/// when allowed). The cache holds the raw body; `jq` runs afterwards, so one entry serves every
-/// projection of the same URL.
-async fn get(
-    args: WithCommon<Args>,
-    target: Target,
-    call: ToolContext<'_>,
-) -> Result<CallToolResult, ToolError> {
-    let WithCommon { common, own: args } = args;
-    let path = &target.path;
-    let cache = HttpCache::new(&call.ports, call.settings.cache_ttl_seconds);
-    // Without credentials there is nothing to key on; the client then answers "not configured".
-    let key = match call.upstream.endpoint(Vendor::CircleCi) {
-        Some(endpoint) if !is_live_path(path) => {
-            let identity =
-                UpstreamIdentity::new(Vendor::CircleCi.id(), endpoint.credential.identity.expose());
-            // The URL the client builds for the target.
-            let url = path.url(&endpoint.base_url, &common.query_params.0);
-            Some(cache_key(call.principal.name(), &identity, &url))
-        }
-        _ => None,
-    };
-    if let (Some(key), false) = (&key, args.fresh) {
-        if let Some(hit) = cache.lookup(key).await {
-            // A cached body costs what a fetched one does once parsed and rendered.
-            if let Err(busy) = upstream::body::reserve_held(call.ports, hit.body.len()).await {
-                let kind = upstream::ErrorKind::Busy {
-                    body_bytes: busy.body_bytes,
-                };
-                let now = call.ports.clock.now_ms();
-                let error = upstream::UpstreamError::new(
-                    Vendor::CircleCi,
-                    Method::Get,
-                    path.path(),
-                    now,
-                    kind,
+        call: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        let WithCommon { common, own: args } = args;
+        let path = &target.path;
+        let cache = HttpCache::new(&call.ports, call.settings.cache_ttl_seconds);
+        // Without credentials there is nothing to key on; the client then answers "not configured".
+        let key = match call.upstream.endpoint(Vendor::CircleCi) {
+            Some(endpoint) if !is_live_path(path) => {
+                let identity = UpstreamIdentity::new(
+                    Vendor::CircleCi.id(),
+                    endpoint.credential.identity.expose(),
                 );
-                return Ok(output::upstream_error(&error));
+                // The URL the client builds for the target.
+                let url = path.url(&endpoint.base_url, &common.query_params.0);
+                Some(cache_key(call.principal.name(), &identity, &url))
             }
-            let now = call.ports.clock.now_ms();
-            let headers: Vec<(String, String)> = hit
-                .content_type
-                .iter()
-                .map(|ct| ("Content-Type".to_owned(), ct.clone()))
-                .collect();
-            let decoded = upstream::decode_body(Vendor::CircleCi, hit.status, &headers, &hit.body);
-            let info = CacheInfo {
-                hit: true,
-                age_ms: now.saturating_sub(hit.fetched_at_ms),
-                fetched_at_ms: hit.fetched_at_ms,
-            };
-            return Ok(respond(decoded.value, info, &common, &call).await);
+            _ => None,
+        };
+        if let (Some(key), false) = (&key, args.fresh) {
+            if let Some(hit) = cache.lookup(key).await {
+                // A cached body costs what a fetched one does once parsed and rendered.
+                if let Err(busy) = upstream::body::reserve_held(call.ports, hit.body.len()).await {
+                    let kind = upstream::ErrorKind::Busy {
+                        body_bytes: busy.body_bytes,
+                    };
+                    let now = call.ports.clock.now_ms();
+                    let error = upstream::UpstreamError::new(
+                        Vendor::CircleCi,
+                        Method::Get,
+                        path.path(),
+                        now,
+                        kind,
+                    );
+                    return Err(error.into());
+                }
+                let now = call.ports.clock.now_ms();
+                let headers: Vec<(String, String)> = hit
+                    .content_type
+                    .iter()
+                    .map(|ct| ("Content-Type".to_owned(), ct.clone()))
+                    .collect();
+                let decoded =
+                    upstream::decode_body(Vendor::CircleCi, hit.status, &headers, &hit.body);
+                let info = CacheInfo {
+                    hit: true,
+                    age_ms: now.saturating_sub(hit.fetched_at_ms),
+                    fetched_at_ms: hit.fetched_at_ms,
+                };
+                return Ok(respond(decoded.value, info, &common, &call).await);
+            }
         }
-    }
-    let request = target.call(&common.query_params.0, None);
-    let raw = match upstream::send_raw(call.ports, call.upstream, request).await {
-        Ok(raw) => raw,
-        Err(error) => return Ok(output::upstream_error(&error)),
-    };
-    // A broken JSON body is an error, and never cached.
-    let decoded = match upstream::decode_checked(call.ports, request, &raw) {
-        Ok(decoded) => decoded,
-        Err(error) => return Ok(output::upstream_error(&error)),
-    };
-    let info = CacheInfo {
-        hit: false,
-        age_ms: 0,
-        fetched_at_ms: raw.received_at_ms,
-    };
-    if let Some(key) = &key {
-        let entry = CachedResponse {
-            status: raw.status,
-            content_type: header(&raw.headers, "content-type").map(str::to_owned),
-            body: raw.body,
+        let query = &common.query_params.0;
+        let raw = call.upstream.send_raw(&target, query, None).await?;
+        // A broken JSON body is an error, and never cached.
+        let decoded = call.upstream.decode_checked(&target, &raw)?;
+        let info = CacheInfo {
+            hit: false,
+            age_ms: 0,
             fetched_at_ms: raw.received_at_ms,
         };
-        cache.store(key, entry).await;
+        if let Some(key) = &key {
+            let entry = CachedResponse {
+                status: raw.status,
+                content_type: header(&raw.headers, "content-type").map(str::to_owned),
+                body: raw.body,
+                fetched_at_ms: raw.received_at_ms,
+            };
+            cache.store(key, entry).await;
+        }
+        Ok(respond(decoded.value, info, &common, &call).await)
     }
-    Ok(respond(decoded.value, info, &common, &call).await)
 }
 
 async fn respond(

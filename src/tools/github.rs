@@ -14,11 +14,8 @@ use crate::tools::output::{self, Rendered};
 use crate::tools::registry::{
     Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
-use crate::upstream::{
-    self, link, ApiPath, Method, Target, UpstreamCall, UpstreamSettings, Vendor,
-};
+use crate::upstream::{link, ApiPath, Method, Target, Targets, UpstreamSettings, Vendor};
 use crate::value::{Map, Number, Value};
-use futures::future::LocalBoxFuture;
 
 arguments! {
     /// What every GitHub list tool takes first: the repository, the page, and the shared `jq`
@@ -137,8 +134,8 @@ impl<A: ListTool> List<A> {
 
 impl<A: ListTool> UpstreamTool for List<A> {
     type Args = WithCommon<A>;
-    /// The query parameters, checked with the path.
-    type Plan = Vec<(String, String)>;
+    /// The one request the call makes, and its query parameters, checked with the path.
+    type Plan = (Target, Vec<(String, String)>);
 
     fn spec(&self) -> &ToolSpec {
         &self.spec
@@ -148,42 +145,31 @@ impl<A: ListTool> UpstreamTool for List<A> {
         &self,
         args: &Self::Args,
         _: &UpstreamSettings,
-    ) -> Result<(Target, Self::Plan), ToolError> {
+    ) -> Result<(Targets, Self::Plan), ToolError> {
         let Request { path, params } = request(&args.own)?;
-        Ok((Target::new(Vendor::GitHub, Method::Get, &path), params))
+        let target = Target::new(Vendor::GitHub, Method::Get, &path);
+        Ok((Targets::one(target.clone()), (target, params)))
     }
 
-    fn run<'a>(
-        &'a self,
+    /// Sends the request, projects the body and answers the `{data, nextPage}` envelope; an
+    /// upstream failure is an `isError` result with the client's text.
+    async fn run(
+        &self,
         args: Self::Args,
-        target: Target,
-        params: Self::Plan,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(async move { list(&cx, &args, target.call(&params, None)).await })
-    }
-}
-
-/// Sends `request`, projects the body and answers the `{data, nextPage}` envelope; an upstream
-/// failure is an `isError` result with the client's text.
-async fn list<A>(
-    call: &ToolContext<'_>,
-    args: &WithCommon<A>,
-    request: UpstreamCall<'_>,
-) -> Result<CallToolResult, ToolError> {
-    let common = &args.common;
-    let reply = upstream::send(call.ports, call.upstream, request).await;
-    Ok(match reply {
-        Ok(reply) => {
-            let next = link::next_page(&reply.headers);
-            let data = output::project(reply.body, common.jq.as_deref(), call);
+        (target, params): Self::Plan,
+        call: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        let common = &args.common;
+        let reply = call.upstream.send(&target, &params, None).await?;
+        let next = link::next_page(&reply.headers);
+        let data = output::project(reply.body, common.jq.as_deref(), &call);
+        Ok(
             Rendered::new(envelope(data, next), common.output_format, call.settings)
                 .with_envelope(Envelope::Whole)
-                .finish(call)
-                .await
-        }
-        Err(error) => output::upstream_error(&error),
-    })
+                .finish(&call)
+                .await,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,6 @@ use crate::tools::output::Rendered;
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec};
 use crate::upstream::body::reserve_buffer;
 use crate::value::{Map, Number, Value};
-use serde_json::Value as Json;
 
 /// Lines kept from the end of each failed step when `tailLines` is not given.
 pub const DEFAULT_TAIL_LINES: u64 = 30;
@@ -171,18 +170,13 @@ pub async fn respond(
     common: &CommonArgs,
     jobs: Vec<JobReport>,
     more_jobs: usize,
-) -> CallToolResult {
+) -> Result<CallToolResult, ToolError> {
     let over = jobs.iter().find_map(|job| match &job.log {
         Err(LogError::Grep(over)) => Some(over),
         _ => None,
     });
     if let Some(over) = over {
-        let mut result = CallToolResult::error(format!("Error: {over}"));
-        result
-            .meta
-            .get_or_insert_with(Default::default)
-            .insert("code".into(), Json::from(CODE_OVER_BUDGET));
-        return result;
+        return Err(ToolError::Coded(CODE_OVER_BUDGET, format!("Error: {over}")));
     }
     let mut map = Map::new();
     map.insert(
@@ -191,8 +185,8 @@ pub async fn respond(
     );
     map.insert("moreJobs".into(), int(more_jobs as u64));
     let value = crate::tools::output::project(Value::Object(map), common.jq.as_deref(), call);
-    Rendered::new(value, common.output_format, call.settings)
+    Ok(Rendered::new(value, common.output_format, call.settings)
         .with_envelope(Envelope::DataOnly)
         .finish(call)
-        .await
+        .await)
 }

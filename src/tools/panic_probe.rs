@@ -5,7 +5,6 @@
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
 use crate::tools::args::{arguments, input_schema};
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
-use futures::future::LocalBoxFuture;
 
 /// The tool's name.
 pub const NAME: &str = "panic_probe";
@@ -42,11 +41,7 @@ impl TypedTool for PanicProbe {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn run<'a>(
-        &'a self,
-        _args: Args,
-        _cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(async { panic!("panic_probe: a panic inside a tool call, on purpose") })
+    async fn run(&self, _args: Args, _cx: ToolContext<'_>) -> Result<CallToolResult, ToolError> {
+        panic!("panic_probe: a panic inside a tool call, on purpose")
     }
 }

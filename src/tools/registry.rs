@@ -9,7 +9,7 @@ use crate::auth::Principal;
 use crate::mcp::{CallToolResult, ProtocolVersion, ToolDescriptor};
 use crate::ports::Ports;
 use crate::projection::Fuel;
-use crate::upstream::{Target, UpstreamSettings};
+use crate::upstream::{Client, Targets, UpstreamError, UpstreamSettings};
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value as Json};
 use std::fmt;
@@ -96,15 +96,17 @@ pub struct ToolContext<'a> {
     pub ports: Ports<'a>,
     /// The tools' settings.
     pub settings: &'a ToolSettings,
-    /// The vendor settings, with the credential enterprise policy chose for this call.
-    pub upstream: &'a UpstreamSettings,
+    /// The only way to the vendors: the requests the call's plan declared, with the credential
+    /// enterprise policy chose for this call.
+    pub upstream: &'a Client<'a>,
     /// The projection fuel of the request, which the calls of a batch share.
     pub fuel: &'a Fuel,
 }
 
 #[cfg(test)]
 impl<'a> ToolContext<'a> {
-    /// A context for unit tests: the latest revision, no `_meta`.
+    /// A context for unit tests: the latest revision, no `_meta`, a client that declared
+    /// nothing (leaked: a test's context lives as long as the test).
     pub(crate) fn for_test(
         principal: &'a Principal,
         ports: Ports<'a>,
@@ -112,6 +114,8 @@ impl<'a> ToolContext<'a> {
         upstream: &'a UpstreamSettings,
         fuel: &'a Fuel,
     ) -> ToolContext<'a> {
+        let targets = Box::leak(Box::new(Targets::none()));
+        let upstream = Box::leak(Box::new(Client::new(ports, upstream, targets, None)));
         ToolContext {
             principal,
             protocol_version: ProtocolVersion::LATEST_INITIALIZE,
@@ -124,14 +128,19 @@ impl<'a> ToolContext<'a> {
     }
 }
 
-/// Why a tool call failed. The server turns every variant into an `isError` result except
-/// `InvalidArguments` under revisions before 2025-11-25, which answer -32602.
+/// Why a tool call failed: the one way a tool fails. The server turns every variant into an
+/// `isError` result, its text written there, except `InvalidArguments` under revisions before
+/// 2025-11-25, which answer -32602.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolError {
     /// The arguments do not fit the tool; the text says how, for the model to correct.
     InvalidArguments(String),
-    /// The tool ran and failed in a way the model should read (upstream 404, bad query...).
+    /// A vendor request failed; the model reads the vendor's error text.
+    Upstream(UpstreamError),
+    /// The tool ran and failed in a way the model should read (bad query, no policy...).
     Failed(String),
+    /// A failure a client may act on by its stable code (`_meta.code`), with the text to read.
+    Coded(&'static str, String),
     /// A fault on our side; the text goes to the log and the model sees a generic message.
     Internal(String),
 }
@@ -140,13 +149,20 @@ impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ToolError::InvalidArguments(m) => write!(f, "invalid arguments: {m}"),
-            ToolError::Failed(m) => f.write_str(m),
+            ToolError::Upstream(e) => f.write_str(&e.text()),
+            ToolError::Failed(m) | ToolError::Coded(_, m) => f.write_str(m),
             ToolError::Internal(m) => write!(f, "internal error: {m}"),
         }
     }
 }
 
 impl std::error::Error for ToolError {}
+
+impl From<UpstreamError> for ToolError {
+    fn from(error: UpstreamError) -> ToolError {
+        ToolError::Upstream(error)
+    }
+}
 
 /// A tool as the registry holds it: metadata, and a way to turn a call's arguments into a
 /// [`Prepared`] call. `Send + Sync` so a [`Registry`] can live in a `static`; the futures
@@ -156,13 +172,13 @@ pub trait Tool: Send + Sync {
     /// The tool's metadata.
     fn spec(&self) -> &ToolSpec;
     /// Reads `arguments` (already checked against the input schema) into the tool's typed
-    /// arguments, and builds the upstream request the call makes, once each. `upstream` is the
-    /// deployment's vendor settings (base URLs; the credential does not matter here).
+    /// arguments, and plans every upstream request the call may make, once each. `upstream` is
+    /// the deployment's vendor settings (base URLs; the credential does not matter here).
     fn prepare<'a>(
         &'a self,
         arguments: &Json,
         upstream: &UpstreamSettings,
-    ) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError>;
+    ) -> Result<Prepared<'a>, ToolError>;
 }
 
 /// `arguments` read as the declared arguments `A`; a mismatch is an invalid-arguments error
@@ -176,83 +192,63 @@ pub(crate) fn read_args<A: Arguments>(arguments: &Json) -> Result<A, ToolError> 
 }
 
 /// One call with its typed arguments: what enterprise policy decides on, and what runs.
-pub trait Prepared<'a> {
-    /// The upstream request the call makes (vendor, method, canonical path), for policy; `None`
-    /// for a tool that makes none.
-    fn target(&self) -> Option<&Target>;
-    /// Runs the call.
-    fn run(
-        self: Box<Self>,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>>;
+pub struct Prepared<'a> {
+    /// Every upstream request the call may make (vendor, method, canonical path), for policy
+    /// and for the client, which sends no other; none for a tool that makes none.
+    pub targets: Targets,
+    /// The call itself.
+    pub runner: Runner<'a>,
 }
+
+/// A prepared call, ready to run: the one place a tool's future is boxed.
+pub type Runner<'a> =
+    Box<dyn FnOnce(ToolContext<'a>) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> + 'a>;
 
 /// A tool that makes no upstream request of its own, written against its typed arguments as
 /// rmcp's `Parameters<T>` and axum's extractors do it: `Args` is read once from the validated
 /// arguments.
+// Called only through generics, and Workers futures are `!Send` anyway: no bound to name.
+#[allow(async_fn_in_trait)]
 pub trait TypedTool: Send + Sync {
     /// The typed arguments, declared with `arguments!`; the spec's `input_schema` is theirs.
     type Args: Arguments;
     /// The tool's metadata.
     fn spec(&self) -> &ToolSpec;
     /// Runs one call.
-    fn run<'a>(
-        &'a self,
-        args: Self::Args,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>>;
+    async fn run(&self, args: Self::Args, cx: ToolContext<'_>)
+        -> Result<CallToolResult, ToolError>;
 }
 
-/// A tool whose call is an upstream request: [`plan`](UpstreamTool::plan) checks the typed
-/// arguments and builds the request's [`Target`] once; policy decides on that target and
-/// [`run`](UpstreamTool::run) sends it, so what a rule matched is what goes out.
+/// A tool whose call makes upstream requests: [`plan`](UpstreamTool::plan) checks the typed
+/// arguments and names every request the call may make, once; policy decides on those
+/// [`Targets`] and [`run`](UpstreamTool::run) reaches the vendor through a client that sends
+/// no other, so what a rule matched is what goes out.
+#[allow(async_fn_in_trait)]
 pub trait UpstreamTool: Send + Sync {
     /// The typed arguments, declared with `arguments!`; the spec's `input_schema` is theirs.
     type Args: Arguments;
-    /// What else the run needs that was worked out with the target (`()` when nothing), so
-    /// nothing is parsed twice.
+    /// What the run needs that was worked out with the targets (the target itself, for a
+    /// tool that makes one request), so nothing is parsed twice.
     type Plan;
     /// The tool's metadata.
     fn spec(&self) -> &ToolSpec;
-    /// Checks `args` and builds the upstream request the call makes.
+    /// Checks `args` and names the upstream requests the call may make.
     fn plan(
         &self,
         args: &Self::Args,
         upstream: &UpstreamSettings,
-    ) -> Result<(Target, Self::Plan), ToolError>;
-    /// Runs one call: sends `target` (and, for a tool that makes several requests, the others
-    /// `plan` worked out with it).
-    fn run<'a>(
-        &'a self,
+    ) -> Result<(Targets, Self::Plan), ToolError>;
+    /// Runs one call with what [`plan`](UpstreamTool::plan) worked out.
+    async fn run(
+        &self,
         args: Self::Args,
-        target: Target,
         plan: Self::Plan,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>>;
+        cx: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError>;
 }
 
 /// An [`UpstreamTool`] as the registry holds it.
 pub struct Upstream<T>(pub T);
-
-/// A [`TypedTool`] call whose arguments are deserialized.
-struct Typed<'a, T: TypedTool> {
-    tool: &'a T,
-    args: T::Args,
-}
-
-impl<'a, T: TypedTool> Prepared<'a> for Typed<'a, T> {
-    fn target(&self) -> Option<&Target> {
-        None
-    }
-
-    fn run(
-        self: Box<Self>,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        let Typed { tool, args } = *self;
-        tool.run(args, cx)
-    }
-}
 
 impl<T: TypedTool> Tool for T {
     fn spec(&self) -> &ToolSpec {
@@ -263,36 +259,12 @@ impl<T: TypedTool> Tool for T {
         &'a self,
         arguments: &Json,
         _upstream: &UpstreamSettings,
-    ) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
+    ) -> Result<Prepared<'a>, ToolError> {
         let args = read_args(arguments)?;
-        Ok(Box::new(Typed { tool: self, args }))
-    }
-}
-
-/// An [`UpstreamTool`] call with its arguments deserialized and its request built.
-struct Planned<'a, T: UpstreamTool> {
-    tool: &'a T,
-    args: T::Args,
-    target: Target,
-    plan: T::Plan,
-}
-
-impl<'a, T: UpstreamTool> Prepared<'a> for Planned<'a, T> {
-    fn target(&self) -> Option<&Target> {
-        Some(&self.target)
-    }
-
-    fn run(
-        self: Box<Self>,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        let Planned {
-            tool,
-            args,
-            target,
-            plan,
-        } = *self;
-        tool.run(args, target, plan, cx)
+        Ok(Prepared {
+            targets: Targets::none(),
+            runner: Box::new(move |cx| Box::pin(self.run(args, cx))),
+        })
     }
 }
 
@@ -305,15 +277,14 @@ impl<T: UpstreamTool> Tool for Upstream<T> {
         &'a self,
         arguments: &Json,
         upstream: &UpstreamSettings,
-    ) -> Result<Box<dyn Prepared<'a> + 'a>, ToolError> {
+    ) -> Result<Prepared<'a>, ToolError> {
         let args = read_args(arguments)?;
-        let (target, plan) = self.0.plan(&args, upstream)?;
-        Ok(Box::new(Planned {
-            tool: &self.0,
-            args,
-            target,
-            plan,
-        }))
+        let (targets, plan) = self.0.plan(&args, upstream)?;
+        let tool = &self.0;
+        Ok(Prepared {
+            targets,
+            runner: Box::new(move |cx| Box::pin(tool.run(args, plan, cx))),
+        })
     }
 }
 
@@ -516,6 +487,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::upstream::{ApiPath, Method, Target, Vendor};
     use serde_json::json;
 
     #[derive(Clone)]
@@ -526,12 +498,12 @@ mod tests {
         fn spec(&self) -> &ToolSpec {
             &self.0
         }
-        fn run<'a>(
-            &'a self,
+        async fn run(
+            &self,
             _args: Map<String, Json>,
-            _cx: ToolContext<'a>,
-        ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-            Box::pin(async { Ok(CallToolResult::text("ok")) })
+            _cx: ToolContext<'_>,
+        ) -> Result<CallToolResult, ToolError> {
+            Ok(CallToolResult::text("ok"))
         }
     }
 
@@ -558,7 +530,7 @@ mod tests {
 
     impl UpstreamTool for Counting {
         type Args = Map<String, Json>;
-        type Plan = usize;
+        type Plan = (Target, usize);
         fn spec(&self) -> &ToolSpec {
             &self.0
         }
@@ -566,24 +538,84 @@ mod tests {
             &self,
             args: &Self::Args,
             _: &UpstreamSettings,
-        ) -> Result<(Target, usize), ToolError> {
-            use crate::upstream::{ApiPath, Method, Vendor};
+        ) -> Result<(Targets, Self::Plan), ToolError> {
             let n = self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             let raw = args.get("path").and_then(Json::as_str).unwrap_or("/");
             let path =
                 ApiPath::parse(raw).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
-            Ok((Target::new(Vendor::Bitbucket, Method::Get, &path), n))
+            let target = Target::new(Vendor::Bitbucket, Method::Get, &path);
+            Ok((Targets::one(target.clone()), (target, n)))
         }
-        fn run<'a>(
-            &'a self,
+        async fn run(
+            &self,
             _: Self::Args,
-            target: Target,
-            plan: usize,
-            _: ToolContext<'a>,
-        ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-            let text = format!("{} #{plan}", target.path.path());
-            Box::pin(async move { Ok(CallToolResult::text(text)) })
+            (target, n): Self::Plan,
+            _: ToolContext<'_>,
+        ) -> Result<CallToolResult, ToolError> {
+            Ok(CallToolResult::text(format!("{} #{n}", target.path.path())))
         }
+    }
+
+    /// A tool whose plan declares one request and whose run sends another.
+    struct Straying(ToolSpec);
+
+    impl UpstreamTool for Straying {
+        type Args = Map<String, Json>;
+        type Plan = ();
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        fn plan(&self, _: &Self::Args, _: &UpstreamSettings) -> Result<(Targets, ()), ToolError> {
+            let path = ApiPath::parse("/repos/o/r").unwrap();
+            Ok((
+                Targets::one(Target::new(Vendor::GitHub, Method::Get, &path)),
+                (),
+            ))
+        }
+        async fn run(
+            &self,
+            _: Self::Args,
+            (): (),
+            cx: ToolContext<'_>,
+        ) -> Result<CallToolResult, ToolError> {
+            let path = ApiPath::parse("/repos/o/secret").unwrap();
+            let other = Target::new(Vendor::GitHub, Method::Get, &path);
+            cx.upstream.send(&other, &[], None).await?;
+            Ok(CallToolResult::text("sent"))
+        }
+    }
+
+    /// The client sends only what the plan declared: a tool that asks for another request
+    /// gets an error, nothing goes out, and the client keeps what it tried for the server to
+    /// answer as an internal error.
+    #[test]
+    fn a_request_outside_the_plan_is_never_sent() {
+        let http = crate::ports::fake::ScriptedHttp::unreachable();
+        let env = crate::ports::fake::FakeEnv::with_http(http);
+        let principal = crate::auth::Principal::named("p");
+        let settings = ToolSettings::default();
+        let upstream = UpstreamSettings {
+            github_token: Some(crate::upstream::Secret::new("t")),
+            ..UpstreamSettings::default()
+        };
+        let tool = Upstream(Straying(spec_of("s", json!({"type": "object"}))));
+        let fuel = Fuel::request();
+        let (targets, client);
+        let prepared =
+            Tool::prepare(&tool, &json!({}), &upstream).unwrap_or_else(|e| panic!("{e}"));
+        targets = prepared.targets;
+        client = Client::new(env.ports(), &upstream, &targets, None);
+        let cx = ToolContext {
+            upstream: &client,
+            ..ToolContext::for_test(&principal, env.ports(), &settings, &upstream, &fuel)
+        };
+        let result = futures::executor::block_on((prepared.runner)(cx));
+        assert!(result.is_err(), "{result:?}");
+        assert!(env.http.sent().is_empty());
+        assert_eq!(
+            client.undeclared().as_deref(),
+            Some("github GET /repos/o/secret")
+        );
     }
 
     /// The target is built once, when the call is prepared: what policy reads is what the run
@@ -598,15 +630,15 @@ mod tests {
             Default::default(),
         ));
         let upstream = UpstreamSettings::default();
+        let fuel = Fuel::request();
         let prepared = Tool::prepare(&tool, &json!({"path": "/repositories/%61/./b/"}), &upstream)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            prepared.target().map(|t| t.path.path()),
+            prepared.targets.first().map(|t| t.path.path()),
             Some("/2.0/repositories/a/b/")
         );
-        let fuel = Fuel::request();
         let cx = ToolContext::for_test(&principal, env.ports(), &settings, &upstream, &fuel);
-        let result = futures::executor::block_on(prepared.run(cx)).unwrap();
+        let result = futures::executor::block_on((prepared.runner)(cx)).unwrap();
         assert_eq!(result, CallToolResult::text("/2.0/repositories/a/b/ #1"));
         assert_eq!(tool.0 .1.load(std::sync::atomic::Ordering::SeqCst), 1);
         assert!(Tool::prepare(&tool, &json!({"path": "//evil"}), &upstream).is_err());

@@ -1,4 +1,5 @@
-//! The one request function every tool uses: URL on the configured base only, credential and
+//! The one way a tool call reaches a vendor: a [`Client`] holds the call's declared
+//! [`Targets`] and sends nothing else, on the configured base only, with the credential and
 //! fixed headers per vendor, timeout and body bound from the vendor settings, redirects refused,
 //! non-2xx statuses turned into [`UpstreamError`], and bodies decoded as the references do.
 //! Every answer is read through the [`Scrubber`] of the credential its request carried.
@@ -8,11 +9,183 @@ use super::error::{ErrorKind, UpstreamError};
 use super::js;
 use super::path::ApiPath;
 use super::scrub::Scrubber;
+use super::stream::{self, Opened};
+use super::target::{Declared, Root, Target, Targets};
 use super::vendor::{Endpoint, UpstreamSettings, Vendor};
 use super::Method;
 use crate::ports::{header, Headers, Level, Ports, TransportError, UpstreamRequest};
 use crate::value::{parse_owned, Map, Value};
 use std::borrow::Cow;
+use std::cell::RefCell;
+
+/// Decides, while a call runs, on each member of a declared family before it is sent.
+pub trait Admit {
+    /// Whether `target` may go out as part of the call; the text says why not.
+    fn admit(&self, target: &Target) -> Result<(), String>;
+}
+
+/// The upstream requests of one tool call: only those its plan declared, each member of a
+/// declared family only once [`Admit`] lets it through.
+pub struct Client<'a> {
+    ports: Ports<'a>,
+    settings: &'a UpstreamSettings,
+    targets: &'a Targets,
+    members: Option<&'a dyn Admit>,
+    undeclared: RefCell<Option<String>>,
+}
+
+impl<'a> Client<'a> {
+    /// A client for a call that declared `targets`, sending with `settings` (the credential
+    /// policy chose). Without `members` (no policy), every member of a declared family goes out.
+    pub fn new(
+        ports: Ports<'a>,
+        settings: &'a UpstreamSettings,
+        targets: &'a Targets,
+        members: Option<&'a dyn Admit>,
+    ) -> Client<'a> {
+        Client {
+            ports,
+            settings,
+            targets,
+            members,
+            undeclared: RefCell::new(None),
+        }
+    }
+
+    /// The first request the tool asked for outside its plan, if any: a fault of the tool,
+    /// which the call then answers as an internal error whatever the tool made of it.
+    pub fn undeclared(&self) -> Option<String> {
+        self.undeclared.borrow().clone()
+    }
+
+    /// Refuses `target` unless the plan declared it, and a family member unless policy
+    /// admits it.
+    fn check(&self, target: &Target) -> Result<(), UpstreamError> {
+        let fail = |kind| {
+            UpstreamError::new(
+                target.vendor,
+                target.method,
+                target.path.path(),
+                self.ports.clock.now_ms(),
+                kind,
+            )
+        };
+        match self.targets.declares(target) {
+            Declared::Fixed => Ok(()),
+            Declared::Member => match self.members.map(|m| m.admit(target)) {
+                None | Some(Ok(())) => Ok(()),
+                Some(Err(reason)) => Err(fail(ErrorKind::Denied(reason))),
+            },
+            Declared::No => {
+                let tried = format!(
+                    "{} {} {}",
+                    target.vendor.id(),
+                    target.method.as_str(),
+                    target.path()
+                );
+                self.undeclared.borrow_mut().get_or_insert(tried);
+                Err(fail(ErrorKind::Undeclared))
+            }
+        }
+    }
+
+    /// Sends `target` with `query` after the path's own and `body`, and decodes the answer;
+    /// see [`Client::send_raw`] and [`Client::decode_checked`].
+    pub async fn send(
+        &self,
+        target: &Target,
+        query: &[(String, String)],
+        body: Option<&Value>,
+    ) -> Result<UpstreamReply, UpstreamError> {
+        self.check(target)?;
+        let RawReply {
+            status,
+            headers,
+            body,
+            url,
+            received_at_ms,
+            ..
+        } = send_raw(self.ports, self.settings, target, query, body).await?;
+        // The body's text is given up to the parser, which releases it as the value grows, where
+        // broken JSON is an error whatever the text was (so it need not be kept whole to answer
+        // with): a vendor that promises JSON, declaring it.
+        let release = target.vendor.requires_valid_json() && declares_json(&headers);
+        let text = Cow::Owned(js::response_string(body));
+        let decoded = decode_text(target.vendor, status, &headers, text, release);
+        let decoded = check(self.ports, target, &headers, decoded)?;
+        Ok(UpstreamReply {
+            status,
+            headers,
+            body: decoded.value,
+            parsed_json: decoded.parsed_json,
+            url,
+            received_at_ms,
+        })
+    }
+
+    /// Sends `target` and returns a 2xx answer undecoded, or the error any other outcome is.
+    /// The URL is the vendor's configured base plus the target's path plus `query`,
+    /// form-encoded.
+    pub async fn send_raw(
+        &self,
+        target: &Target,
+        query: &[(String, String)],
+        body: Option<&Value>,
+    ) -> Result<RawReply, UpstreamError> {
+        self.check(target)?;
+        send_raw(self.ports, self.settings, target, query, body).await
+    }
+
+    /// Sends a GET of `target` and returns the answer unread, whatever its status (a job log
+    /// is streamed, or followed to where the vendor redirects).
+    pub async fn open(&self, target: &Target) -> Result<Opened, UpstreamError> {
+        self.check(target)?;
+        stream::open(self.ports, self.settings, target).await
+    }
+
+    /// [`decode`], refusing what a vendor that [promises JSON](Vendor::requires_valid_json)
+    /// sent declared `application/json` (or `+json`) but broken: an error, not a string a
+    /// program would mistake for data. Other vendors' bodies decode as the references do.
+    pub fn decode_checked(
+        &self,
+        target: &Target,
+        raw: &RawReply,
+    ) -> Result<Decoded, UpstreamError> {
+        let text = js::response_str(&raw.body);
+        check(
+            self.ports,
+            target,
+            &raw.headers,
+            decode_text(target.vendor, raw.status, &raw.headers, text, false),
+        )
+    }
+
+    /// The settings a document on an allowed log host is fetched under (its timeout, and the
+    /// credentials its answer is scrubbed of); refused when the plan declared no documents.
+    pub fn documents(&self) -> Result<&'a UpstreamSettings, String> {
+        if self.targets.documents() {
+            return Ok(self.settings);
+        }
+        let tried = "a document on a log host".to_owned();
+        self.undeclared.borrow_mut().get_or_insert(tried);
+        Err(
+            "Error: the tool asked for a log document its plan did not declare; nothing was \
+             sent."
+                .to_owned(),
+        )
+    }
+
+    /// The endpoint `vendor`'s requests go to, when it is configured (cache keys name its
+    /// identity).
+    pub fn endpoint(&self, vendor: Vendor) -> Option<Endpoint> {
+        self.settings.endpoint(vendor)
+    }
+
+    /// The most bytes of a body read (`UPSTREAM_MAX_BYTES`).
+    pub fn max_bytes(&self) -> usize {
+        self.settings.max_bytes
+    }
+}
 
 /// A successful (2xx) answer with its body still as bytes: what a cache stores.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,75 +231,21 @@ pub struct UpstreamReply {
     pub received_at_ms: u64,
 }
 
-/// One request to a vendor API, as a tool describes it.
-#[derive(Clone, Copy, Debug)]
-pub struct UpstreamCall<'a> {
-    /// The vendor: its configured base URL, credential and quirks apply.
-    pub vendor: Vendor,
-    /// The HTTP method.
-    pub method: Method,
-    /// The path on the vendor's API; the vendor's prefix is added when missing.
-    pub path: &'a ApiPath,
-    /// Query parameters, form-encoded after the path's own query.
-    pub query: &'a [(String, String)],
-    /// The body, sent as compact JSON.
-    pub body: Option<&'a Value>,
-}
-
-/// Sends `call` and decodes the answer; see [`send_raw`] and [`decode_checked`].
-pub async fn send(
+/// Sends `target` unchecked (see [`Client::send_raw`]).
+async fn send_raw(
     ports: Ports<'_>,
     settings: &UpstreamSettings,
-    call: UpstreamCall<'_>,
-) -> Result<UpstreamReply, UpstreamError> {
-    let RawReply {
-        status,
-        headers,
-        body,
-        url,
-        received_at_ms,
-        ..
-    } = send_raw(ports, settings, call).await?;
-    // The body's text is given up to the parser, which releases it as the value grows, where
-    // broken JSON is an error whatever the text was (so it need not be kept whole to answer
-    // with): a vendor that promises JSON, declaring it.
-    let release = call.vendor.requires_valid_json() && declares_json(&headers);
-    let text = Cow::Owned(js::response_string(body));
-    let decoded = decode_text(call.vendor, status, &headers, text, release);
-    let decoded = check(ports, call, &headers, decoded)?;
-    Ok(UpstreamReply {
-        status,
-        headers,
-        body: decoded.value,
-        parsed_json: decoded.parsed_json,
-        url,
-        received_at_ms,
-    })
-}
-
-/// Sends `call` and returns a 2xx answer undecoded, or the error any other outcome is.
-///
-/// The URL is the vendor's configured base plus the path (with the vendor's prefix) plus the
-/// query, form-encoded.
-pub async fn send_raw(
-    ports: Ports<'_>,
-    settings: &UpstreamSettings,
-    call: UpstreamCall<'_>,
+    target: &Target,
+    query: &[(String, String)],
+    body: Option<&Value>,
 ) -> Result<RawReply, UpstreamError> {
-    let UpstreamCall {
-        vendor,
-        method,
-        query,
-        body,
-        ..
-    } = call;
-    let path = vendor.request_path(call.path);
+    let (vendor, method, path) = (target.vendor, target.method, &target.path);
     let started = ports.clock.now_ms();
     let fail = |kind| UpstreamError::new(vendor, method, path.path(), ports.clock.now_ms(), kind);
-    let Some(endpoint) = settings.endpoint(vendor) else {
+    let Some(endpoint) = endpoint(settings, target) else {
         return Err(fail(ErrorKind::NotConfigured));
     };
-    let (request, scrubber) = vendor_request(settings, &endpoint, method, &path, query, body);
+    let (request, scrubber) = vendor_request(settings, &endpoint, method, path, query, body);
     let url = request.url.clone();
     // Whole bytes: the limit is an integer held as a JavaScript number.
     let unread_over = vendor.declared_length_limit().map(|limit| limit as usize);
@@ -204,6 +323,15 @@ pub async fn send_raw(
     })
 }
 
+/// The endpoint `target` goes to: the vendor's, on the target's root.
+pub(super) fn endpoint(settings: &UpstreamSettings, target: &Target) -> Option<Endpoint> {
+    let mut endpoint = settings.endpoint(target.vendor)?;
+    if target.root == Root::CircleCiV1 {
+        endpoint.base_url = settings.circleci_v1_url();
+    }
+    Some(endpoint)
+}
+
 /// The request to `endpoint` for `path` (with the vendor's prefix) and `query`: the URL on the
 /// configured base, the credential and fixed headers, and `body` as compact JSON; with the
 /// scrubber of the credential it carries, which its answer is to be read through.
@@ -260,37 +388,20 @@ pub fn decode(vendor: Vendor, raw: &RawReply) -> Decoded {
     decode_body(vendor, raw.status, &raw.headers, &raw.body)
 }
 
-/// [`decode`], refusing what a vendor that [promises JSON](Vendor::requires_valid_json) sent
-/// declared `application/json` (or `+json`) but broken: an error, not a string a program would
-/// mistake for data. Other vendors' bodies decode as the references do.
-pub fn decode_checked(
-    ports: Ports<'_>,
-    call: UpstreamCall<'_>,
-    raw: &RawReply,
-) -> Result<Decoded, UpstreamError> {
-    let text = js::response_str(&raw.body);
-    check(
-        ports,
-        call,
-        &raw.headers,
-        decode_text(call.vendor, raw.status, &raw.headers, text, false),
-    )
-}
-
-/// The error for a decoded body of `call` that must not be used: broken JSON declared as JSON
+/// The error for a decoded body of `target` that must not be used: broken JSON declared as JSON
 /// from a vendor that promises JSON, or broken JSON whose text was released while it was parsed.
 fn check(
     ports: Ports<'_>,
-    call: UpstreamCall<'_>,
+    target: &Target,
     headers: &Headers,
     decoded: Result<Decoded, Released>,
 ) -> Result<Decoded, UpstreamError> {
-    let vendor = call.vendor;
+    let vendor = target.vendor;
     let malformed = || {
         UpstreamError::new(
             vendor,
-            call.method,
-            vendor.request_path(call.path).path(),
+            target.method,
+            target.path.path(),
             ports.clock.now_ms(),
             ErrorKind::MalformedJson,
         )

@@ -18,6 +18,10 @@ use std::fmt;
 pub enum ErrorKind {
     /// The vendor's settings are incomplete.
     NotConfigured,
+    /// The tool asked for a request its plan did not declare; nothing was sent.
+    Undeclared,
+    /// Enterprise policy refused a request learned while the call ran; the text says why.
+    Denied(String),
     /// The vendor answered with a non-2xx, non-3xx status.
     Status {
         /// HTTP status.
@@ -127,6 +131,23 @@ impl UpstreamError {
         }
         if let ErrorKind::Busy { body_bytes } = self.kind {
             return busy_text(self.vendor, body_bytes);
+        }
+        if let ErrorKind::Denied(reason) = &self.kind {
+            return format!(
+                "Error: {reason} ({} {} on {} was not sent.)",
+                self.method.as_str(),
+                self.path,
+                self.vendor.name()
+            );
+        }
+        if let ErrorKind::Undeclared = self.kind {
+            return format!(
+                "Error: the tool asked for {} {} on {}, a request its plan did not declare; \
+                 nothing was sent.",
+                self.method.as_str(),
+                self.path,
+                self.vendor.name()
+            );
         }
         if self.vendor.is_atlassian() {
             atlassian::text(self)
@@ -239,9 +260,11 @@ impl UpstreamError {
                      Check the path, or point the base URL setting at the API's final address"
                 )
             }
-            ErrorKind::NotConfigured | ErrorKind::Status { .. } | ErrorKind::Busy { .. } => {
-                String::new()
-            }
+            ErrorKind::NotConfigured
+            | ErrorKind::Undeclared
+            | ErrorKind::Denied(_)
+            | ErrorKind::Status { .. }
+            | ErrorKind::Busy { .. } => String::new(),
         }
     }
 }

@@ -2,11 +2,11 @@
 //! and the answer comes back with its body unread, whatever its status, for the caller to stream
 //! or to follow (GitHub answers a log request with a redirect).
 
-use super::client::{reason_phrase, transport_kind, vendor_request};
+use super::client::{endpoint, reason_phrase, transport_kind, vendor_request};
 use super::error::{ErrorKind, UpstreamError};
-use super::path::ApiPath;
 use super::scrub;
-use super::vendor::{UpstreamSettings, Vendor};
+use super::target::{Root, Target};
+use super::vendor::UpstreamSettings;
 use super::{js, Method};
 use crate::ports::{header, BodyStream, Headers, Level, Ports};
 
@@ -30,39 +30,21 @@ impl Opened {
     }
 }
 
-/// Sends a GET for `path` to `vendor` and returns the answer unread; only a request that got no
-/// answer (or a vendor without settings) is an error here.
-pub async fn open(
+/// Sends a GET of `target` unchecked (see [`super::Client::open`]); only a request that got
+/// no answer (or a vendor without settings) is an error here.
+pub(super) async fn open(
     ports: Ports<'_>,
     settings: &UpstreamSettings,
-    vendor: Vendor,
-    path: &ApiPath,
-    query: &[(String, String)],
+    target: &Target,
 ) -> Result<Opened, UpstreamError> {
-    open_on(ports, settings, vendor, None, path, query).await
-}
-
-/// [`open`] on another root of the vendor's API than the configured one (CircleCI's v1.1,
-/// beside the configured v2), with the same credential and headers.
-pub async fn open_on(
-    ports: Ports<'_>,
-    settings: &UpstreamSettings,
-    vendor: Vendor,
-    root: Option<&str>,
-    path: &ApiPath,
-    query: &[(String, String)],
-) -> Result<Opened, UpstreamError> {
-    let path = vendor.request_path(path);
+    let (vendor, path) = (target.vendor, &target.path);
     let started = ports.clock.now_ms();
     let fail =
         |kind| UpstreamError::new(vendor, Method::Get, path.path(), ports.clock.now_ms(), kind);
-    let Some(mut endpoint) = settings.endpoint(vendor) else {
+    let Some(endpoint) = endpoint(settings, target) else {
         return Err(fail(ErrorKind::NotConfigured));
     };
-    if let Some(root) = root {
-        endpoint.base_url = root.to_owned();
-    }
-    let (request, scrubber) = vendor_request(settings, &endpoint, Method::Get, &path, query, None);
+    let (request, scrubber) = vendor_request(settings, &endpoint, Method::Get, path, &[], None);
     let outcome = scrub::open(ports, request, &scrubber).await;
     let (status, label) = match &outcome {
         Ok(response) => (Some(response.status), "opened".to_owned()),
@@ -79,7 +61,7 @@ pub async fn open_on(
             ("vendor", vendor.id().into()),
             ("method", "GET".into()),
             ("path", path.path().into()),
-            ("root", root.is_some().into()),
+            ("root", (target.root != Root::Configured).into()),
             ("status", status.into()),
             ("ms", ports.clock.now_ms().saturating_sub(started).into()),
             ("outcome", (&label).into()),
@@ -97,12 +79,7 @@ pub async fn open_on(
 
 /// The error a non-2xx answer is, with at most [`MAX_ERROR_BODY`] bytes of its body read for the
 /// message (as [`super::send`] would report it).
-pub async fn status_error(
-    ports: Ports<'_>,
-    vendor: Vendor,
-    path: &ApiPath,
-    mut opened: Opened,
-) -> UpstreamError {
+pub async fn status_error(ports: Ports<'_>, target: &Target, mut opened: Opened) -> UpstreamError {
     let mut body = Vec::new();
     while body.len() < MAX_ERROR_BODY {
         match opened.body.next_chunk().await {
@@ -124,5 +101,12 @@ pub async fn status_error(
             headers: opened.headers,
         }
     };
-    UpstreamError::new(vendor, Method::Get, path.path(), ports.clock.now_ms(), kind)
+    let path = target.path.path();
+    UpstreamError::new(
+        target.vendor,
+        target.method,
+        path,
+        ports.clock.now_ms(),
+        kind,
+    )
 }

@@ -1,16 +1,14 @@
-//! The policy target: the upstream request a tool call makes (vendor, method, canonical path),
-//! built once from the call's arguments. Policy decides on it and the tool sends it, so what a
-//! rule matched is what goes out. [`Target::checked`] also keeps each product to its own path
-//! space, puts the aliases a rule could miss in one form and refuses the spellings a server
-//! routes elsewhere than they read.
+//! Policy targets: the upstream requests a tool call may make (vendor, method, canonical path),
+//! built once from the call's arguments into its [`Targets`]. Policy decides on them and the
+//! client sends only them, so what a rule matched is what goes out. [`Target::checked`] also
+//! keeps each product to its own path space, puts the aliases a rule could miss in one form and
+//! refuses the spellings a server routes elsewhere than they read.
 
-use super::client::UpstreamCall;
 use super::path::{ApiPath, PathError};
 use super::vendor::Vendor;
 use super::Method;
-use crate::value::Value;
 
-/// The upstream request a tool call makes, as policy sees it and as the tool sends it.
+/// One upstream request, as policy sees it and as the client sends it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     /// The vendor.
@@ -19,23 +17,51 @@ pub struct Target {
     pub method: Method,
     /// The canonical path with the vendor's prefix (Bitbucket `/2.0`), and its own query.
     pub path: ApiPath,
+    /// The API root the path is on.
+    pub root: Root,
     /// The form policy matches: the path without its query or a trailing `/`, and with Jira's
     /// API version as `3` (`/rest/api/2/...` and `/rest/api/latest/...` are the same resources).
     matched: String,
 }
 
+/// The root of a vendor's API a path is relative to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Root {
+    /// The configured base URL.
+    Configured,
+    /// CircleCI's API v1.1 beside the configured v2 (a job's steps with their output URLs);
+    /// policy sees its paths under `/api/v1.1`, a prefix no v2 path given by a caller may take.
+    CircleCiV1,
+}
+
+/// Where policy sees the paths of [`Root::CircleCiV1`].
+const CIRCLECI_V1_MATCHED: &str = "/api/v1.1";
+
 impl Target {
-    /// The target of a request to `vendor` with `method` at `path`, prefixed as the client does.
+    /// The target of a request to `vendor` with `method` at `path`, with the vendor's prefix.
     /// For paths a tool built from checked parts; a path the caller gave goes through
     /// [`Target::checked`].
     pub fn new(vendor: Vendor, method: Method, path: &ApiPath) -> Target {
-        let path = vendor.request_path(path);
+        Target::prefixed(vendor, method, vendor.request_path(path))
+    }
+
+    /// The target of `path`, which already has the vendor's prefix.
+    fn prefixed(vendor: Vendor, method: Method, path: ApiPath) -> Target {
         Target {
             vendor,
             method,
             matched: matched_form(vendor, path.path()),
             path,
+            root: Root::Configured,
         }
+    }
+
+    /// A GET of `path` on CircleCI's API v1.1 root.
+    pub fn circleci_v1(path: &ApiPath) -> Target {
+        let mut target = Target::new(Vendor::CircleCi, Method::Get, path);
+        target.matched.insert_str(0, CIRCLECI_V1_MATCHED);
+        target.root = Root::CircleCiV1;
+        target
     }
 
     /// [`Target::new`] for a path the caller gave: refused when it lies outside the product's
@@ -82,7 +108,7 @@ impl Target {
             Vendor::Jira => jira_versions(path)?,
             _ => path,
         };
-        Ok(Target::new(vendor, method, &path))
+        Ok(Target::prefixed(vendor, method, path))
     }
 
     /// The path policy matches: canonical, prefixed, without the query or a trailing `/`, with
@@ -90,19 +116,142 @@ impl Target {
     pub fn path(&self) -> &str {
         &self.matched
     }
+}
 
-    /// The request to send for this target, with `query` after the path's own and `body`.
-    pub fn call<'a>(
-        &'a self,
-        query: &'a [(String, String)],
-        body: Option<&'a Value>,
-    ) -> UpstreamCall<'a> {
-        UpstreamCall {
-            vendor: self.vendor,
-            method: self.method,
-            path: &self.path,
-            query,
-            body,
+/// Requests whose paths differ only in one id learned while the call runs (the jobs of a run):
+/// `{head}/{id}{tail}` on one vendor, method and root. The plan declares the family; the client
+/// sends a member only once policy has decided on that member's own target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Family {
+    vendor: Vendor,
+    method: Method,
+    head: String,
+    tail: String,
+}
+
+impl Family {
+    /// The GETs of `{head}/{id}{tail}` on `vendor`'s configured root; `head` and `tail` are
+    /// paths built from checked parts (`tail` empty or starting with `/`).
+    pub fn get(vendor: Vendor, head: &str, tail: &str) -> Family {
+        Family {
+            vendor,
+            method: Method::Get,
+            head: head.to_owned(),
+            tail: tail.to_owned(),
+        }
+    }
+
+    /// The member for `id`; `None` when its path does not parse (a head or tail that was not
+    /// built from checked parts).
+    pub fn member(&self, id: u64) -> Option<Target> {
+        let path = ApiPath::parse(&format!("{}/{id}{}", self.head, self.tail)).ok()?;
+        Some(Target::new(self.vendor, self.method, &path))
+    }
+
+    /// Whether `target` is a member: the target of some id, exactly as [`Family::member`]
+    /// builds it.
+    fn contains(&self, target: &Target) -> bool {
+        if (target.vendor, target.method, target.root)
+            != (self.vendor, self.method, Root::Configured)
+        {
+            return false;
+        }
+        let Some(first) = self.member(0) else {
+            return false;
+        };
+        let head = first.path.path().len() - self.tail.len() - 1;
+        let sent = target.path.path();
+        let id = sent
+            .get(head..sent.len().saturating_sub(self.tail.len()))
+            .and_then(|id| id.parse::<u64>().ok());
+        id.and_then(|id| self.member(id)).as_ref() == Some(target)
+    }
+}
+
+/// Every request one call may make: the targets known when it is planned, the families whose
+/// members it learns as it runs, and whether it follows a vendor's redirect (or a link in its
+/// answer) to a document on an allowed log host, sent without any credential.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Targets {
+    fixed: Vec<Target>,
+    families: Vec<Family>,
+    documents: bool,
+}
+
+/// How [`Targets`] holds a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Declared {
+    /// A target decided with the call.
+    Fixed,
+    /// A member of a declared family, to be decided by itself before it is sent.
+    Member,
+    /// Not a request of this call.
+    No,
+}
+
+impl Targets {
+    /// A call that makes no upstream request.
+    pub const fn none() -> Targets {
+        Targets {
+            fixed: Vec::new(),
+            families: Vec::new(),
+            documents: false,
+        }
+    }
+
+    /// A call that makes exactly `target`.
+    pub fn one(target: Target) -> Targets {
+        Targets::none().and(target)
+    }
+
+    /// These targets and `target`.
+    pub fn and(mut self, target: Target) -> Targets {
+        if !self.fixed.contains(&target) {
+            self.fixed.push(target);
+        }
+        self
+    }
+
+    /// These targets and the members of `family`.
+    pub fn and_family(mut self, family: Family) -> Targets {
+        self.families.push(family);
+        self
+    }
+
+    /// These targets and documents on the allowed log hosts.
+    pub fn and_documents(mut self) -> Targets {
+        self.documents = true;
+        self
+    }
+
+    /// The targets decided with the call, in the order the plan named them.
+    pub fn fixed(&self) -> &[Target] {
+        &self.fixed
+    }
+
+    /// The first target: the one a refusal or an approval request names.
+    pub fn first(&self) -> Option<&Target> {
+        self.fixed.first()
+    }
+
+    /// Whether the call learns some of its requests as it runs.
+    pub fn has_families(&self) -> bool {
+        !self.families.is_empty()
+    }
+
+    /// Whether the call may fetch documents on the allowed log hosts.
+    pub fn documents(&self) -> bool {
+        self.documents
+    }
+
+    /// How the call's plan holds `target`.
+    pub fn declares(&self, target: &Target) -> Declared {
+        if self.fixed.contains(target) {
+            Declared::Fixed
+        } else if self.families.iter().any(|f| f.contains(target)) {
+            Declared::Member
+        } else {
+            Declared::No
         }
     }
 }
@@ -528,6 +677,41 @@ mod tests {
             let t = checked(vendor, raw).unwrap_or_else(|e| panic!("{raw}: {e}"));
             assert_eq!((t.path(), t.path.path()), (matched, sent), "{raw}");
         }
+    }
+
+    #[test]
+    fn a_family_holds_exactly_the_members_it_builds() {
+        let family = Family::get(Vendor::GitHub, "/repos/o/r/actions/jobs", "/logs");
+        let member = family.member(42).unwrap();
+        assert_eq!(member.path(), "/repos/o/r/actions/jobs/42/logs");
+        let targets =
+            Targets::one(target(Vendor::GitHub, Method::Get, "/repos/o/r")).and_family(family);
+        assert_eq!(targets.declares(&member), Declared::Member);
+        assert_eq!(
+            targets.declares(&target(Vendor::GitHub, Method::Get, "/repos/o/r")),
+            Declared::Fixed
+        );
+        for other in [
+            "/repos/o/r/actions/jobs/x/logs",
+            "/repos/o/r/actions/jobs/42/logs/x",
+            "/repos/o/r/actions/jobs/4/2/logs",
+            "/repos/o/other/actions/jobs/42/logs",
+            "/repos/o/r/actions/jobs/042/logs",
+            "/repos/o/r/actions/jobs/42",
+        ] {
+            let t = target(Vendor::GitHub, Method::Get, other);
+            assert_eq!(targets.declares(&t), Declared::No, "{other}");
+        }
+        let post = target(
+            Vendor::GitHub,
+            Method::Post,
+            "/repos/o/r/actions/jobs/42/logs",
+        );
+        assert_eq!(targets.declares(&post), Declared::No);
+        let v1 = Target::circleci_v1(&ApiPath::parse("/project/gh/o/r/7").unwrap());
+        assert_eq!(v1.path(), "/api/v1.1/project/gh/o/r/7");
+        assert_eq!(v1.path.path(), "/project/gh/o/r/7");
+        assert_eq!(targets.declares(&v1), Declared::No);
     }
 
     #[test]

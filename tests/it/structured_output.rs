@@ -8,7 +8,6 @@ use crate::common::structured::*;
 use devtools_mcp_edge::mcp::{CallToolResult, ToolDescriptor};
 use devtools_mcp_edge::structured::Contract;
 use devtools_mcp_edge::tools::{Access, Registry, ToolContext, ToolError, ToolSpec, TypedTool};
-use futures::future::LocalBoxFuture;
 use serde_json::{json, Value as Json};
 
 #[test]
@@ -291,19 +290,17 @@ impl TypedTool for Canned {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn run<'a>(
-        &'a self,
+    async fn run(
+        &self,
         _args: Self::Args,
-        _call: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(async move {
-            let result = CallToolResult::text("some text");
-            Ok(match self.1 {
-                Some(json) => result.with_structured(
-                    devtools_mcp_edge::value::parse(json).expect("the literal parses"),
-                ),
-                None => result,
-            })
+        _call: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        let result = CallToolResult::text("some text");
+        Ok(match self.1 {
+            Some(json) => result.with_structured(
+                devtools_mcp_edge::value::parse(json).expect("the literal parses"),
+            ),
+            None => result,
         })
     }
 }

@@ -1,4 +1,4 @@
-//! Host tests of the upstream client (`upstream::send`) on the in-memory ports: credentials and
+//! Host tests of the upstream client (`upstream::Client`) on the in-memory ports: credentials and
 //! headers per vendor, the configured host only, timeouts, network failures, the body bound,
 //! redirects, rate limits, Confluence's error texts, paths refused before any request, and that
 //! no secret ever reaches a result, an error text or a log line.
@@ -11,7 +11,7 @@ use devtools_mcp_edge::ports::{TransportError, UpstreamRequest, UpstreamResponse
 use devtools_mcp_edge::server::Server;
 use devtools_mcp_edge::tools;
 use devtools_mcp_edge::upstream::{
-    self, ApiPath, ErrorKind, Method, UpstreamCall, UpstreamError, Vendor,
+    self, ApiPath, Client, ErrorKind, Method, Target, Targets, UpstreamError, Vendor,
 };
 use devtools_mcp_edge::value::Value;
 use serde_json::json;
@@ -91,14 +91,10 @@ fn get(
 ) {
     let env = FakeEnv::with_http(http);
     let path = ApiPath::parse(path).unwrap();
-    let call = UpstreamCall {
-        vendor,
-        method: Method::Get,
-        path: &path,
-        query: &[],
-        body: None,
-    };
-    let outcome = futures::executor::block_on(upstream::send(env.ports(), &config.upstream, call));
+    let target = Target::new(vendor, Method::Get, &path);
+    let targets = Targets::one(target.clone());
+    let client = Client::new(env.ports(), &config.upstream, &targets, None);
+    let outcome = futures::executor::block_on(client.send(&target, &[], None));
     (outcome, env.http.sent(), env.log.lines())
 }
 

@@ -10,13 +10,9 @@ use crate::logs::excerpt::Step;
 use crate::logs::Excerpter;
 use crate::mcp::CallToolResult;
 use crate::tools::args::{arguments, Field, WithCommon};
-use crate::tools::output;
 use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
-use crate::upstream::{
-    self, stream, ApiPath, Method, Target, UpstreamCall, UpstreamSettings, Vendor,
-};
+use crate::upstream::{stream, ApiPath, Method, Target, Targets, UpstreamSettings, Vendor};
 use crate::value::{Map, Value};
-use futures::future::LocalBoxFuture;
 use serde::Deserialize;
 
 /// The tool's name.
@@ -150,35 +146,113 @@ fn parse_url(url: &str) -> Result<Job, ToolError> {
 
 struct GetJobLogs(ToolSpec);
 
+/// The requests of a call: the job's details with its steps (API v1.1, where the steps' output
+/// URLs are) and its failed tests (v2), then each step's output document.
+struct Plan {
+    job: Job,
+    details: Target,
+    tests: Target,
+}
+
 impl UpstreamTool for GetJobLogs {
     type Args = WithCommon<Args>;
-    /// The job, from which every request of the call is built.
-    type Plan = Job;
+    type Plan = Plan;
 
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Target, Job), ToolError> {
+    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Targets, Plan), ToolError> {
         let job = args.own.job()?;
-        let target = Target::new(Vendor::CircleCi, Method::Get, &job_path(&job)?);
-        Ok((target, job))
+        let (slug, number) = (&job.slug, job.number);
+        let details = Target::circleci_v1(&path(&format!("/project/{slug}/{number}"))?);
+        let tests = path(&format!("/project/{slug}/{number}/tests"))?;
+        let tests = Target::new(Vendor::CircleCi, Method::Get, &tests);
+        let targets = Targets::one(details.clone())
+            .and(tests.clone())
+            .and_documents();
+        Ok((
+            targets,
+            Plan {
+                job,
+                details,
+                tests,
+            },
+        ))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Self::Args,
-        _: Target,
-        job: Job,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(run(args, job, cx))
+    async fn run(
+        &self,
+        WithCommon { common, own: args }: Self::Args,
+        Plan {
+            job,
+            details,
+            tests,
+        }: Plan,
+        call: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        let options = args.log.options()?;
+        let opened = call.upstream.open(&details).await?;
+        if !(200..300).contains(&opened.status) {
+            return Err(stream::status_error(call.ports, &details, opened)
+                .await
+                .into());
+        }
+        let body = match download::read_all(
+            call.ports,
+            Vendor::CircleCi,
+            opened.body,
+            "CircleCI",
+            call.upstream.max_bytes(),
+        )
+        .await
+        {
+            Ok(body) => body,
+            Err(e) => return Err(ToolError::Failed(e.text())),
+        };
+        let Ok(details) = crate::value::parse_bytes(&body) else {
+            return Err(ToolError::Failed(
+                "Error: Invalid response from CircleCI API v1.1: the job details are not JSON."
+                    .into(),
+            ));
+        };
+        let mut fields = Map::new();
+        fields.insert("id".into(), super::int(job.number));
+        let name = details
+            .get("workflows")
+            .and_then(|w| text(w, "job_name"))
+            .or_else(|| text(&details, "job_name"));
+        fields.insert("name".into(), string(name));
+        fields.insert("status".into(), string(text(&details, "lifecycle")));
+        fields.insert(
+            "conclusion".into(),
+            string(text(&details, "outcome").or_else(|| text(&details, "status"))),
+        );
+        fields.insert("url".into(), string(text(&details, "build_url")));
+        fields.insert("failedTests".into(), failed_tests(&call, &tests).await);
+        let actions = actions(&details);
+        let steps: Vec<Step> = actions.iter().map(|a| a.step.clone()).collect();
+        let mut excerpter = Excerpter::new(options, steps, false);
+        let mut writer = log_writer(&call).await?;
+        let outcome = read_outputs(&call, &actions, &mut excerpter, &mut writer).await;
+        fields.insert("cached".into(), Value::Bool(false));
+        let report = match outcome {
+            Ok(()) => JobReport {
+                fields,
+                artifact: writer.finish().await,
+                log: excerpter.finish().map_err(LogError::Grep),
+            },
+            Err(e) => {
+                writer.abandon().await;
+                JobReport {
+                    fields,
+                    artifact: None,
+                    log: Err(e),
+                }
+            }
+        };
+        respond(&call, &common, vec![report], 0).await
     }
-}
-
-/// The v2 path of the job, which policy decides on.
-fn job_path(job: &Job) -> Result<ApiPath, ToolError> {
-    path(&format!("/project/{}/job/{}", job.slug, job.number))
 }
 
 fn path(text: &str) -> Result<ApiPath, ToolError> {
@@ -187,87 +261,6 @@ fn path(text: &str) -> Result<ApiPath, ToolError> {
 
 fn string(value: Option<&str>) -> Value {
     value.map_or(Value::Null, |t| Value::String(t.to_owned()))
-}
-
-async fn run(
-    args: WithCommon<Args>,
-    job: Job,
-    call: ToolContext<'_>,
-) -> Result<CallToolResult, ToolError> {
-    let WithCommon { common, own: args } = args;
-    let options = args.log.options()?;
-    let v1 = call.upstream.circleci_v1_url();
-    let details_path = path(&format!("/project/{}/{}", job.slug, job.number))?;
-    let opened = match stream::open_on(
-        call.ports,
-        call.upstream,
-        Vendor::CircleCi,
-        Some(&v1),
-        &details_path,
-        &[],
-    )
-    .await
-    {
-        Ok(opened) => opened,
-        Err(e) => return Ok(output::upstream_error(&e)),
-    };
-    if !(200..300).contains(&opened.status) {
-        let e = stream::status_error(call.ports, Vendor::CircleCi, &details_path, opened).await;
-        return Ok(output::upstream_error(&e));
-    }
-    let body = match download::read_all(
-        call.ports,
-        Vendor::CircleCi,
-        opened.body,
-        "CircleCI",
-        call.upstream.max_bytes,
-    )
-    .await
-    {
-        Ok(body) => body,
-        Err(e) => return Ok(CallToolResult::error(e.text())),
-    };
-    let Ok(details) = crate::value::parse_bytes(&body) else {
-        return Ok(CallToolResult::error(
-            "Error: Invalid response from CircleCI API v1.1: the job details are not JSON.",
-        ));
-    };
-    let mut fields = Map::new();
-    fields.insert("id".into(), super::int(job.number));
-    let name = details
-        .get("workflows")
-        .and_then(|w| text(w, "job_name"))
-        .or_else(|| text(&details, "job_name"));
-    fields.insert("name".into(), string(name));
-    fields.insert("status".into(), string(text(&details, "lifecycle")));
-    fields.insert(
-        "conclusion".into(),
-        string(text(&details, "outcome").or_else(|| text(&details, "status"))),
-    );
-    fields.insert("url".into(), string(text(&details, "build_url")));
-    fields.insert("failedTests".into(), failed_tests(&call, &job).await);
-    let actions = actions(&details);
-    let steps: Vec<Step> = actions.iter().map(|a| a.step.clone()).collect();
-    let mut excerpter = Excerpter::new(options, steps, false);
-    let mut writer = log_writer(&call).await?;
-    let outcome = read_outputs(&call, &actions, &mut excerpter, &mut writer).await;
-    fields.insert("cached".into(), Value::Bool(false));
-    let report = match outcome {
-        Ok(()) => JobReport {
-            fields,
-            artifact: writer.finish().await,
-            log: excerpter.finish().map_err(LogError::Grep),
-        },
-        Err(e) => {
-            writer.abandon().await;
-            JobReport {
-                fields,
-                artifact: None,
-                log: Err(e),
-            }
-        }
-    };
-    Ok(respond(&call, &common, vec![report], 0).await)
 }
 
 /// One action (a step on one parallel container) and where its output is.
@@ -354,7 +347,7 @@ async fn read_outputs(
             Vendor::CircleCi,
             body,
             &host,
-            call.upstream.max_bytes,
+            call.upstream.max_bytes(),
         )
         .await?;
         let messages: Vec<Message> = serde_json::from_slice(&bytes).map_err(|_| {
@@ -378,18 +371,8 @@ async fn read_outputs(
 
 /// The job's failed tests (v2), at most [`MAX_TESTS`]: `[{name, classname, file, message}]`, or
 /// the error's text.
-async fn failed_tests(call: &ToolContext<'_>, job: &Job) -> Value {
-    let Ok(tests_path) = path(&format!("/project/{}/{}/tests", job.slug, job.number)) else {
-        return Value::Null;
-    };
-    let request = UpstreamCall {
-        vendor: Vendor::CircleCi,
-        method: Method::Get,
-        path: &tests_path,
-        query: &[],
-        body: None,
-    };
-    let reply = upstream::send(call.ports, call.upstream, request).await;
+async fn failed_tests(call: &ToolContext<'_>, tests: &Target) -> Value {
+    let reply = call.upstream.send(tests, &[], None).await;
     let body = match reply {
         Ok(reply) => reply.body,
         Err(e) => return Value::String(e.text()),

@@ -11,13 +11,11 @@ use crate::mcp::CallToolResult;
 use crate::time::parse_iso8601_seconds;
 use crate::tools::args::{arguments, Fallback, Field, WithCommon, OWNER, REPO};
 use crate::tools::github::name_segment;
-use crate::tools::output;
 use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
 use crate::upstream::{
-    self, stream, ApiPath, Method, Target, UpstreamCall, UpstreamSettings, Vendor,
+    ApiPath, Family, Method, Target, Targets, UpstreamError, UpstreamSettings, Vendor,
 };
 use crate::value::{Map, Value};
-use futures::future::LocalBoxFuture;
 
 /// The tool's name.
 pub const NAME: &str = "github_get_job_logs";
@@ -80,20 +78,53 @@ enum What {
 }
 
 impl Subject {
-    /// The path policy decides on: the logs of the job, or of the run.
+    /// The path of the call's first request: the job's logs (what a refusal names), or the
+    /// run's job list.
     fn policy_path(&self) -> String {
         let Subject { owner, repo, what } = self;
         match what {
             What::Job(id) => format!("/repos/{owner}/{repo}/actions/jobs/{id}/logs"),
-            What::Run(id) => format!("/repos/{owner}/{repo}/actions/runs/{id}/logs"),
+            What::Run(id) => format!("/repos/{owner}/{repo}/actions/runs/{id}/jobs"),
         }
     }
 
-    fn path(&self, rest: &str) -> Result<ApiPath, ToolError> {
-        let (owner, repo) = (&self.owner, &self.repo);
-        ApiPath::parse(&format!("/repos/{owner}/{repo}{rest}"))
-            .map_err(|e| ToolError::Internal(format!("built path refused: {e}")))
+    /// The requests made per job, whose ids a run's job list gives.
+    fn per_job(&self) -> PerJob {
+        let repo = format!("/repos/{}/{}", self.owner, self.repo);
+        PerJob {
+            job: Family::get(Vendor::GitHub, &format!("{repo}/actions/jobs"), ""),
+            annotations: Family::get(
+                Vendor::GitHub,
+                &format!("{repo}/check-runs"),
+                "/annotations",
+            ),
+            logs: Family::get(Vendor::GitHub, &format!("{repo}/actions/jobs"), "/logs"),
+        }
     }
+}
+
+/// The GitHub requests about one job.
+struct PerJob {
+    /// The job itself.
+    job: Family,
+    /// Its check-run annotations.
+    annotations: Family,
+    /// Its log (answered with a redirect to the document).
+    logs: Family,
+}
+
+/// The member of `family` for job `id`.
+fn member(family: &Family, id: u64) -> Result<Target, ToolError> {
+    family
+        .member(id)
+        .ok_or_else(|| ToolError::Internal(format!("built path refused for job {id}")))
+}
+
+/// What the run of a call uses: its subject, and its requests as the plan declared them.
+struct Plan {
+    subject: Subject,
+    first: Target,
+    per_job: PerJob,
 }
 
 impl Args {
@@ -186,100 +217,106 @@ struct GetJobLogs(ToolSpec);
 
 impl UpstreamTool for GetJobLogs {
     type Args = WithCommon<Args>;
-    /// The job or run, from which every request of the call is built.
-    type Plan = Subject;
+    type Plan = Plan;
 
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    /// Policy decides on the logs path of the job or run; a `url`'s host is checked against the
+    /// A job's call makes its requests about that job; a run's lists the run's jobs, then makes
+    /// the same requests about each failed one, decided by policy as they are learned. Both
+    /// follow the log's redirect to its document. A `url`'s host is checked against the
     /// configured API.
     fn plan(
         &self,
         args: &Self::Args,
         upstream: &UpstreamSettings,
-    ) -> Result<(Target, Subject), ToolError> {
+    ) -> Result<(Targets, Plan), ToolError> {
         let subject = args.own.subject(&upstream.github_api_url)?;
         let path = ApiPath::parse(&subject.policy_path())
             .map_err(|e| ToolError::Internal(format!("built path refused: {e}")))?;
-        Ok((Target::new(Vendor::GitHub, Method::Get, &path), subject))
+        let first = Target::new(Vendor::GitHub, Method::Get, &path);
+        let per_job = subject.per_job();
+        let targets = match subject.what {
+            What::Job(id) => Targets::one(first.clone())
+                .and(member(&per_job.job, id)?)
+                .and(member(&per_job.annotations, id)?),
+            What::Run(_) => Targets::one(first.clone())
+                .and_family(per_job.annotations.clone())
+                .and_family(per_job.logs.clone()),
+        };
+        let plan = Plan {
+            subject,
+            first,
+            per_job,
+        };
+        Ok((targets.and_documents(), plan))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Self::Args,
-        _: Target,
-        subject: Subject,
-        cx: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(run(args, subject, cx))
-    }
-}
-
-async fn run(
-    args: WithCommon<Args>,
-    subject: Subject,
-    call: ToolContext<'_>,
-) -> Result<CallToolResult, ToolError> {
-    let WithCommon { common, own: args } = args;
-    let options = args.log.options()?;
-    let cache = LogCache::new(&call, Vendor::GitHub);
-    let (jobs, more) = match subject.what {
-        What::Job(id) => {
-            if let Some(report) = from_cache(&cache, &subject, id, &options).await {
-                return Ok(respond(&call, &common, vec![report], 0).await);
+    async fn run(
+        &self,
+        WithCommon { common, own: args }: Self::Args,
+        Plan {
+            subject,
+            first,
+            per_job,
+        }: Plan,
+        call: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        let options = args.log.options()?;
+        let cache = LogCache::new(&call, Vendor::GitHub);
+        let (jobs, more) = match subject.what {
+            What::Job(id) => {
+                if let Some(report) = from_cache(&cache, &subject, id, &options).await {
+                    return respond(&call, &common, vec![report], 0).await;
+                }
+                match get(&call, &member(&per_job.job, id)?, &[]).await {
+                    Ok(job) => (vec![job], 0),
+                    Err(error) => return Err(error.into()),
+                }
             }
-            match get(&call, subject.path(&format!("/actions/jobs/{id}"))?, &[]).await {
-                Ok(job) => (vec![job], 0),
-                Err(result) => return Ok(result),
+            What::Run(_) => {
+                let query = [
+                    ("filter".to_owned(), "latest".to_owned()),
+                    ("per_page".to_owned(), "100".to_owned()),
+                ];
+                let list = match get(&call, &first, &query).await {
+                    Ok(list) => list,
+                    Err(error) => return Err(error.into()),
+                };
+                let mut jobs: Vec<Value> = match list.get("jobs") {
+                    Some(Value::Array(jobs)) => jobs.clone(),
+                    _ => Vec::new(),
+                };
+                if args.failed_only {
+                    jobs.retain(|job| {
+                        FAILED.contains(&text(job, "conclusion").unwrap_or_default())
+                    });
+                }
+                let more = jobs.len().saturating_sub(MAX_JOBS);
+                jobs.truncate(MAX_JOBS);
+                (jobs, more)
             }
-        }
-        What::Run(id) => {
-            let query = [
-                ("filter".to_owned(), "latest".to_owned()),
-                ("per_page".to_owned(), "100".to_owned()),
-            ];
-            let list = match get(
-                &call,
-                subject.path(&format!("/actions/runs/{id}/jobs"))?,
-                &query,
-            )
-            .await
-            {
-                Ok(list) => list,
-                Err(result) => return Ok(result),
-            };
-            let mut jobs: Vec<Value> = match list.get("jobs") {
-                Some(Value::Array(jobs)) => jobs.clone(),
-                _ => Vec::new(),
-            };
-            if args.failed_only {
-                jobs.retain(|job| FAILED.contains(&text(job, "conclusion").unwrap_or_default()));
-            }
-            let more = jobs.len().saturating_sub(MAX_JOBS);
-            jobs.truncate(MAX_JOBS);
-            (jobs, more)
-        }
-    };
-    let mut reports = Vec::with_capacity(jobs.len());
-    for job in &jobs {
-        let cached = match number(job, "id") {
-            Some(id) => from_cache(&cache, &subject, id, &options).await,
-            None => None,
         };
-        let report = match cached {
-            Some(report) => report,
-            None => read_job(&call, &cache, &subject, job, &options).await?,
-        };
-        let over_budget = matches!(report.log, Err(LogError::Grep(_)));
-        reports.push(report);
-        if over_budget {
-            // The call fails (see `respond`), and the next jobs share the spent budget.
-            break;
+        let mut reports = Vec::with_capacity(jobs.len());
+        for job in &jobs {
+            let cached = match number(job, "id") {
+                Some(id) => from_cache(&cache, &subject, id, &options).await,
+                None => None,
+            };
+            let report = match cached {
+                Some(report) => report,
+                None => read_job(&call, &cache, &subject, &per_job, job, &options).await?,
+            };
+            let over_budget = matches!(report.log, Err(LogError::Grep(_)));
+            reports.push(report);
+            if over_budget {
+                // The call fails (see `respond`), and the next jobs share the spent budget.
+                break;
+            }
         }
+        respond(&call, &common, reports, more).await
     }
-    Ok(respond(&call, &common, reports, more).await)
 }
 
 /// The cache's name for job `id` of the subject's repository.
@@ -308,23 +345,14 @@ async fn from_cache(
     })
 }
 
-/// A GET on the GitHub API, decoded; a failure is the tool's error result.
+/// A GET on the GitHub API, decoded.
 async fn get(
     call: &ToolContext<'_>,
-    path: ApiPath,
+    target: &Target,
     query: &[(String, String)],
-) -> Result<Value, CallToolResult> {
-    let request = UpstreamCall {
-        vendor: Vendor::GitHub,
-        method: Method::Get,
-        path: &path,
-        query,
-        body: None,
-    };
-    upstream::send(call.ports, call.upstream, request)
-        .await
-        .map(|reply| reply.body)
-        .map_err(|e| output::upstream_error(&e))
+) -> Result<Value, UpstreamError> {
+    let reply = call.upstream.send(target, query, None).await?;
+    Ok(reply.body)
 }
 
 fn number(value: &Value, key: &str) -> Option<u64> {
@@ -354,6 +382,7 @@ async fn read_job(
     call: &ToolContext<'_>,
     cache: &LogCache<'_, '_>,
     subject: &Subject,
+    per_job: &PerJob,
     job: &Value,
     options: &Options,
 ) -> Result<JobReport, ToolError> {
@@ -373,46 +402,25 @@ async fn read_job(
         );
     }
     let query = [("per_page".to_owned(), MAX_ANNOTATIONS.to_string())];
-    match get(
-        call,
-        subject.path(&format!("/check-runs/{id}/annotations"))?,
-        &query,
-    )
-    .await
-    {
+    match get(call, &member(&per_job.annotations, id)?, &query).await {
         Ok(list) => {
             fields.insert("annotations".into(), annotations(&list));
         }
-        Err(result) => {
-            let text = result.content.first().map(|c| match c {
-                crate::mcp::ContentBlock::Text { text, .. } => text.clone(),
-                _ => String::new(),
-            });
-            fields.insert(
-                "annotationsError".into(),
-                text.map_or(Value::Null, Value::String),
-            );
+        Err(error) => {
+            fields.insert("annotationsError".into(), Value::String(error.text()));
         }
     }
     let steps = job_steps(job);
     let mut excerpter = Excerpter::new(options.clone(), steps.clone(), true);
     let mut writer = log_writer(call).await?;
-    let path = subject.path(&format!("/actions/jobs/{id}/logs"))?;
-    let outcome = match stream::open(call.ports, call.upstream, Vendor::GitHub, &path, &[]).await {
+    let logs = member(&per_job.logs, id)?;
+    let outcome = match call.upstream.open(&logs).await {
         Ok(opened) => {
             let sink = Sink {
                 excerpter: &mut excerpter,
                 writer: &mut writer,
             };
-            download::from_vendor(
-                call.ports,
-                call.upstream,
-                Vendor::GitHub,
-                &path,
-                opened,
-                sink,
-            )
-            .await
+            download::from_vendor(call.ports, call.upstream, &logs, opened, sink).await
         }
         Err(e) => Err(LogError::Upstream(e)),
     };
@@ -616,7 +624,8 @@ mod tests {
             github_api_url: "https://ghe.example/api/v3".into(),
             ..UpstreamSettings::default()
         };
-        let (target, subject) = GetJobLogs(spec()).plan(&args, &upstream).unwrap();
+        let (targets, plan) = GetJobLogs(spec()).plan(&args, &upstream).unwrap();
+        let (target, subject) = (targets.first().unwrap(), plan.subject);
         assert_eq!(target.path(), "/repos/o/r/actions/jobs/7/logs");
         assert_eq!(subject.what, What::Job(7));
         assert!(GetJobLogs(spec())

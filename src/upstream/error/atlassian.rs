@@ -104,7 +104,10 @@ fn transport(error: &UpstreamError) -> Transport {
             plain(error.transport_summary(&error.kind), Some(*status))
         }
         // Answered before any vendor wording (`UpstreamError::text`).
-        ErrorKind::NotConfigured | ErrorKind::Busy { .. } => plain(String::new(), None),
+        ErrorKind::NotConfigured
+        | ErrorKind::Undeclared
+        | ErrorKind::Denied(_)
+        | ErrorKind::Busy { .. } => plain(String::new(), None),
     }
 }
 

@@ -9,7 +9,6 @@ use devtools_mcp_edge::ports::fake::FakeEnv;
 use devtools_mcp_edge::server::Server;
 use devtools_mcp_edge::tools::{Access, Registry, ToolContext, ToolError, ToolSpec, TypedTool};
 use devtools_mcp_edge::value::Value;
-use futures::future::LocalBoxFuture;
 use serde_json::{json, Value as Json};
 
 /// The token of principal `ci` in [`base_settings`].
@@ -179,21 +178,19 @@ impl TypedTool for Echo {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn run<'a>(
-        &'a self,
+    async fn run(
+        &self,
         args: EchoArgs,
-        call: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(async move {
-            let principal: &Principal = call.principal;
-            Ok(CallToolResult::text(format!(
-                "{} (principal {}, revision {})",
-                args.text,
-                principal.name(),
-                call.protocol_version.as_str()
-            ))
-            .with_structured(Value::from(args.text.as_str())))
-        })
+        call: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        let principal: &Principal = call.principal;
+        Ok(CallToolResult::text(format!(
+            "{} (principal {}, revision {})",
+            args.text,
+            principal.name(),
+            call.protocol_version.as_str()
+        ))
+        .with_structured(Value::from(args.text.as_str())))
     }
 }
 
@@ -205,19 +202,17 @@ impl TypedTool for Failing {
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
-    fn run<'a>(
-        &'a self,
+    async fn run(
+        &self,
         _args: Self::Args,
-        _call: ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(async move {
-            match self.0.descriptor.name.as_str() {
-                "panics" => panic!("secret detail: index 7 out of range"),
-                "fails" => Err(ToolError::Failed("upstream said 404: no such issue".into())),
-                "internal" => Err(ToolError::Internal("KV put failed: quota".into())),
-                _ => Err(ToolError::InvalidArguments("jql: unexpected token".into())),
-            }
-        })
+        _call: ToolContext<'_>,
+    ) -> Result<CallToolResult, ToolError> {
+        match self.0.descriptor.name.as_str() {
+            "panics" => panic!("secret detail: index 7 out of range"),
+            "fails" => Err(ToolError::Failed("upstream said 404: no such issue".into())),
+            "internal" => Err(ToolError::Internal("KV put failed: quota".into())),
+            _ => Err(ToolError::InvalidArguments("jql: unexpected token".into())),
+        }
     }
 }
 
