@@ -60,7 +60,7 @@ test-host: ## cargo test (the core, on the host); nextest when installed; a hung
 test-layers: ## the layer checker (scripts/check-layers.mjs) on its fixture crates in tests/layers
 	$(NODE_TEST) tests/layers/*.test.mjs
 
-layers: ## print the import cycles between top-level modules of src/ (fails on one) and between files of one module (fails with LAYERS_FILES=strict)
+layers: ## print the import cycles between top-level modules of src/ (fails on one) and between files of one module (fails on either)
 	node scripts/check-layers.mjs src
 
 # Fuzzing (fuzz/, cargo-fuzz on nightly; scripts/fuzz.sh installs what is missing). test-fuzz is

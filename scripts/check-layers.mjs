@@ -14,10 +14,10 @@
 // and composes its children, which may name the items it shares; inside a module the layers are
 // between siblings and cousins. A circle between files of different top-level modules is already
 // a module cycle and is not repeated.
-// File circles fail the run only with LAYERS_FILES=strict; otherwise they are printed.
+// File circles fail the run as module cycles do.
 //
-// Usage: [LAYERS_FILES=strict] node scripts/check-layers.mjs [SRC_DIR]   (default: src)
-// Exit status: 0 no cycle, 1 at least one module cycle (or file circle under LAYERS_FILES=strict),
+// Usage: node scripts/check-layers.mjs [SRC_DIR]   (default: src)
+// Exit status: 0 no cycle, 1 at least one module cycle or file circle,
 // 2 the directory cannot be read.
 
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -406,20 +406,16 @@ function cycleBlocks(kind, { edges, adjacency, components }) {
 
 /**
  * The report for `analyse`'s result: the module cycles (or that there is none), then the file
- * circles when there are any, and whether they fail the run.
+ * circles when there are any.
  */
-function report(result, strictFiles) {
+function report(result) {
   const lines = result.components.length
     ? cycleBlocks({ cycle: "cycle", members: "modules" }, result)
     : [`no import cycle between the ${result.modules.length} top-level modules`];
   const circles = result.files.components.length;
   if (circles) {
     lines.push(...cycleBlocks({ cycle: "file circle", members: "files" }, result.files));
-    lines.push(
-      strictFiles
-        ? `${circles} file circle(s) inside a module: failing (LAYERS_FILES=strict)`
-        : `${circles} file circle(s) inside a module: printed only (LAYERS_FILES=strict fails on them)`,
-    );
+    lines.push(`${circles} file circle(s) inside a module`);
   }
   return lines.join("\n");
 }
@@ -433,8 +429,7 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     console.error(`check-layers: cannot read ${srcDir}: ${err.message}`);
     process.exit(2);
   }
-  const strictFiles = process.env.LAYERS_FILES === "strict";
-  console.log(report(result, strictFiles));
-  const failed = result.components.length > 0 || (strictFiles && result.files.components.length > 0);
+  console.log(report(result));
+  const failed = result.components.length > 0 || result.files.components.length > 0;
   process.exit(failed ? 1 : 0);
 }

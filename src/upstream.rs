@@ -15,14 +15,14 @@ pub mod scrub;
 pub mod stream;
 pub mod target;
 pub mod vendor;
+pub mod wire;
 
-pub use client::{
-    decode, decode_body, reason_phrase, Admit, Client, Decoded, RawReply, UpstreamReply,
-};
+pub use client::{decode, decode_body, Admit, Client, Decoded, RawReply, UpstreamReply};
 pub use error::{ErrorKind, UpstreamError};
 pub use path::{ApiPath, PathError};
 pub use target::{Family, Root, Target, Targets};
 pub use vendor::{Acting, Endpoint, Secret, UpstreamSettings, Vendor};
+pub use wire::reason_phrase;
 
 use std::fmt;
 

@@ -2,11 +2,11 @@
 //! and the answer comes back with its body unread, whatever its status, for the caller to stream
 //! or to follow (GitHub answers a log request with a redirect).
 
-use super::client::{endpoint, reason_phrase, transport_kind, vendor_request};
 use super::error::{ErrorKind, UpstreamError};
 use super::scrub;
 use super::target::{Root, Target};
 use super::vendor::UpstreamSettings;
+use super::wire::{endpoint, reason_phrase, transport_kind, vendor_request};
 use super::{js, Method};
 use crate::ports::{header, BodyStream, Headers, Level, Ports};
 

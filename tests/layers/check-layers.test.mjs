@@ -4,18 +4,18 @@
 // path form other than a plain `use crate::x` (grouped use, inline path, `super::` from a
 // top-level file, `super::` from a `mod.rs` file); `files` has no module cycle but one circle
 // between sibling files, closed by an inline `super::` path and a nested `use` group, beside a
-// parent and child that name each other (no circle) and a sibling named only in a test.
+// parent and child that name each other (no circle) and a sibling named only in a test; both
+// kinds fail the run.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const check = (dir, env = {}) =>
+const check = (dir) =>
   spawnSync(process.execPath, ["scripts/check-layers.mjs", dir], {
     cwd: root,
     encoding: "utf8",
-    env: { ...process.env, LAYERS_FILES: "", ...env },
   });
 
 test("a crate whose layers point one way passes", () => {
@@ -56,32 +56,13 @@ const filesCircle = [
   "  tests/layers/files/src/query/funcs.rs -> tests/layers/files/src/query/eval.rs  (tests/layers/files/src/query/funcs.rs:2)",
 ];
 
-test("a circle between files of one module is printed, and passes by default", () => {
+test("a circle between files of one module fails and names the lines that close it", () => {
   const run = check("tests/layers/files/src");
-  assert.equal(
-    run.stdout.trim(),
-    [
-      ...filesCircle,
-      "1 file circle(s) inside a module: printed only (LAYERS_FILES=strict fails on them)",
-    ].join("\n"),
-  );
-  assert.equal(run.status, 0);
-});
-
-test("under LAYERS_FILES=strict a circle between files fails", () => {
-  const run = check("tests/layers/files/src", { LAYERS_FILES: "strict" });
-  assert.equal(
-    run.stdout.trim(),
-    [...filesCircle, "1 file circle(s) inside a module: failing (LAYERS_FILES=strict)"].join("\n"),
-  );
+  assert.equal(run.stdout.trim(), [...filesCircle, "1 file circle(s) inside a module"].join("\n"));
   assert.equal(run.status, 1);
 });
 
-test("under LAYERS_FILES=strict a crate without circles passes, and module cycles are not repeated as file circles", () => {
-  const acyclic = check("tests/layers/acyclic/src", { LAYERS_FILES: "strict" });
-  assert.equal(acyclic.stdout.trim(), "no import cycle between the 3 top-level modules");
-  assert.equal(acyclic.status, 0);
-  const cycle = check("tests/layers/cycle/src", { LAYERS_FILES: "strict" });
-  assert.equal(cycle.stdout, check("tests/layers/cycle/src").stdout);
+test("module cycles are not repeated as file circles", () => {
+  const cycle = check("tests/layers/cycle/src");
   assert.doesNotMatch(cycle.stdout, /file circle/);
 });
