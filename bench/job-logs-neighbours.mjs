@@ -5,19 +5,26 @@
 //
 //   node bench/job-logs-neighbours.mjs            # ROUNDS=2 by default
 //   node bench/job-logs-neighbours.mjs --no-r2    # without the ARTIFACTS binding: no artifact is written
+//   node bench/job-logs-neighbours.mjs --wrangler-dev [--no-inspector]
+//       # behind wrangler's dev server, with the inspector `wrangler dev` attaches, or without it
 //
 // BENCH_BUILD names another build directory (e.g. one built from main, for a before/after).
 
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { startLoadStack, rpc, toolCall, MCP_HEADERS, TOKEN } from "./load/common.mjs";
+import { startWranglerDevStack } from "./load/wrangler-dev.mjs";
 import { JOBS, LOGS_REPO } from "../tests/e2e/fake/logs.mjs";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const READERS = Array.from({ length: ROUNDS }, (_, i) => `bench-reader${i}-token-0123456789abcdef`);
 const noR2 = process.argv.includes("--no-r2");
 const tokens = { load: TOKEN, ...Object.fromEntries(READERS.map((t, i) => [`reader${i}`, t])) };
-const stack = await startLoadStack({ MCP_AUTH_TOKENS: JSON.stringify(tokens) }, { noR2 });
+const wranglerDev = process.argv.includes("--wrangler-dev");
+const inspector = !process.argv.includes("--no-inspector");
+const vars = { MCP_AUTH_TOKENS: JSON.stringify(tokens) };
+const stack = wranglerDev ? await startWranglerDevStack(vars, { inspector }) : await startLoadStack(vars, { noR2 });
+const where = wranglerDev ? `behind wrangler's dev server, inspector ${inspector ? "attached" : "off"}` : "in workerd (Miniflare)";
 
 /** One POST as `token`: status (or the network error) and wall ms. */
 async function send(token, body) {
@@ -40,7 +47,7 @@ const row = (label, calls) => {
 };
 
 try {
-  console.log(`tools/list of another principal beside the 50 MB job log${noR2 ? " (no ARTIFACTS binding)" : ""} (${os.cpus().length} CPUs ${os.cpus()[0].model}, load ${os.loadavg()[0].toFixed(2)})`);
+  console.log(`tools/list of another principal beside the 50 MB job log, ${where}${noR2 ? " (no ARTIFACTS binding)" : ""} (${os.cpus().length} CPUs ${os.cpus()[0].model}, load ${os.loadavg()[0].toFixed(2)})`);
   const idle = [];
   for (let i = 0; i < 20; i++) { idle.push(await send(TOKEN, rpc("tools/list"))); await pause(20); }
   console.log("case                         calls  p50 ms  p90 ms  max ms  not 200");
