@@ -44,10 +44,6 @@ pub async fn call_tool(
     // What this call's upstream bodies reserve of the isolate's memory; held until its reply
     // is written, since everything built from a body lives that long.
     let memory = cx.memory.call();
-    let ports = Ports {
-        memory: Some(&memory),
-        ..cx.ports
-    };
     // Declared before the prepared call, which borrows them for the run; `call_upstream` holds
     // the identity the gate named, which `finish` reports.
     let mut call_upstream = None;
@@ -82,12 +78,12 @@ pub async fn call_tool(
                     };
                     let settings = call_upstream.as_ref().unwrap_or(&cx.config.upstream);
                     let admit = members.as_deref().map(|m| m as &dyn Admit);
-                    client = Client::new(ports, settings, &targets, admit);
+                    client = Client::new(cx.ports, &memory, settings, &targets, admit);
                     let context = ToolContext {
                         principal: cx.principal,
                         protocol_version: version,
                         meta: meta.as_ref(),
-                        ports,
+                        ports: cx.ports.for_call(&memory),
                         settings: &cx.config.tools,
                         upstream: &client,
                         fuel,

@@ -481,7 +481,7 @@ async fn approval(
             reason: decision.reason.clone(),
         },
     };
-    let outcome = match Approvals::new(ports)
+    let outcome = match Approvals::new(ports.approvals, ports.clock, ports.rng)
         .call(request, settings.approval_ttl_seconds)
         .await
     {
@@ -511,11 +511,11 @@ async fn approval(
         CallOutcome::Run { .. } => None,
     };
     if let Some(old) = voided {
-        approvals::log_event(ports, "voided", old, &decision.principal);
+        approvals::log_event(ports.log, "voided", old, &decision.principal);
     }
     match outcome {
         CallOutcome::Run { record } => {
-            approvals::log_event(ports, "consumed", &record, &decision.principal);
+            approvals::log_event(ports.log, "consumed", &record, &decision.principal);
             Ok(run(ports, policy, principal, decision, Some(&record)))
         }
         CallOutcome::Wait {
@@ -524,7 +524,7 @@ async fn approval(
             voided,
         } => {
             if created {
-                approvals::log_event(ports, "requested", &record, &decision.principal);
+                approvals::log_event(ports.log, "requested", &record, &decision.principal);
             }
             let mut decision = decision.clone();
             if let Some(old) = voided {
