@@ -5,7 +5,7 @@
 use super::scrub::{self, Scrubber};
 use crate::memory::{BodyReservation, Busy, CallMemory, SMALL_BODY_BYTES};
 use crate::ports::{
-    header, BodyStream, Clock, Ports, TransportError, UpstreamRequest, UpstreamResponse,
+    header, BodyStream, Clock, TransportError, UpstreamHttp, UpstreamRequest, UpstreamResponse,
 };
 
 /// Why a body was not read.
@@ -22,14 +22,15 @@ pub enum Unread {
 /// `unread_over` bytes comes back with its headers and no body, for the caller to refuse from
 /// its `Content-Length` (a vendor whose reference refuses such answers with a text of its own).
 pub async fn fetch(
-    ports: Ports<'_>,
+    http: &dyn UpstreamHttp,
+    clock: &dyn Clock,
     memory: &CallMemory,
     request: UpstreamRequest,
     scrubber: &Scrubber,
     max_body: usize,
     unread_over: Option<usize>,
 ) -> Result<UpstreamResponse, Unread> {
-    let mut opened = scrub::open(ports.http, request, scrubber)
+    let mut opened = scrub::open(http, request, scrubber)
         .await
         .map_err(Unread::Transport)?;
     let declared = header(&opened.headers, "content-length")
@@ -41,14 +42,7 @@ pub async fn fetch(
     let body = if unread {
         Vec::new()
     } else {
-        read(
-            memory,
-            ports.clock,
-            opened.body.as_mut(),
-            declared,
-            max_body,
-        )
-        .await?
+        read(memory, clock, opened.body.as_mut(), declared, max_body).await?
     };
     Ok(UpstreamResponse {
         status: opened.status,

@@ -268,7 +268,8 @@ async fn send_raw(
     // Whole bytes: the limit is an integer held as a JavaScript number.
     let unread_over = vendor.declared_length_limit().map(|limit| limit as usize);
     let outcome = body::fetch(
-        ports,
+        ports.http,
+        ports.clock,
         memory,
         request,
         &scrubber,
