@@ -7,7 +7,7 @@
 use crate::auth::Principal;
 use crate::hex::hex;
 use crate::ledger::{CallOutcome, Op, Refusal, Reply};
-use crate::ports::{Level, Ports, StoreError};
+use crate::ports::{ApprovalStore, Clock, Level, Log, Rng, StoreError};
 use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -80,8 +80,8 @@ pub fn arguments_hash(arguments: &Map<String, Json>) -> String {
 
 /// One log line per approval event (requested, approved, denied, consumed, voided); never the
 /// arguments.
-pub fn log_event(ports: Ports<'_>, action: &str, record: &Entry, by: &str) {
-    ports.log.event(
+pub fn log_event(log: &dyn Log, action: &str, record: &Entry, by: &str) {
+    log.event(
         Level::Info,
         "approval",
         &[
@@ -97,13 +97,19 @@ pub fn log_event(ports: Ports<'_>, action: &str, record: &Entry, by: &str) {
 
 /// The approvals of one request's environment.
 pub struct Approvals<'a> {
-    ports: Ports<'a>,
+    store: &'a dyn ApprovalStore,
+    clock: &'a dyn Clock,
+    rng: &'a dyn Rng,
 }
 
 impl<'a> Approvals<'a> {
-    /// Approvals in `ports.approvals`.
-    pub fn new(ports: Ports<'a>) -> Approvals<'a> {
-        Approvals { ports }
+    /// Approvals in `store`, timed on `clock`, their ids drawn from `rng`.
+    pub fn new(
+        store: &'a dyn ApprovalStore,
+        clock: &'a dyn Clock,
+        rng: &'a dyn Rng,
+    ) -> Approvals<'a> {
+        Approvals { store, clock, rng }
     }
 
     /// The gate's step for a call an `approval_required` rule decides: `request` describes the
@@ -116,8 +122,8 @@ impl<'a> Approvals<'a> {
         ttl_seconds: u64,
     ) -> Result<CallOutcome, ApprovalError> {
         let mut random = [0u8; 16];
-        self.ports.rng.fill(&mut random);
-        let now_ms = self.ports.clock.now_ms();
+        self.rng.fill(&mut random);
+        let now_ms = self.clock.now_ms();
         let entry = &mut request.entry;
         entry.id = format!("apr_{}", hex(&random));
         entry.status = Status::Pending;
@@ -130,12 +136,7 @@ impl<'a> Approvals<'a> {
                 voided: None,
             });
         }
-        match self
-            .ports
-            .approvals
-            .apply(Op::Call { now_ms, request })
-            .await?
-        {
+        match self.store.apply(Op::Call { now_ms, request }).await? {
             Reply::Call { outcome } => Ok(outcome),
             _ => Err(ApprovalError::Protocol),
         }
@@ -150,14 +151,14 @@ impl<'a> Approvals<'a> {
         reason: Option<String>,
     ) -> Result<Entry, ApprovalError> {
         let op = Op::Decide {
-            now_ms: self.ports.clock.now_ms(),
+            now_ms: self.clock.now_ms(),
             id: id.to_owned(),
             approver: approver.name().to_owned(),
             aliases: other_names(approver),
             approve,
             reason,
         };
-        match self.ports.approvals.apply(op).await? {
+        match self.store.apply(op).await? {
             Reply::Decided { result } => result.map_err(ApprovalError::Refused),
             _ => Err(ApprovalError::Protocol),
         }
@@ -171,12 +172,12 @@ impl<'a> Approvals<'a> {
         after: Option<Cursor>,
     ) -> Result<(Vec<Record>, Option<Cursor>), ApprovalError> {
         let op = Op::Pending {
-            now_ms: self.ports.clock.now_ms(),
+            now_ms: self.clock.now_ms(),
             approver: approver.name().to_owned(),
             aliases: other_names(approver),
             after,
         };
-        match self.ports.approvals.apply(op).await? {
+        match self.store.apply(op).await? {
             Reply::Pending {
                 records,
                 next_cursor,

@@ -25,7 +25,7 @@ pub mod stream;
 use crate::auth::Principal;
 use crate::hex::hex;
 use crate::memory::HeldMemory;
-use crate::ports::{ArtifactMeta, Background, Level, Ports, StoreError};
+use crate::ports::{ArtifactMeta, Background, CallPorts, Level, StoreError};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
@@ -212,13 +212,13 @@ pub struct Chunk {
 /// Saves and reads artifacts for one request.
 #[derive(Clone, Copy)]
 pub struct Artifacts<'a> {
-    ports: Ports<'a>,
+    ports: CallPorts<'a>,
     retention_ms: u64,
 }
 
 impl<'a> Artifacts<'a> {
     /// Artifacts over `ports.artifacts`, readable for `retention_seconds` after they are saved.
-    pub fn new(ports: Ports<'a>, retention_seconds: u64) -> Artifacts<'a> {
+    pub fn new(ports: CallPorts<'a>, retention_seconds: u64) -> Artifacts<'a> {
         Artifacts {
             ports,
             retention_ms: retention_seconds.saturating_mul(1000),
@@ -525,7 +525,7 @@ mod tests {
     fn new_ids_are_v7_and_carry_their_creation_time() {
         let env = FakeEnv::new();
         let now = env.clock.now_ms();
-        let artifacts = Artifacts::new(env.ports(), 3_600);
+        let artifacts = Artifacts::new(env.call_ports(), 3_600);
         let owner = Principal::named("alice");
         let id = block_on(artifacts.save(&owner, b"{}".to_vec(), "x/y")).unwrap();
         assert_eq!(&id.as_str()[14..15], "7", "{id}");
@@ -553,7 +553,7 @@ mod tests {
     fn read_of<'a>(env: &'a FakeEnv, owner: &'a Principal, id: impl ToString) -> Read<'a> {
         let id = id.to_string();
         Box::pin(async move {
-            Artifacts::new(env.ports(), 3_600)
+            Artifacts::new(env.call_ports(), 3_600)
                 .read(owner, &id, 0, 100)
                 .await
         })
@@ -570,7 +570,7 @@ mod tests {
         text: &'static str,
         len: u64,
     ) -> ArtifactId {
-        let mut slot = ArtifactSlot::new(Artifacts::new(env.ports(), 3_600), owner);
+        let mut slot = ArtifactSlot::new(Artifacts::new(env.call_ports(), 3_600), owner);
         slot.save_in_background(&env.background, len, Box::new(Text(text)), None)
             .unwrap()
     }
@@ -640,7 +640,7 @@ mod tests {
         let env = FakeEnv::new();
         let (alice, bob) = (Principal::named("alice"), Principal::named("bob"));
         let written =
-            block_on(Artifacts::new(env.ports(), 3_600).save(&alice, b"{}".to_vec(), "x/y"));
+            block_on(Artifacts::new(env.call_ports(), 3_600).save(&alice, b"{}".to_vec(), "x/y"));
         let in_flight = save_in_background(&env, &alice, "[1,2]", 5);
         let unknown = ArtifactId::from_time_and_random(env.clock.now_ms(), [7; 10]);
         for id in [written.unwrap(), in_flight.clone(), unknown] {
@@ -689,7 +689,7 @@ mod tests {
         let env = FakeEnv::new();
         let owner = Principal::named("alice");
         let save = |len: u64| {
-            let mut slot = ArtifactSlot::new(Artifacts::new(env.ports(), 3_600), &owner);
+            let mut slot = ArtifactSlot::new(Artifacts::new(env.call_ports(), 3_600), &owner);
             let mut left = 3;
             block_on(slot.save_pieces(len, |out| {
                 out.push_str("ab");
@@ -701,14 +701,15 @@ mod tests {
         assert!(env.artifacts.keys().is_empty());
         assert!(env.log.lines().join("\n").contains("artifact_save_failed"));
         let id = save(6).unwrap();
-        let chunk = block_on(Artifacts::new(env.ports(), 3_600).read(&owner, id.as_str(), 0, 100));
+        let chunk =
+            block_on(Artifacts::new(env.call_ports(), 3_600).read(&owner, id.as_str(), 0, 100));
         assert_eq!(chunk.unwrap().bytes, b"ababab");
     }
 
     #[test]
     fn keys_scope_by_a_digest_of_the_owner() {
         let env = FakeEnv::new();
-        let artifacts = Artifacts::new(env.ports(), 3_600);
+        let artifacts = Artifacts::new(env.call_ports(), 3_600);
         let id =
             block_on(artifacts.save(&Principal::named("alice"), b"{}".to_vec(), "x/y")).unwrap();
         let keys = env.artifacts.keys();

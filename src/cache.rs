@@ -6,7 +6,7 @@
 //! readable in the store, and every key fits KV's 512-byte limit whatever the URL's length.
 
 use crate::hex::hex;
-use crate::ports::{CacheEntry, CacheStore, Clock, Level, Log, Ports};
+use crate::ports::{CacheEntry, CacheStore, CallPorts, Clock, Level, Log};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::cell::Cell;
@@ -111,7 +111,7 @@ pub struct HttpCache<'a> {
 
 impl<'a> HttpCache<'a> {
     /// A cache over the ports' store whose entries live `ttl_seconds`.
-    pub fn new(ports: &Ports<'a>, ttl_seconds: u64) -> HttpCache<'a> {
+    pub fn new(ports: &CallPorts<'a>, ttl_seconds: u64) -> HttpCache<'a> {
         HttpCache {
             store: ports.cache,
             clock: ports.clock,
@@ -241,7 +241,7 @@ mod tests {
     #[test]
     fn stores_and_expires_by_ttl() {
         let env = FakeEnv::new();
-        let ports = env.ports();
+        let ports = env.call_ports();
         let cache = HttpCache::new(&ports, 60);
         let now = env.clock.now_ms();
         block_on(cache.store("k", response(now)));
@@ -256,7 +256,7 @@ mod tests {
     #[test]
     fn an_entry_older_than_the_ttl_is_a_miss_even_if_the_store_kept_it() {
         let env = FakeEnv::new();
-        let ports = env.ports();
+        let ports = env.call_ports();
         // Stored with a long store-side TTL, read by a cache whose TTL is shorter.
         block_on(HttpCache::new(&ports, 3600).store("k", response(env.clock.now_ms())));
         env.clock.advance(61_000);
@@ -267,7 +267,7 @@ mod tests {
     #[test]
     fn only_successful_bodies_are_stored() {
         let env = FakeEnv::new();
-        let ports = env.ports();
+        let ports = env.call_ports();
         let cache = HttpCache::new(&ports, 60);
         for status in [204, 299] {
             let mut r = response(env.clock.now_ms());
@@ -292,7 +292,7 @@ mod tests {
             metadata: "not json".into(),
         };
         block_on(env.cache.put("k", entry, 60)).unwrap();
-        let ports = env.ports();
+        let ports = env.call_ports();
         assert_eq!(block_on(HttpCache::new(&ports, 60).lookup("k")), None);
     }
 
@@ -300,7 +300,7 @@ mod tests {
     fn a_failing_store_is_a_miss_logged_once() {
         let env = FakeEnv::new();
         env.cache.failing.set(true);
-        let ports = env.ports();
+        let ports = env.call_ports();
         let cache = HttpCache::new(&ports, 60);
         assert_eq!(block_on(cache.lookup("k")), None);
         block_on(cache.store("k", response(0)));

@@ -23,7 +23,7 @@ pub mod url;
 
 use crate::auth::{PersonalToken, Principal};
 use crate::http::{HttpRequest, HttpResponse};
-use crate::ports::{Level, Ports};
+use crate::ports::{Level, Log, Ports, RateLimit};
 use crate::upstream::Vendor;
 use error::{json_reply, OAuthError};
 use serde_json::json;
@@ -73,7 +73,7 @@ pub async fn handle(
             | ("POST", REGISTER_PATH)
             | ("GET", CALLBACK_PATH | ATLASSIAN_CALLBACK_PATH)
     ) {
-        if let Some(refused) = over_limit(request, ports).await {
+        if let Some(refused) = over_limit(request, ports.limiter, ports.log).await {
             return public_cors(refused);
         }
     }
@@ -138,12 +138,16 @@ fn limit_key(address: &str) -> String {
 /// callbacks (each callback costs a call to the provider with this server's client secret).
 /// Without a limiter bound, requests go on (the limiter protects cost, and nothing these
 /// requests do is stored) and a warning is logged.
-async fn over_limit(request: &HttpRequest, ports: Ports<'_>) -> Option<HttpResponse> {
+async fn over_limit(
+    request: &HttpRequest,
+    limiter: &dyn RateLimit,
+    log: &dyn Log,
+) -> Option<HttpResponse> {
     let key = limit_key(request.header("CF-Connecting-IP").unwrap_or(""));
-    match ports.limiter.admit(&key).await {
+    match limiter.admit(&key).await {
         Ok(true) => None,
         Ok(false) => {
-            ports.log.event(
+            log.event(
                 Level::Warn,
                 "oauth_rate_limited",
                 &[("path", (&request.path).into())],
@@ -163,7 +167,7 @@ async fn over_limit(request: &HttpRequest, ports: Ports<'_>) -> Option<HttpRespo
             )
         }
         Err(e) => {
-            ports.log.event(
+            log.event(
                 Level::Warn,
                 "oauth_rate_limit_unavailable",
                 &[("detail", (&e.0).into())],

@@ -481,10 +481,49 @@ pub struct Ports<'a> {
     pub rng: &'a dyn Rng,
     /// The log.
     pub log: &'a dyn Log,
-    /// The memory reservations of the `tools/call` being served, which large upstream bodies
-    /// are read under; `None` outside a call (nothing read there is budgeted).
-    pub memory: Option<&'a CallMemory>,
     /// Where work that need not delay the response goes; `None` where every write completes
     /// before the call returns.
     pub background: Option<&'a dyn Background>,
+}
+
+impl<'a> Ports<'a> {
+    /// What one tool call may use, its upstream bodies and buffers reserved on `memory`.
+    pub fn for_call(&self, memory: &'a CallMemory) -> CallPorts<'a> {
+        CallPorts {
+            cache: self.cache,
+            approvals: self.approvals,
+            artifacts: self.artifacts,
+            clock: self.clock,
+            rng: self.rng,
+            log: self.log,
+            memory,
+            background: self.background,
+        }
+    }
+}
+
+/// What one tool call may use of the outside world, built by the server for each call. No
+/// sign-in state, secrets, settings or raw HTTP: a tool reaches a vendor only through the
+/// call's `upstream::Client`, which holds what sending needs.
+#[derive(Clone, Copy)]
+pub struct CallPorts<'a> {
+    /// The call's memory reservations, which the bodies it reads and the buffers it reads
+    /// through are held under.
+    pub memory: &'a CallMemory,
+    /// The artifact store (R2 `ARTIFACTS`).
+    pub artifacts: &'a dyn ArtifactStore,
+    /// The HTTP cache (KV `HTTP_CACHE`).
+    pub cache: &'a dyn CacheStore,
+    /// Where the call's artifact goes when the reply does not need it; `None` where every
+    /// write completes before the call returns.
+    pub background: Option<&'a dyn Background>,
+    /// Approvals (the Durable Object `APPROVALS`), which the approval tools list and
+    /// decide.
+    pub approvals: &'a dyn ApprovalStore,
+    /// The clock.
+    pub clock: &'a dyn Clock,
+    /// Randomness (artifact ids, approval ids).
+    pub rng: &'a dyn Rng,
+    /// The log.
+    pub log: &'a dyn Log,
 }

@@ -23,7 +23,7 @@ use crate::http::{BufferedBody, HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::memory::{MemoryBudget, DEFAULT_BUDGET_BYTES};
 use crate::oauth::{self, settings::OAuthSettings};
-use crate::ports::{Level, Ports, RequestBody};
+use crate::ports::{Level, Log, Ports, RequestBody};
 use crate::tools::{self, Registry, RegistryError, Selection};
 use futures::FutureExt;
 use reply::rpc_error_reply;
@@ -105,7 +105,7 @@ impl Server {
         body: &dyn RequestBody,
         ports: Ports<'_>,
     ) -> HttpResponse {
-        self.log_startup_once(ports);
+        self.log_startup_once(ports.log);
         // On the host a panic unwinds to here and becomes a -32603. On wasm32 (panic=abort) it
         // traps the Wasm instance instead: this request (and any other the instance is serving)
         // fails at the runtime, and the next request gets a fresh instance, which is why request
@@ -125,13 +125,13 @@ impl Server {
         }
     }
 
-    fn log_startup_once(&self, ports: Ports<'_>) {
+    fn log_startup_once(&self, log: &dyn Log) {
         if self.startup_logged.swap(true, Ordering::Relaxed) {
             return;
         }
         if let Ok(config) = &self.config {
             for (setting, given, used) in &config.clamped {
-                ports.log.event(
+                log.event(
                     Level::Warn,
                     "setting_clamped",
                     &[
@@ -142,7 +142,7 @@ impl Server {
                 );
             }
             if config.allow_anonymous && !config.auth_tokens.is_empty() {
-                ports.log.event(
+                log.event(
                     Level::Warn,
                     "anonymous_ignored",
                     &[(
@@ -161,9 +161,7 @@ impl Server {
                     "MCP_AUTH_TOKENS is empty or unset: every request to /mcp will be refused \
                      with 401"
                 };
-                ports
-                    .log
-                    .event(Level::Error, "no_auth_tokens", &[("detail", detail.into())]);
+                log.event(Level::Error, "no_auth_tokens", &[("detail", detail.into())]);
             }
         }
     }
@@ -202,7 +200,7 @@ impl Server {
                     take_body(&mut request, body).await;
                     oauth::handle(settings, &request, ports).await
                 }
-                Err(error) => config_error(error, ports),
+                Err(error) => config_error(error, ports.log),
                 Ok(_) => HttpResponse::new(404, "text/plain; charset=utf-8", "Not found\n"),
             },
             _ => HttpResponse::new(404, "text/plain; charset=utf-8", "Not found\n"),
@@ -220,7 +218,7 @@ impl Server {
     ) -> HttpResponse {
         let config = match &self.config {
             Ok(config) => config,
-            Err(error) => return config_error(error, ports),
+            Err(error) => return config_error(error, ports.log),
         };
         let Some(origin) = request.header("Origin").map(str::to_owned) else {
             return self
@@ -228,7 +226,7 @@ impl Server {
                 .await;
         };
         if !config.origin_allowed(&origin) {
-            return forbidden_origin(&origin, ports);
+            return forbidden_origin(&origin, ports.log);
         }
         checks::with_cors(
             self.checked_post(config, request, body, chosen, ports)
@@ -242,11 +240,11 @@ impl Server {
     fn options_mcp(&self, request: &HttpRequest, ports: Ports<'_>) -> HttpResponse {
         let config = match &self.config {
             Ok(config) => config,
-            Err(error) => return config_error(error, ports),
+            Err(error) => return config_error(error, ports.log),
         };
         match request.header("Origin") {
             Some(origin) if config.origin_allowed(origin) => checks::preflight(origin),
-            Some(origin) => forbidden_origin(origin, ports),
+            Some(origin) => forbidden_origin(origin, ports.log),
             None => method_not_allowed("POST"),
         }
     }
@@ -330,8 +328,8 @@ async fn take_body(request: &mut HttpRequest, body: &dyn RequestBody) {
     request.body_too_large = read.too_large;
 }
 
-fn config_error(error: &ConfigError, ports: Ports<'_>) -> HttpResponse {
-    ports.log.event(
+fn config_error(error: &ConfigError, log: &dyn Log) -> HttpResponse {
+    log.event(
         Level::Error,
         "config_invalid",
         &[
@@ -347,10 +345,8 @@ fn config_error(error: &ConfigError, ports: Ports<'_>) -> HttpResponse {
     )
 }
 
-fn forbidden_origin(origin: &str, ports: Ports<'_>) -> HttpResponse {
-    ports
-        .log
-        .event(Level::Warn, "origin_refused", &[("origin", origin.into())]);
+fn forbidden_origin(origin: &str, log: &dyn Log) -> HttpResponse {
+    log.event(Level::Warn, "origin_refused", &[("origin", origin.into())]);
     rpc_error_reply(
         403,
         None,
@@ -388,7 +384,7 @@ async fn authenticate(
                 });
         }
     }
-    checks::authenticate(config, request, ports).map_err(|error| {
+    checks::authenticate(config, request, ports.log).map_err(|error| {
         // Only a request without credentials is pointed at OAuth discovery: a client holding a
         // static token that failed must not be sent into a browser flow it cannot finish.
         let discovery = config

@@ -77,7 +77,6 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         clock: &JsClock,
         rng: &CryptoRng,
         log: &ConsoleLog,
-        memory: None,
         background: Some(&background),
     };
     Ok(write_response(server.serve(request, &body, ports).await))

@@ -136,7 +136,7 @@ mod tests {
     use futures::executor::block_on;
 
     fn written(env: &FakeEnv, part: usize, pieces: &[&[u8]]) -> Option<Vec<u8>> {
-        let artifacts = Artifacts::new(env.ports(), 3_600);
+        let artifacts = Artifacts::new(env.call_ports(), 3_600);
         let owner = Principal::named("p");
         block_on(async {
             let mut w = ArtifactWriter::with_part_size(artifacts, &owner, "text/plain", part);

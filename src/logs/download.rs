@@ -6,10 +6,9 @@
 use super::excerpt::Excerpter;
 use super::pattern::OverBudget;
 use crate::artifacts::stream::ArtifactWriter;
-use crate::ports::{BodyStream, Level, Ports, TransportError, UpstreamRequest};
+use crate::ports::{BodyStream, CallPorts, Clock, Level, Log, TransportError, UpstreamRequest};
 use crate::upstream::body::Unread;
 use crate::upstream::error::busy_text;
-use crate::upstream::scrub::{self, Scrubber};
 use crate::upstream::stream::{status_error, Opened};
 use crate::upstream::vendor::USER_AGENT;
 use crate::upstream::{Client, Target, UpstreamError, UpstreamSettings, Vendor};
@@ -26,14 +25,14 @@ pub const YIELD_BYTES: usize = 256 * 1024;
 /// event loop, so a large log would otherwise hold the thread for seconds: other requests wait,
 /// and timers due meanwhile (a connection's keep-alive) fire late, all at once.
 pub struct Pacer<'p> {
-    ports: Ports<'p>,
+    clock: &'p dyn Clock,
     since: usize,
 }
 
 impl<'p> Pacer<'p> {
-    /// A pacer that has handled nothing yet.
-    pub fn new(ports: Ports<'p>) -> Pacer<'p> {
-        Pacer { ports, since: 0 }
+    /// A pacer that has handled nothing yet, its turns timed on `clock`.
+    pub fn new(clock: &'p dyn Clock) -> Pacer<'p> {
+        Pacer { clock, since: 0 }
     }
 
     /// Counts `bytes` more handled, yielding once they add up to [`YIELD_BYTES`].
@@ -41,7 +40,7 @@ impl<'p> Pacer<'p> {
         self.since += bytes;
         if self.since >= YIELD_BYTES {
             self.since = 0;
-            self.ports.clock.sleep(0).await;
+            self.clock.sleep(0).await;
         }
     }
 }
@@ -79,7 +78,7 @@ pub struct Sink<'s, 'a> {
 /// Reads the log the vendor answered `target` with: the body of a 2xx, or the document a
 /// redirect names (followed once, see [`open_url`]).
 pub async fn from_vendor(
-    ports: Ports<'_>,
+    ports: CallPorts<'_>,
     client: &Client<'_>,
     target: &Target,
     opened: Opened,
@@ -87,7 +86,7 @@ pub async fn from_vendor(
 ) -> Result<u64, LogError> {
     let vendor = target.vendor;
     match opened.status {
-        200..=299 => pump(ports, opened.body, None, sink).await,
+        200..=299 => pump(ports.clock, opened.body, None, sink).await,
         300..=399 => {
             let Some(location) = opened.location().map(str::to_owned) else {
                 return Err(LogError::Download(format!(
@@ -95,11 +94,11 @@ pub async fn from_vendor(
                 )));
             };
             drop(opened);
-            let (host, body) = open_url(ports, client, &location).await?;
-            pump(ports, body, Some(&host), sink).await
+            let (host, body) = open_url(ports.log, client, &location).await?;
+            pump(ports.clock, body, Some(&host), sink).await
         }
         _ => Err(LogError::Upstream(
-            status_error(ports, target, opened).await,
+            status_error(ports.clock, target, opened).await,
         )),
     }
 }
@@ -108,7 +107,7 @@ pub async fn from_vendor(
 /// host, with no credential, under the upstream timeout, the body scrubbed of the deployment's
 /// credentials. Returns the host (for messages) and the body.
 pub async fn open_url(
-    ports: Ports<'_>,
+    log: &dyn Log,
     client: &Client<'_>,
     url: &str,
 ) -> Result<(String, Box<dyn BodyStream>), LogError> {
@@ -123,9 +122,9 @@ pub async fn open_url(
         vec![("User-Agent".to_owned(), USER_AGENT.to_owned())],
         settings.timeout_ms,
     );
-    let outcome = scrub::open(ports, request, &Scrubber::new(settings, [])).await;
+    let outcome = client.open_document(request).await;
     let status = outcome.as_ref().ok().map(|r| r.status);
-    ports.log.event(
+    log.event(
         if matches!(status, Some(200..=299)) {
             Level::Info
         } else {
@@ -167,12 +166,12 @@ fn transport_text(host: &str, error: &TransportError, settings: &UpstreamSetting
 
 /// Streams `body` into `sink`; returns the bytes read.
 async fn pump(
-    ports: Ports<'_>,
+    clock: &dyn Clock,
     mut body: Box<dyn BodyStream>,
     host: Option<&str>,
     sink: Sink<'_, '_>,
 ) -> Result<u64, LogError> {
-    let mut pacer = Pacer::new(ports);
+    let mut pacer = Pacer::new(clock);
     let mut total = 0u64;
     let host = host.unwrap_or("the API");
     loop {
@@ -208,13 +207,14 @@ async fn pump(
 /// Reads all of `body` (a document of `vendor`'s that must be parsed whole, such as a CircleCI
 /// step's JSON output) under the call's memory reservations, refusing more than `limit` bytes.
 pub async fn read_all(
-    ports: Ports<'_>,
+    ports: CallPorts<'_>,
     vendor: Vendor,
     mut body: Box<dyn BodyStream>,
     host: &str,
     limit: usize,
 ) -> Result<Vec<u8>, LogError> {
-    match crate::upstream::body::read(ports, body.as_mut(), None, limit).await {
+    let read = crate::upstream::body::read(ports.memory, ports.clock, body.as_mut(), None, limit);
+    match read.await {
         Ok(out) => Ok(out),
         Err(Unread::Transport(TransportError::TooLarge(_))) => Err(LogError::Download(format!(
             "A step's output on {host} is larger than {limit} bytes (UPSTREAM_MAX_BYTES)."
@@ -229,8 +229,6 @@ pub async fn read_all(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ports::fake::FakeEnv;
-    use crate::ports::Clock;
     use futures::future::LocalBoxFuture;
     use std::cell::RefCell;
 
@@ -250,13 +248,8 @@ mod tests {
 
     #[test]
     fn the_event_loop_gets_a_turn_after_every_256_kib() {
-        let env = FakeEnv::new();
         let timers = Timers::default();
-        let ports = Ports {
-            clock: &timers,
-            ..env.ports()
-        };
-        let mut pacer = Pacer::new(ports);
+        let mut pacer = Pacer::new(&timers);
         futures::executor::block_on(async {
             pacer.handled(YIELD_BYTES - 1).await;
             assert!(timers.0.borrow().is_empty());

@@ -9,7 +9,7 @@ use super::settings::AtlassianApp;
 use super::store::UpstreamToken;
 use super::token_endpoint::{send, token_answer, upstream_token, TokenAnswer, IDP_TIMEOUT_MS};
 use super::url::Url;
-use crate::ports::{Ports, UpstreamRequest};
+use crate::ports::{Ports, UpstreamHttp, UpstreamRequest};
 use crate::upstream::path::form_urlencode;
 use crate::upstream::vendor::{atlassian_gateway_url, USER_AGENT};
 use crate::upstream::Vendor;
@@ -58,7 +58,7 @@ fn request(url: String, bearer: Option<&str>, body: Option<Json>) -> UpstreamReq
 pub(super) async fn token_request(
     app: &AtlassianApp,
     grant: &[(&str, &str)],
-    ports: Ports<'_>,
+    http: &dyn UpstreamHttp,
 ) -> Result<(String, TokenAnswer), OAuthError> {
     let mut body: serde_json::Map<String, Json> = grant
         .iter()
@@ -67,7 +67,7 @@ pub(super) async fn token_request(
     body.insert("client_id".into(), json!(app.client_id));
     body.insert("client_secret".into(), json!(app.client_secret.expose()));
     let url = format!("{}/oauth/token", app.auth_url);
-    let answer = send(ports, request(url, None, Some(Json::Object(body)))).await?;
+    let answer = send(http, request(url, None, Some(Json::Object(body)))).await?;
     token_answer(answer, "Atlassian")
 }
 
@@ -84,11 +84,17 @@ pub async fn exchange(
         ("code", code),
         ("redirect_uri", redirect_uri),
     ];
-    let (access, answer) = token_request(app, &grant, ports).await?;
+    let (access, answer) = token_request(app, &grant, ports.http).await?;
     let url = format!("{}/oauth/token/accessible-resources", app.api_url);
-    let resources = send(ports, request(url, Some(&access), None)).await?;
+    let resources = send(ports.http, request(url, Some(&access), None)).await?;
     let site = cloud_id_for(&resources, &app.site_url)?;
-    Ok(upstream_token(VENDOR, access, answer, Some(site), ports))
+    Ok(upstream_token(
+        VENDOR,
+        access,
+        answer,
+        Some(site),
+        ports.clock,
+    ))
 }
 
 /// The cloud id of the entry of `resources` (an `accessible-resources` answer) whose URL is the

@@ -18,7 +18,7 @@ use super::url::{redirect_matches, redirect_uri_problem};
 use super::{atlassian, identity, idp, ATLASSIAN_CALLBACK_PATH, AUTHORIZE_PATH, SCOPE};
 use crate::auth::constant_time_eq;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::ports::{CacheEntry, Claim, Level, Ports};
+use crate::ports::{CacheEntry, CacheStore, Claim, ClaimStore, Level, Ports};
 use crate::upstream::path::form_urlencode;
 use serde::{Deserialize, Serialize};
 
@@ -235,7 +235,7 @@ async fn seal_pending(
     pending: &Pending,
 ) -> Result<String, OAuthError> {
     let expires = ports.clock.now_ms() + CODE_TTL_SECONDS * 1000;
-    sealed::seal(settings, ports, purpose, Some(expires), pending).await
+    sealed::seal(settings, ports.cipher, purpose, Some(expires), pending).await
 }
 
 /// Opens a sealed pending request and checks that `request` comes from the browser it is
@@ -247,21 +247,22 @@ async fn open_pending(
     text: &str,
     request: &HttpRequest,
 ) -> Result<Pending, HttpResponse> {
-    let pending: Pending = match sealed::open(settings, ports, purpose, text).await {
-        Ok(pending) => pending,
-        Err(Refused::Expired) => {
-            return Err(error_page(
-                400,
-                "This sign-in request has expired; start again from your client.",
-            ))
-        }
-        Err(Refused::Invalid) => {
-            return Err(error_page(
-                400,
-                "This sign-in request is not valid; start again from your client.",
-            ))
-        }
-    };
+    let pending: Pending =
+        match sealed::open(settings, ports.cipher, ports.clock, purpose, text).await {
+            Ok(pending) => pending,
+            Err(Refused::Expired) => {
+                return Err(error_page(
+                    400,
+                    "This sign-in request has expired; start again from your client.",
+                ))
+            }
+            Err(Refused::Invalid) => {
+                return Err(error_page(
+                    400,
+                    "This sign-in request is not valid; start again from your client.",
+                ))
+            }
+        };
     if !same_browser(settings, request, &pending) {
         ports.log.event(
             Level::Warn,
@@ -415,7 +416,7 @@ pub async fn callback(
         Ok(p) => p,
         Err(e) => return error_page(400, &e.description),
     };
-    if let Some(used) = first_arrival(&params, "idp-code", ports).await {
+    if let Some(used) = first_arrival(&params, "idp-code", ports.claims).await {
         return used;
     }
     let Ok(Some(state)) = params.get("state") else {
@@ -462,13 +463,17 @@ pub async fn callback(
 /// own state and finish their sign-in with the victim's code. The claim lasts as long as a
 /// provider's code may (ten minutes) plus the margin; answers are rate-limited per address, so
 /// what strangers can make it hold is bounded.
-async fn first_arrival(params: &Params, kind: &str, ports: Ports<'_>) -> Option<HttpResponse> {
+async fn first_arrival(
+    params: &Params,
+    kind: &str,
+    claims: &dyn ClaimStore,
+) -> Option<HttpResponse> {
     let Ok(Some(code)) = params.get("code") else {
         return None;
     };
     let key = format!("{kind}:{}", token_hash(code));
     let ttl = CODE_TTL_SECONDS + PROVIDER_CLAIM_MARGIN_SECONDS;
-    match ports.claims.claim(&key, "arrived", ttl).await {
+    match claims.claim(&key, "arrived", ttl).await {
         Ok(Claim::First) => None,
         Ok(Claim::Taken(_)) => Some(error_page(
             400,
@@ -495,7 +500,14 @@ async fn spend_refused_code(
     let Ok(Some(code)) = params.get("code") else {
         return;
     };
-    let Ok(pending) = sealed::open::<Pending>(settings, ports, Purpose::ProviderState, state).await
+    let Ok(pending) = sealed::open::<Pending>(
+        settings,
+        ports.cipher,
+        ports.clock,
+        Purpose::ProviderState,
+        state,
+    )
+    .await
     else {
         return;
     };
@@ -555,13 +567,16 @@ const PROVIDER_CLAIM_MARGIN_SECONDS: u64 = 60;
 
 /// Stores `value` as JSON under `key` for the lifetime of an authorization code: a signed-in
 /// person's sign-in between two redirects. A failure is the store's, a `server_error`.
-async fn put_json(ports: Ports<'_>, key: &str, value: &impl Serialize) -> Result<(), OAuthError> {
+async fn put_json(
+    store: &dyn CacheStore,
+    key: &str,
+    value: &impl Serialize,
+) -> Result<(), OAuthError> {
     let unavailable = |e: &dyn std::fmt::Display| {
         OAuthError::server_error(format!("the sign-in store is unavailable ({e})"))
     };
     let value = serde_json::to_vec(value).map_err(|e| unavailable(&e))?;
-    ports
-        .oauth
+    store
         .put(
             key,
             CacheEntry {
@@ -575,8 +590,8 @@ async fn put_json(ports: Ports<'_>, key: &str, value: &impl Serialize) -> Result
 }
 
 /// What [`put_json`] stored under `key`, if it is still there and reads as a `T`.
-async fn get_json<T: serde::de::DeserializeOwned>(ports: Ports<'_>, key: &str) -> Option<T> {
-    let entry = ports.oauth.get(key).await.ok()??;
+async fn get_json<T: serde::de::DeserializeOwned>(store: &dyn CacheStore, key: &str) -> Option<T> {
+    let entry = store.get(key).await.ok()??;
     serde_json::from_slice(&entry.value).ok()
 }
 
@@ -604,7 +619,7 @@ async fn to_atlassian(
         groups: signed_in.groups,
         sealed,
     };
-    put_json(ports, &atlassian_key(&state), &leg).await?;
+    put_json(ports.oauth, &atlassian_key(&state), &leg).await?;
     let redirect = atlassian_redirect(settings);
     Ok(HttpResponse::empty(303)
         .with_header(
@@ -631,7 +646,7 @@ pub async fn atlassian_callback(
         Ok(p) => p,
         Err(e) => return error_page(400, &e.description),
     };
-    if let Some(used) = first_arrival(&params, "atlassian-code", ports).await {
+    if let Some(used) = first_arrival(&params, "atlassian-code", ports.claims).await {
         return used;
     }
     let Ok(Some(state)) = params.get("state") else {
@@ -644,7 +659,7 @@ pub async fn atlassian_callback(
             "This sign-in request has expired or was already used; start again from your client.",
         )
     };
-    let Some(leg) = get_json::<AtlassianLeg>(ports, &key).await else {
+    let Some(leg) = get_json::<AtlassianLeg>(ports.oauth, &key).await else {
         return used();
     };
     // The first answer spends the leg, in whichever browser it arrives and whether it is

@@ -201,7 +201,7 @@ pub async fn register(
              {MAX_SEALED_CLIENT_BYTES} can be registered"
         )));
     }
-    let sealed = sealed::seal(settings, ports, Purpose::Client, None, &registration).await?;
+    let sealed = sealed::seal(settings, ports.cipher, Purpose::Client, None, &registration).await?;
     Ok(json!({
         "client_id": format!("{CLIENT_PREFIX}{sealed}"),
         "client_id_issued_at": ports.clock.now_ms() / 1000,
@@ -225,9 +225,10 @@ pub async fn resolve(
     ports: Ports<'_>,
 ) -> Result<Client, OAuthError> {
     if let Some(sealed) = client_id.strip_prefix(CLIENT_PREFIX) {
-        let registration: Registration = sealed::open(settings, ports, Purpose::Client, sealed)
-            .await
-            .map_err(|_| OAuthError::invalid_client("client_id is not registered"))?;
+        let registration: Registration =
+            sealed::open(settings, ports.cipher, ports.clock, Purpose::Client, sealed)
+                .await
+                .map_err(|_| OAuthError::invalid_client("client_id is not registered"))?;
         return Ok(Client {
             client_id: client_id.to_owned(),
             client_name: registration.client_name,

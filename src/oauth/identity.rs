@@ -109,7 +109,7 @@ async fn reread(
             )))
         }
     };
-    let now = match idp::identify(settings, token, ports).await {
+    let now = match idp::identify(settings, token, ports.http).await {
         Ok((now, _)) => now,
         Err(e) if e.code == "server_error" => return Err(e),
         Err(e) => {

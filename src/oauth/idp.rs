@@ -13,7 +13,7 @@ use crate::auth::{
     valid_provider_group, EMAIL_ALIAS, GITHUB_GROUP, LOGIN_ALIAS, OIDC_GROUP, STABLE_SEPARATOR,
 };
 use crate::hex::hex;
-use crate::ports::{Ports, UpstreamRequest};
+use crate::ports::{Ports, UpstreamHttp, UpstreamRequest};
 use crate::upstream::path::form_urlencode;
 use crate::upstream::vendor::{GITHUB_API_VERSION, USER_AGENT};
 use serde_json::Value as Json;
@@ -65,8 +65,12 @@ pub fn authorization_url(settings: &OAuthSettings, state: &str, challenge: &str)
 
 /// Reads `url` with the person's `token`; a 401 means the provider no longer accepts the token
 /// (revoked, or the person removed), which is `access_denied`, not an outage.
-async fn read_as_person(ports: Ports<'_>, url: String, token: &str) -> Result<Json, OAuthError> {
-    send_status(ports, get(url, token))
+async fn read_as_person(
+    http: &dyn UpstreamHttp,
+    url: String,
+    token: &str,
+) -> Result<Json, OAuthError> {
+    send_status(http, get(url, token))
         .await
         .map_err(|(status, e)| match status {
             Some(401) => OAuthError::access_denied(
@@ -103,7 +107,7 @@ fn token_url(settings: &OAuthSettings) -> String {
 async fn token_request(
     settings: &OAuthSettings,
     grant: &[(&str, &str)],
-    ports: Ports<'_>,
+    http: &dyn UpstreamHttp,
 ) -> Result<(String, TokenAnswer), OAuthError> {
     let mut form: Vec<(String, String)> = grant
         .iter()
@@ -115,7 +119,7 @@ async fn token_request(
         settings.client_secret.expose().to_owned(),
     ));
     let answer = send(
-        ports,
+        http,
         UpstreamRequest {
             method: "POST".into(),
             url: token_url(settings),
@@ -151,15 +155,21 @@ pub async fn refresh(
         ("refresh_token", refresh.expose()),
     ];
     let (access, answer) = match (token.vendor.as_str(), &settings.atlassian) {
-        (atlassian::VENDOR, Some(app)) => atlassian::token_request(app, &grant, ports).await?,
+        (atlassian::VENDOR, Some(app)) => atlassian::token_request(app, &grant, ports.http).await?,
         (atlassian::VENDOR, None) => {
             return Err(OAuthError::invalid_grant(
                 "Atlassian sign-in is no longer configured",
             ))
         }
-        _ => token_request(settings, &grant, ports).await?,
+        _ => token_request(settings, &grant, ports.http).await?,
     };
-    let mut renewed = upstream_token(&token.vendor, access, answer, token.site.clone(), ports);
+    let mut renewed = upstream_token(
+        &token.vendor,
+        access,
+        answer,
+        token.site.clone(),
+        ports.clock,
+    );
     if renewed.refresh.is_none() {
         renewed.refresh = token.refresh.clone();
     }
@@ -179,7 +189,7 @@ pub async fn sign_in(
     ports: Ports<'_>,
 ) -> Result<(SignedIn, Option<String>), OAuthError> {
     let token = exchange(settings, code, verifier, ports).await?;
-    identify(settings, token, ports).await
+    identify(settings, token, ports.http).await
 }
 
 /// Exchanges the provider's `code` (with the PKCE `verifier`) for the person's token at the
@@ -198,7 +208,7 @@ pub async fn exchange(
         ("code_verifier", verifier),
     ];
     let (access, answer) =
-        token_request(settings, &grant, ports)
+        token_request(settings, &grant, ports.http)
             .await
             .map_err(|e| match e.code {
                 "access_denied" => OAuthError::access_denied(format!(
@@ -211,7 +221,7 @@ pub async fn exchange(
         Provider::GitHub { .. } => "github",
         Provider::Oidc(_) => OIDC_VENDOR,
     };
-    Ok(upstream_token(vendor, access, answer, None, ports))
+    Ok(upstream_token(vendor, access, answer, None, ports.clock))
 }
 
 /// Who holds the provider's `token`, read from the provider: the stable principal name, the
@@ -222,7 +232,7 @@ pub async fn exchange(
 pub async fn identify(
     settings: &OAuthSettings,
     token: UpstreamToken,
-    ports: Ports<'_>,
+    http: &dyn UpstreamHttp,
 ) -> Result<(SignedIn, Option<String>), OAuthError> {
     let access = token.access.expose().to_owned();
     let groups = |list: Option<&Vec<Json>>, field: Option<&str>, namespace: &str| -> Vec<String> {
@@ -241,7 +251,7 @@ pub async fn identify(
     };
     match &settings.provider {
         Provider::GitHub { api_url, .. } => {
-            let user = read_as_person(ports, format!("{api_url}/user"), &access).await?;
+            let user = read_as_person(http, format!("{api_url}/user"), &access).await?;
             let id = user["id"]
                 .as_u64()
                 .ok_or_else(|| idp_error("no numeric id in /user"))?;
@@ -249,7 +259,7 @@ pub async fn identify(
                 .as_str()
                 .ok_or_else(|| idp_error("no login in /user"))?;
             let orgs =
-                read_as_person(ports, format!("{api_url}/user/orgs?per_page=100"), &access).await?;
+                read_as_person(http, format!("{api_url}/user/orgs?per_page=100"), &access).await?;
             let mut attributes = vec![format!("{LOGIN_ALIAS}{login}")];
             attributes.extend(groups(orgs.as_array(), Some("login"), GITHUB_GROUP));
             Ok((
@@ -262,7 +272,7 @@ pub async fn identify(
             ))
         }
         Provider::Oidc(oidc) => {
-            let claims = read_as_person(ports, oidc.userinfo_url.clone(), &access).await?;
+            let claims = read_as_person(http, oidc.userinfo_url.clone(), &access).await?;
             let email = claims["email"]
                 .as_str()
                 .filter(|_| claims["email_verified"].as_bool() == Some(true))

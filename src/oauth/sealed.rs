@@ -6,7 +6,7 @@
 
 use super::error::OAuthError;
 use super::settings::OAuthSettings;
-use crate::ports::Ports;
+use crate::ports::{Cipher, Clock};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde::de::DeserializeOwned;
@@ -63,7 +63,7 @@ pub enum Refused {
 /// result is base64url text, safe in a URL or a form field.
 pub async fn seal<T: Serialize>(
     settings: &OAuthSettings,
-    ports: Ports<'_>,
+    cipher: &dyn Cipher,
     purpose: Purpose,
     expires_ms: Option<u64>,
     value: &T,
@@ -73,8 +73,7 @@ pub async fn seal<T: Serialize>(
         v: value,
     })
     .map_err(|e| OAuthError::server_error(e.to_string()))?;
-    let sealed = ports
-        .cipher
+    let sealed = cipher
         .seal(settings.grant_key.bytes(), purpose.context(), &plain)
         .await
         .map_err(|e| OAuthError::server_error(format!("sealing failed ({e})")))?;
@@ -84,19 +83,19 @@ pub async fn seal<T: Serialize>(
 /// Opens what [`seal`] sealed for the same `purpose`, if it is authentic and unexpired.
 pub async fn open<T: DeserializeOwned>(
     settings: &OAuthSettings,
-    ports: Ports<'_>,
+    cipher: &dyn Cipher,
+    clock: &dyn Clock,
     purpose: Purpose,
     text: &str,
 ) -> Result<T, Refused> {
     let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| Refused::Invalid)?;
-    let plain = ports
-        .cipher
+    let plain = cipher
         .open(settings.grant_key.bytes(), purpose.context(), &bytes)
         .await
         .map_err(|_| Refused::Invalid)?;
     let envelope: Envelope<T> = serde_json::from_slice(&plain).map_err(|_| Refused::Invalid)?;
     match envelope.exp {
-        Some(exp) if ports.clock.now_ms() >= exp => Err(Refused::Expired),
+        Some(exp) if clock.now_ms() >= exp => Err(Refused::Expired),
         _ => Ok(envelope.v),
     }
 }
@@ -112,21 +111,22 @@ mod tests {
     fn a_value_opens_only_for_its_purpose_and_until_it_expires() {
         let env = FakeEnv::new();
         let settings = settings();
-        let ports = env.ports();
-        let until = ports.clock.now_ms() + 1_000;
+        let (cipher, clock) = (&env.cipher, &env.clock);
+        let until = clock.now_ms() + 1_000;
         let text = block_on(seal(
             &settings,
-            ports,
+            cipher,
             Purpose::Consent,
             Some(until),
             &"hello",
         ))
         .unwrap();
-        let opened: String = block_on(open(&settings, ports, Purpose::Consent, &text)).unwrap();
+        let opened: String =
+            block_on(open(&settings, cipher, clock, Purpose::Consent, &text)).unwrap();
         assert_eq!(opened, "hello");
         for other in [Purpose::ProviderState, Purpose::Client] {
             assert_eq!(
-                block_on(open::<String>(&settings, ports, other, &text)),
+                block_on(open::<String>(&settings, cipher, clock, other, &text)),
                 Err(Refused::Invalid)
             );
         }
@@ -137,7 +137,8 @@ mod tests {
         assert_eq!(
             block_on(open::<String>(
                 &settings,
-                ports,
+                cipher,
+                clock,
                 Purpose::Consent,
                 &tampered
             )),
@@ -145,7 +146,13 @@ mod tests {
         );
         env.clock.advance(1_000);
         assert_eq!(
-            block_on(open::<String>(&settings, ports, Purpose::Consent, &text)),
+            block_on(open::<String>(
+                &settings,
+                cipher,
+                clock,
+                Purpose::Consent,
+                &text
+            )),
             Err(Refused::Expired)
         );
     }

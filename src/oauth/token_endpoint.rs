@@ -3,7 +3,7 @@
 
 use super::error::OAuthError;
 use super::store::UpstreamToken;
-use crate::ports::{Ports, UpstreamRequest};
+use crate::ports::{Clock, UpstreamHttp, UpstreamRequest};
 use crate::upstream::Secret;
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -27,17 +27,19 @@ pub(super) fn idp_error(what: &str) -> OAuthError {
 }
 
 /// Sends `request` to a provider and reads its JSON answer; any other answer is `server_error`.
-pub(super) async fn send(ports: Ports<'_>, request: UpstreamRequest) -> Result<Json, OAuthError> {
-    send_status(ports, request).await.map_err(|(_, e)| e)
+pub(super) async fn send(
+    http: &dyn UpstreamHttp,
+    request: UpstreamRequest,
+) -> Result<Json, OAuthError> {
+    send_status(http, request).await.map_err(|(_, e)| e)
 }
 
 /// [`send`], with the refused answer's HTTP status beside the error.
 pub(super) async fn send_status(
-    ports: Ports<'_>,
+    http: &dyn UpstreamHttp,
     request: UpstreamRequest,
 ) -> Result<Json, (Option<u16>, OAuthError)> {
-    let response = ports
-        .http
+    let response = http
         .send(request, IDP_MAX_BYTES)
         .await
         .map_err(|e| (None, idp_error(&e.to_string())))?;
@@ -70,7 +72,7 @@ pub(super) fn upstream_token(
     access: String,
     answer: TokenAnswer,
     site: Option<String>,
-    ports: Ports<'_>,
+    clock: &dyn Clock,
 ) -> UpstreamToken {
     UpstreamToken {
         vendor: vendor.into(),
@@ -78,7 +80,7 @@ pub(super) fn upstream_token(
         refresh: answer.refresh_token.map(Secret::new),
         expires_ms: answer
             .expires_in
-            .map(|s| ports.clock.now_ms() + s.saturating_mul(1000)),
+            .map(|s| clock.now_ms() + s.saturating_mul(1000)),
         site,
     }
 }

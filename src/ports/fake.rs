@@ -4,6 +4,7 @@
 //! keys) and can be told to fail, so error paths are testable without Workers.
 
 use super::*;
+use crate::memory::{CallMemory, MemoryBudget};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -822,6 +823,9 @@ pub struct FakeEnv {
     pub log: MemoryLog,
     /// Work after the reply; only [`FakeEnv::background_ports`] hands it out.
     pub background: FakeBackground,
+    /// The reservations of the calls made through [`FakeEnv::call_ports`], on a budget that
+    /// never runs out.
+    pub memory: CallMemory,
 }
 
 impl FakeEnv {
@@ -854,6 +858,7 @@ impl FakeEnv {
             clock,
             rng: SeededRng::new(42),
             log,
+            memory: MemoryBudget::new(usize::MAX).call(),
         }
     }
 
@@ -873,9 +878,13 @@ impl FakeEnv {
             clock: &self.clock,
             rng: &self.rng,
             log: &self.log,
-            memory: None,
             background: None,
         }
+    }
+
+    /// [`FakeEnv::ports`] as one tool call gets them, with [`FakeEnv::memory`].
+    pub fn call_ports(&self) -> CallPorts<'_> {
+        self.ports().for_call(&self.memory)
     }
 
     /// [`FakeEnv::ports`] with writes that may run after the reply going to

@@ -12,7 +12,7 @@ use super::gate::{self, Gate};
 use super::reply::panic_message;
 use crate::jsonrpc::{ErrorObject, ResultJson};
 use crate::mcp::{self, CallToolParams, CallToolResult, ContentBlock, ProtocolVersion};
-use crate::ports::{Level, Ports};
+use crate::ports::{Level, Log};
 use crate::projection::Fuel;
 use crate::structured;
 use crate::tools::registry::{Prepared, Runner, Tool, ToolContext, ToolError, ToolSpec};
@@ -44,10 +44,6 @@ pub async fn call_tool(
     // What this call's upstream bodies reserve of the isolate's memory; held until its reply
     // is written, since everything built from a body lives that long.
     let memory = cx.memory.call();
-    let ports = Ports {
-        memory: Some(&memory),
-        ..cx.ports
-    };
     // Declared before the prepared call, which borrows them for the run; `call_upstream` holds
     // the identity the gate named, which `finish` reports.
     let mut call_upstream = None;
@@ -82,12 +78,12 @@ pub async fn call_tool(
                     };
                     let settings = call_upstream.as_ref().unwrap_or(&cx.config.upstream);
                     let admit = members.as_deref().map(|m| m as &dyn Admit);
-                    client = Client::new(ports, settings, &targets, admit);
+                    client = Client::new(cx.ports, &memory, settings, &targets, admit);
                     let context = ToolContext {
                         principal: cx.principal,
                         protocol_version: version,
                         meta: meta.as_ref(),
-                        ports,
+                        ports: cx.ports.for_call(&memory),
                         settings: &cx.config.tools,
                         upstream: &client,
                         fuel,
@@ -110,7 +106,7 @@ pub async fn call_tool(
         cx.config.tools.structured_output,
         call_upstream.as_ref().and_then(|u| u.acting.as_deref()),
         version,
-        cx.ports,
+        cx.ports.log,
     )?;
     if result.is_error && memory.refused() {
         mark_busy(&mut result);
@@ -153,12 +149,12 @@ pub async fn invoke<'a>(
     runner: Runner<'a>,
     cx: ToolContext<'a>,
 ) -> Result<Result<CallToolResult, ToolError>, ErrorObject> {
-    let ports = cx.ports;
+    let log = cx.ports.log;
     match AssertUnwindSafe(runner(cx)).catch_unwind().await {
         Ok(outcome) => Ok(outcome),
         Err(payload) => {
             let detail = panic_message(payload.as_ref());
-            ports.log.event(
+            log.event(
                 Level::Error,
                 "panic",
                 &[("tool", name.into()), ("detail", (&detail).into())],
@@ -178,7 +174,7 @@ pub fn finish(
     structured_output: bool,
     acting: Option<&Acting>,
     version: ProtocolVersion,
-    ports: Ports<'_>,
+    log: &dyn Log,
 ) -> Result<CallToolResult, ErrorObject> {
     let name = &spec.descriptor.name;
     let result = match outcome {
@@ -201,7 +197,7 @@ pub fn finish(
             }
         }
         Err(ToolError::Internal(detail)) => {
-            ports.log.event(
+            log.event(
                 Level::Error,
                 "tool_internal_error",
                 &[("tool", name.into()), ("detail", (&detail).into())],
@@ -319,8 +315,7 @@ mod tests {
     fn finishing_maps_errors_by_revision_and_keeps_details_in_the_log() {
         let env = FakeEnv::new();
         let plain = spec(None);
-        let finish_at =
-            |outcome, version| finish(outcome, &plain, false, None, version, env.ports());
+        let finish_at = |outcome, version| finish(outcome, &plain, false, None, version, &env.log);
         let invalid = || Err(ToolError::InvalidArguments("bad".into()));
         let old = finish_at(invalid(), ProtocolVersion::V2025_06_18).unwrap_err();
         assert_eq!(old.code, crate::jsonrpc::ErrorCode::INVALID_PARAMS);
@@ -350,7 +345,7 @@ mod tests {
             true,
             Some(&acting),
             ProtocolVersion::V2025_11_25,
-            env.ports(),
+            &env.log,
         )
         .unwrap();
         assert!(on.structured_content.is_some());
@@ -364,7 +359,7 @@ mod tests {
             false,
             None,
             ProtocolVersion::V2025_11_25,
-            env.ports(),
+            &env.log,
         )
         .unwrap();
         assert_eq!((off.structured_content, off.meta), (None, None));

@@ -5,7 +5,7 @@
 use crate::auth::{self, AuthError, Principal};
 use crate::config::Config;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::ports::{Level, Ports};
+use crate::ports::{Level, Log};
 
 /// Request headers a browser client may send cross-origin (the MCP headers of every revision).
 const CORS_ALLOW_HEADERS: &str =
@@ -20,7 +20,7 @@ const CORS_MAX_AGE: &str = "600";
 pub fn authenticate(
     config: &Config,
     request: &HttpRequest,
-    ports: Ports<'_>,
+    log: &dyn Log,
 ) -> Result<Principal, AuthError> {
     let authorization = request.header("Authorization");
     if authorization.is_none()
@@ -28,7 +28,7 @@ pub fn authenticate(
         && config.auth_tokens.is_empty()
         && is_loopback_host(request.header("Host"))
     {
-        ports.log.event(
+        log.event(
             Level::Warn,
             "anonymous_request",
             &[(
@@ -42,7 +42,7 @@ pub fn authenticate(
     }
     let result = auth::authenticate(&config.auth_tokens, authorization);
     match result {
-        Err(AuthError::NotConfigured) if config.oauth.is_none() => ports.log.event(
+        Err(AuthError::NotConfigured) if config.oauth.is_none() => log.event(
             Level::Error,
             "auth_not_configured",
             &[(
@@ -51,7 +51,7 @@ pub fn authenticate(
                     .into(),
             )],
         ),
-        Err(AuthError::Invalid) => ports.log.event(Level::Warn, "auth_invalid_token", &[]),
+        Err(AuthError::Invalid) => log.event(Level::Warn, "auth_invalid_token", &[]),
         _ => {}
     }
     result

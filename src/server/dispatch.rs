@@ -274,7 +274,8 @@ async fn run_method(
                     cx.registry,
                     cx.principal,
                     &cx.config.policy,
-                    cx.ports,
+                    cx.ports.state,
+                    cx.ports.settings,
                 )
                 .await;
                 to_json(&ListToolsResult { tools })?

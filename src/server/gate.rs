@@ -13,7 +13,7 @@ use crate::mcp::{CallToolResult, ToolDescriptor};
 use crate::policy::{
     Decision, Effect, IdentityRef, Policy, PolicyError, PolicySettings, Restriction,
 };
-use crate::ports::{Field, Level, Ports};
+use crate::ports::{CacheStore, Clock, Field, Level, Log, Ports, Settings};
 use crate::tools::approvals::APPROVAL_DECIDE;
 use crate::tools::registry::{Access, Registry, ToolError, ToolSpec};
 use crate::upstream::{Acting, Admit, Target, Targets, Vendor};
@@ -66,14 +66,19 @@ impl fmt::Display for Broken {
     }
 }
 
-/// Reads and validates the policy; secrets come from `ports.settings`.
-pub async fn load(settings: &PolicySettings, ports: Ports<'_>) -> Loaded {
-    let setting = |name: &str| ports.settings.get(name);
+/// Reads and validates the policy, a KV-held one from `state`; its identities' secrets come
+/// from `secrets`.
+pub async fn load(
+    settings: &PolicySettings,
+    state: &dyn CacheStore,
+    secrets: &dyn Settings,
+) -> Loaded {
+    let setting = |name: &str| secrets.get(name);
     let stored;
     let text = match (&settings.document, &settings.kv_key) {
         (Some(text), _) => Ok(text.as_str()),
         (None, None) => return Loaded::Off,
-        (None, Some(key)) => match ports.state.get(key).await {
+        (None, Some(key)) => match state.get(key).await {
             Ok(Some(entry)) => {
                 stored = entry.value;
                 std::str::from_utf8(&stored).map_err(|_| PolicyError::NotText)
@@ -195,7 +200,7 @@ pub async fn gate(
 ) -> Result<Gate, ToolError> {
     let name = spec.descriptor.name.as_str();
     let who = principal.name();
-    let policy = match load(settings, ports).await {
+    let policy = match load(settings, ports.state, ports.settings).await {
         Loaded::Off => return Ok(Gate::Off),
         Loaded::Broken(broken) => {
             let reason = broken.to_string();
@@ -208,13 +213,13 @@ pub async fn gate(
                 ],
             );
             let decision = Decision::builtin_deny(who, name, None, reason);
-            return Ok(refuse(ports, &decision, None));
+            return Ok(refuse(ports.log, &decision, None));
         }
         Loaded::Active(policy) => policy.with_caller(principal),
     };
     let builtin_allow = || {
         log_decision(
-            ports,
+            ports.log,
             &Decision::builtin_allow(who, name),
             Outcome::Builtin,
             None,
@@ -234,14 +239,14 @@ pub async fn gate(
                 None,
                 format!("Only approvers named by the enterprise policy may use {name}."),
             );
-            return Ok(refuse(ports, &decision, None));
+            return Ok(refuse(ports.log, &decision, None));
         }
         Access::Rules => {}
     }
     let decision = decide_targets(&policy, who, name, targets);
     let mut gate = match decision.effect {
-        Effect::Deny => return Ok(refuse(ports, &decision, None)),
-        Effect::Allow => run(ports, &policy, principal, &decision, None),
+        Effect::Deny => return Ok(refuse(ports.log, &decision, None)),
+        Effect::Allow => run(ports.clock, ports.log, &policy, principal, &decision, None),
         Effect::ApprovalRequired => {
             approval(ports, &policy, settings, principal, &decision, arguments).await?
         }
@@ -268,9 +273,10 @@ pub async fn describe(
     registry: &Registry,
     principal: &Principal,
     settings: &PolicySettings,
-    ports: Ports<'_>,
+    state: &dyn CacheStore,
+    secrets: &dyn Settings,
 ) {
-    let policy = match load(settings, ports).await {
+    let policy = match load(settings, state, secrets).await {
         Loaded::Off => return,
         Loaded::Active(policy) => policy.with_caller(principal),
         Loaded::Broken(_) => {
@@ -336,7 +342,8 @@ pub fn add_upstream_meta(result: &mut CallToolResult, vendor: Vendor, identity: 
 }
 
 fn run(
-    ports: Ports<'_>,
+    clock: &dyn Clock,
+    log: &dyn Log,
     policy: &Policy,
     principal: &Principal,
     decision: &Decision,
@@ -349,14 +356,14 @@ fn run(
             Some(Acting::named(vendor, name, secrets))
         }
         Some((vendor, name, IdentityRef::SignedIn)) => {
-            match personal(vendor, name, principal, ports) {
+            match personal(vendor, name, principal, clock) {
                 Ok(acting) => Some(acting),
-                Err(reason) => return sign_in_required(ports, decision, reason),
+                Err(reason) => return sign_in_required(log, decision, reason),
             }
         }
     };
     log_decision(
-        ports,
+        log,
         decision,
         Outcome::Run(acting.as_ref().map(|a| (a.vendor, a.name.as_str()))),
         approval,
@@ -409,15 +416,12 @@ fn personal(
     vendor: Vendor,
     name: &str,
     principal: &Principal,
-    ports: Ports<'_>,
+    clock: &dyn Clock,
 ) -> Result<Acting, SignIn> {
     let Some(personal) = principal.personal_token(vendor) else {
         return Err(SignIn::Missing(vendor, principal.name().to_owned()));
     };
-    if personal
-        .expires_ms
-        .is_some_and(|at| at <= ports.clock.now_ms())
-    {
+    if personal.expires_ms.is_some_and(|at| at <= clock.now_ms()) {
         return Err(SignIn::Expired(vendor));
     }
     Acting::personal(vendor, name, &personal.token, personal.base_url.as_deref())
@@ -426,9 +430,9 @@ fn personal(
 
 /// The refusal of a call whose rule acts as the signed-in person when they have no usable
 /// token: not a policy denial (the same call works after signing in), so its own code.
-fn sign_in_required(ports: Ports<'_>, decision: &Decision, problem: SignIn) -> Gate {
+fn sign_in_required(log: &dyn Log, decision: &Decision, problem: SignIn) -> Gate {
     let reason = problem.to_string();
-    log_decision(ports, decision, Outcome::Refused(CODE_SIGN_IN), None);
+    log_decision(log, decision, Outcome::Refused(CODE_SIGN_IN), None);
     let mut decision_json = decision_meta(decision);
     decision_json.insert("reason".into(), json!(reason));
     let mut meta = Map::new();
@@ -452,7 +456,7 @@ async fn approval(
     let refused = |why: &str| {
         let mut refused = decision.clone();
         refused.reason = format!("{} {why}", decision.reason);
-        refuse(ports, &refused, None)
+        refuse(ports.log, &refused, None)
     };
     let request = Record {
         entry: Entry {
@@ -481,7 +485,7 @@ async fn approval(
             reason: decision.reason.clone(),
         },
     };
-    let outcome = match Approvals::new(ports)
+    let outcome = match Approvals::new(ports.approvals, ports.clock, ports.rng)
         .call(request, settings.approval_ttl_seconds)
         .await
     {
@@ -511,12 +515,19 @@ async fn approval(
         CallOutcome::Run { .. } => None,
     };
     if let Some(old) = voided {
-        approvals::log_event(ports, "voided", old, &decision.principal);
+        approvals::log_event(ports.log, "voided", old, &decision.principal);
     }
     match outcome {
         CallOutcome::Run { record } => {
-            approvals::log_event(ports, "consumed", &record, &decision.principal);
-            Ok(run(ports, policy, principal, decision, Some(&record)))
+            approvals::log_event(ports.log, "consumed", &record, &decision.principal);
+            Ok(run(
+                ports.clock,
+                ports.log,
+                policy,
+                principal,
+                decision,
+                Some(&record),
+            ))
         }
         CallOutcome::Wait {
             record,
@@ -524,7 +535,7 @@ async fn approval(
             voided,
         } => {
             if created {
-                approvals::log_event(ports, "requested", &record, &decision.principal);
+                approvals::log_event(ports.log, "requested", &record, &decision.principal);
             }
             let mut decision = decision.clone();
             if let Some(old) = voided {
@@ -535,16 +546,16 @@ async fn approval(
                     decision.reason, old.id, old.rule
                 );
             }
-            Ok(refuse(ports, &decision, Some(&record)))
+            Ok(refuse(ports.log, &decision, Some(&record)))
         }
-        CallOutcome::Refused { refusal, .. } => Ok(limited(ports, decision, &refusal)),
+        CallOutcome::Refused { refusal, .. } => Ok(limited(ports.log, decision, &refusal)),
     }
 }
 
 /// The refusal of a call whose approval request a bound of the ledger keeps from being
 /// recorded: `approval_limit`, with the bound's stable code in `_meta.limit`.
-fn limited(ports: Ports<'_>, decision: &Decision, refusal: &Refusal) -> Gate {
-    log_decision(ports, decision, Outcome::Refused(CODE_APPROVAL_LIMIT), None);
+fn limited(log: &dyn Log, decision: &Decision, refusal: &Refusal) -> Gate {
+    log_decision(log, decision, Outcome::Refused(CODE_APPROVAL_LIMIT), None);
     let mut meta = Map::new();
     meta.insert("code".into(), json!(CODE_APPROVAL_LIMIT));
     meta.insert("limit".into(), json!(refusal.limit_code()));
@@ -564,13 +575,13 @@ fn limited(ports: Ports<'_>, decision: &Decision, refusal: &Refusal) -> Gate {
 }
 
 /// The refusal result of `decision` (with its approval request, if any), logged.
-fn refuse(ports: Ports<'_>, decision: &Decision, approval: Option<&Entry>) -> Gate {
+fn refuse(log: &dyn Log, decision: &Decision, approval: Option<&Entry>) -> Gate {
     let code = if approval.is_some() {
         CODE_APPROVAL
     } else {
         CODE_DENIED
     };
-    log_decision(ports, decision, Outcome::Refused(code), approval);
+    log_decision(log, decision, Outcome::Refused(code), approval);
     let mut decision_json = decision_meta(decision);
     if let Some(record) = approval {
         decision_json.insert("approval".into(), record.summary());
@@ -657,7 +668,7 @@ enum Outcome<'a> {
 
 /// One line per decision; the path is the caller's and is cut like every logged string.
 fn log_decision(
-    ports: Ports<'_>,
+    log: &dyn Log,
     decision: &Decision,
     outcome: Outcome<'_>,
     approval: Option<&Entry>,
@@ -685,7 +696,7 @@ fn log_decision(
     if let Some(record) = approval {
         fields.push(("approvalId", (&record.id).into()));
     }
-    ports.log.event(Level::Info, "policy_decision", &fields);
+    log.event(Level::Info, "policy_decision", &fields);
 }
 
 #[cfg(test)]

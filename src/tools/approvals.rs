@@ -128,10 +128,11 @@ async fn list(args: ListArgs, call: ToolContext<'_>) -> Result<CallToolResult, T
             )
         })?),
     };
-    let (pending, next_cursor) = Approvals::new(call.ports)
-        .pending_for(call.principal, after)
-        .await
-        .map_err(|e| store_failure(&call, e))?;
+    let (pending, next_cursor) =
+        Approvals::new(call.ports.approvals, call.ports.clock, call.ports.rng)
+            .pending_for(call.principal, after)
+            .await
+            .map_err(|e| store_failure(&call, e))?;
     Ok(CallToolResult::text(page_text(&pending, next_cursor)?))
 }
 
@@ -179,7 +180,7 @@ async fn decide(args: DecideArgs, call: ToolContext<'_>) -> Result<CallToolResul
         .reason
         .map(|r| r.chars().take(500).collect::<String>())
         .filter(|r| !r.trim().is_empty());
-    let record = Approvals::new(call.ports)
+    let record = Approvals::new(call.ports.approvals, call.ports.clock, call.ports.rng)
         .decide(
             args.approval_id.trim(),
             call.principal,
@@ -189,7 +190,7 @@ async fn decide(args: DecideArgs, call: ToolContext<'_>) -> Result<CallToolResul
         .await
         .map_err(|e| store_failure(&call, e))?;
     let action = if args.approve { "approved" } else { "denied" };
-    approvals::log_event(call.ports, action, &record, me);
+    approvals::log_event(call.ports.log, action, &record, me);
     let next = if args.approve {
         format!(
             "{} may now repeat the identical call once, until {}.",

@@ -169,7 +169,7 @@ async fn read(args: Args, call: ToolContext<'_>) -> Result<CallToolResult, ToolE
     // Before the read, from the chunk asked for: what the store returns is at most that.
     let chunk_bytes = usize::try_from(args.max_bytes).unwrap_or(usize::MAX);
     let cost = chunk_bytes.saturating_mul(MEMORY_PER_CHUNK_BYTE);
-    if let Err(busy) = reserve_buffer(call.ports, cost).await {
+    if let Err(busy) = reserve_buffer(call.ports.memory, call.ports.clock, cost).await {
         return Err(ToolError::Failed(format!(
             "Error: the server is busy with other large results and has no memory free for this \
              artifact chunk ({} bytes of memory) right now. Retry in a few seconds, or read \

@@ -197,7 +197,13 @@ impl UpstreamTool for CircleGet {
         if let (Some(key), false) = (&key, args.fresh) {
             if let Some(hit) = cache.lookup(key).await {
                 // A cached body costs what a fetched one does once parsed and rendered.
-                if let Err(busy) = upstream::body::reserve_held(call.ports, hit.body.len()).await {
+                if let Err(busy) = upstream::body::reserve_held(
+                    call.ports.memory,
+                    call.ports.clock,
+                    hit.body.len(),
+                )
+                .await
+                {
                     let kind = upstream::ErrorKind::Busy {
                         body_bytes: busy.body_bytes,
                     };

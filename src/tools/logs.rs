@@ -110,7 +110,7 @@ pub const LOG_BUFFER_BYTES: usize = 2 * MIN_PART_BYTES + 2 * 1024 * 1024;
 /// A writer for the complete log of one job, once the call's memory reservations cover
 /// [`LOG_BUFFER_BYTES`]; a busy error when the isolate has no room for them.
 pub async fn log_writer<'a>(call: &ToolContext<'a>) -> Result<ArtifactWriter<'a>, ToolError> {
-    if let Err(busy) = reserve_buffer(call.ports, LOG_BUFFER_BYTES).await {
+    if let Err(busy) = reserve_buffer(call.ports.memory, call.ports.clock, LOG_BUFFER_BYTES).await {
         return Err(ToolError::Failed(format!(
             "Error: the server is busy with other large results and has no memory free to read \
              a job log ({} bytes of buffers) right now. Retry in a few seconds.",

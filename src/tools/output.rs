@@ -40,7 +40,7 @@ pub fn json_to_value(json: &Json) -> Value {
 /// itself when there is no expression, or the `_jqError`/`_originalData` value when the
 /// expression fails (never an error).
 pub fn project(body: Value, jq: Option<&str>, call: &ToolContext<'_>) -> Value {
-    projection::project_within(body, jq, call.fuel, call.ports.memory)
+    projection::project_within(body, jq, call.fuel, Some(call.ports.memory))
 }
 
 /// A value rendered for a tool result.
@@ -123,7 +123,7 @@ impl Rendered {
                     let kept = structured.map_or(Value::Null, |e| e.incomplete_part(&self.value));
                     let value = std::mem::replace(&mut self.value, kept);
                     let content = Box::new(ArtifactContent { envelope, value });
-                    let memory = call.ports.memory.map(crate::memory::CallMemory::hand_over);
+                    let memory = Some(call.ports.memory.hand_over());
                     slot.save_in_background(background, len as u64, content, memory)
                 }
             };
@@ -218,7 +218,7 @@ mod tests {
     }
 
     use crate::ports::fake::FakeEnv;
-    use crate::ports::{ArtifactStore, Ports};
+    use crate::ports::{ArtifactStore, CallPorts};
 
     /// Runs `f` with a tool context over fresh fakes, the text bounded at 1,000 characters.
     fn in_call(f: impl FnOnce(&ToolContext<'_>, &FakeEnv, &ToolSettings)) {
@@ -394,12 +394,21 @@ mod tests {
             |ms| crate::ports::Clock::sleep(clock, ms),
         ))
         .unwrap();
-        let ports = Ports {
-            memory: Some(&memory),
-            ..env.background_ports()
-        };
         let fuel = projection::Fuel::request();
-        let call = ToolContext::for_test(&principal, ports, &settings, &upstream, &fuel);
+        let call = ToolContext::for_test(
+            &principal,
+            env.background_ports(),
+            &settings,
+            &upstream,
+            &fuel,
+        );
+        let call = ToolContext {
+            ports: CallPorts {
+                memory: &memory,
+                ..call.ports
+            },
+            ..call
+        };
         let long = Value::Array((0..500).map(|i| Value::from(format!("item {i}"))).collect());
         let rendered = Rendered::new(long, OutputFormat::Json, &settings);
         futures::executor::block_on(rendered.finish(&call));

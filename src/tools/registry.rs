@@ -7,6 +7,8 @@ use super::schema;
 use super::toolsets::{NotOffered, Selection, Toolset};
 use crate::auth::Principal;
 use crate::mcp::{CallToolResult, ProtocolVersion, ToolDescriptor};
+use crate::ports::CallPorts;
+#[cfg(test)]
 use crate::ports::Ports;
 use crate::projection::Fuel;
 use crate::upstream::{Client, Targets, UpstreamError, UpstreamSettings};
@@ -92,8 +94,9 @@ pub struct ToolContext<'a> {
     pub protocol_version: ProtocolVersion,
     /// The request's `_meta`, if any (progress tokens, client metadata).
     pub meta: Option<&'a Map<String, Json>>,
-    /// The outside world.
-    pub ports: Ports<'a>,
+    /// What the call may use of the outside world besides the vendors: artifacts, the HTTP
+    /// cache, approvals, clock, randomness, log, the call's memory and the background.
+    pub ports: CallPorts<'a>,
     /// The tools' settings.
     pub settings: &'a ToolSettings,
     /// The only way to the vendors: the requests the call's plan declared, with the credential
@@ -106,7 +109,8 @@ pub struct ToolContext<'a> {
 #[cfg(test)]
 impl<'a> ToolContext<'a> {
     /// A context for unit tests: the latest revision, no `_meta`, a client that declared
-    /// nothing (leaked: a test's context lives as long as the test).
+    /// nothing, memory that never runs out (leaked: a test's context lives as long as the
+    /// test).
     pub(crate) fn for_test(
         principal: &'a Principal,
         ports: Ports<'a>,
@@ -115,12 +119,17 @@ impl<'a> ToolContext<'a> {
         fuel: &'a Fuel,
     ) -> ToolContext<'a> {
         let targets = Box::leak(Box::new(Targets::none()));
-        let upstream = Box::leak(Box::new(Client::new(ports, upstream, targets, None)));
+        let memory = Box::leak(Box::new(
+            crate::memory::MemoryBudget::new(usize::MAX).call(),
+        ));
+        let upstream = Box::leak(Box::new(Client::new(
+            ports, memory, upstream, targets, None,
+        )));
         ToolContext {
             principal,
             protocol_version: ProtocolVersion::LATEST_INITIALIZE,
             meta: None,
-            ports,
+            ports: ports.for_call(memory),
             settings,
             upstream,
             fuel,
@@ -604,7 +613,7 @@ mod tests {
         let prepared =
             Tool::prepare(&tool, &json!({}), &upstream).unwrap_or_else(|e| panic!("{e}"));
         targets = prepared.targets;
-        client = Client::new(env.ports(), &upstream, &targets, None);
+        client = Client::new(env.ports(), &env.memory, &upstream, &targets, None);
         let cx = ToolContext {
             upstream: &client,
             ..ToolContext::for_test(&principal, env.ports(), &settings, &upstream, &fuel)

@@ -3,8 +3,10 @@
 //! is declared, on the call's reservations ([`crate::memory`]), which outlive the body.
 
 use super::scrub::{self, Scrubber};
-use crate::memory::{BodyReservation, Busy, SMALL_BODY_BYTES};
-use crate::ports::{header, BodyStream, Ports, TransportError, UpstreamRequest, UpstreamResponse};
+use crate::memory::{BodyReservation, Busy, CallMemory, SMALL_BODY_BYTES};
+use crate::ports::{
+    header, BodyStream, Clock, TransportError, UpstreamHttp, UpstreamRequest, UpstreamResponse,
+};
 
 /// Why a body was not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,18 +18,19 @@ pub enum Unread {
 }
 
 /// Sends `request` and reads at most `max_body` bytes of the answer (through `scrubber`),
-/// whatever its status, under
-/// the call's memory reservations (none outside a call). An answer declaring more than
+/// whatever its status, under the call's memory reservations. An answer declaring more than
 /// `unread_over` bytes comes back with its headers and no body, for the caller to refuse from
 /// its `Content-Length` (a vendor whose reference refuses such answers with a text of its own).
 pub async fn fetch(
-    ports: Ports<'_>,
+    http: &dyn UpstreamHttp,
+    clock: &dyn Clock,
+    memory: &CallMemory,
     request: UpstreamRequest,
     scrubber: &Scrubber,
     max_body: usize,
     unread_over: Option<usize>,
 ) -> Result<UpstreamResponse, Unread> {
-    let mut opened = scrub::open(ports, request, scrubber)
+    let mut opened = scrub::open(http, request, scrubber)
         .await
         .map_err(Unread::Transport)?;
     let declared = header(&opened.headers, "content-length")
@@ -39,7 +42,7 @@ pub async fn fetch(
     let body = if unread {
         Vec::new()
     } else {
-        read(ports, opened.body.as_mut(), declared, max_body).await?
+        read(memory, clock, opened.body.as_mut(), declared, max_body).await?
     };
     Ok(UpstreamResponse {
         status: opened.status,
@@ -52,7 +55,8 @@ pub async fn fetch(
 /// Reads all of `stream` (at most `max_body` bytes; `declared` of them when the length is known)
 /// under the call's memory reservations.
 pub async fn read(
-    ports: Ports<'_>,
+    memory: &CallMemory,
+    clock: &dyn Clock,
     stream: &mut dyn BodyStream,
     declared: Option<usize>,
     max_body: usize,
@@ -61,9 +65,9 @@ pub async fn read(
     if declared.is_some_and(|len| len > max_body) {
         return Err(too_large());
     }
-    let mut reservation = ports.memory.map(|call| call.body());
+    let mut reservation = memory.body();
     if let Some(len) = declared {
-        cover(ports, reservation.as_mut(), len).await?;
+        cover(clock, &mut reservation, len).await?;
     }
     let mut body = Vec::with_capacity(declared.map_or(0, capacity));
     while let Some(chunk) = stream.next_chunk().await.map_err(Unread::Transport)? {
@@ -71,10 +75,9 @@ pub async fn read(
         if len > max_body {
             return Err(too_large());
         }
-        if let Some(covered) = reservation.as_ref().map(BodyReservation::covered) {
-            if len > covered {
-                cover(ports, reservation.as_mut(), grown(covered, len, max_body)).await?;
-            }
+        let covered = reservation.covered();
+        if len > covered {
+            cover(clock, &mut reservation, grown(covered, len, max_body)).await?;
         }
         body.extend_from_slice(&chunk);
     }
@@ -83,39 +86,40 @@ pub async fn read(
 
 /// Reserves the cost of a body of `bytes` already in hand (read back from a store) before what is
 /// built from it: the call's share of the budget, waiting a while for room when there is none.
-pub async fn reserve_held(ports: Ports<'_>, bytes: usize) -> Result<(), Busy> {
-    let Some(call) = ports.memory else {
-        return Ok(());
-    };
-    call.body()
-        .cover(bytes, || ports.clock.now_ms(), |ms| ports.clock.sleep(ms))
+pub async fn reserve_held(
+    memory: &CallMemory,
+    clock: &dyn Clock,
+    bytes: usize,
+) -> Result<(), Busy> {
+    memory
+        .body()
+        .cover(bytes, || clock.now_ms(), |ms| clock.sleep(ms))
         .await
 }
 
 /// Reserves `bytes` of memory for a buffer the call reads through besides its upstream bodies
 /// (an artifact's chunk, a streamed log's part), before it is read: see
 /// [`crate::memory::CallMemory::hold_buffer`].
-pub async fn reserve_buffer(ports: Ports<'_>, bytes: usize) -> Result<(), Busy> {
-    let Some(call) = ports.memory else {
-        return Ok(());
-    };
-    call.hold_buffer(bytes, || ports.clock.now_ms(), |ms| ports.clock.sleep(ms))
+pub async fn reserve_buffer(
+    memory: &CallMemory,
+    clock: &dyn Clock,
+    bytes: usize,
+) -> Result<(), Busy> {
+    memory
+        .hold_buffer(bytes, || clock.now_ms(), |ms| clock.sleep(ms))
         .await
 }
 
 /// Covers the first `bytes` of the body, waiting a while for room when there is none.
 async fn cover(
-    ports: Ports<'_>,
-    reservation: Option<&mut BodyReservation<'_>>,
+    clock: &dyn Clock,
+    reservation: &mut BodyReservation<'_>,
     bytes: usize,
 ) -> Result<(), Unread> {
-    match reservation {
-        Some(reservation) => reservation
-            .cover(bytes, || ports.clock.now_ms(), |ms| ports.clock.sleep(ms))
-            .await
-            .map_err(Unread::Busy),
-        None => Ok(()),
-    }
+    reservation
+        .cover(bytes, || clock.now_ms(), |ms| clock.sleep(ms))
+        .await
+        .map_err(Unread::Busy)
 }
 
 /// How much of an undeclared body to cover once `len` bytes are in and `covered` are covered:

@@ -7,11 +7,15 @@
 use super::body::{self, Unread};
 use super::error::{ErrorKind, UpstreamError};
 use super::js;
+use super::scrub::{self, Scrubber};
 use super::stream::{self, Opened};
 use super::target::{Declared, Target, Targets};
 use super::vendor::{Endpoint, UpstreamSettings, Vendor};
 use super::wire::{endpoint, transport_kind, vendor_request};
-use crate::ports::{header, Headers, Level, Ports};
+use crate::memory::CallMemory;
+use crate::ports::{
+    header, Clock, Headers, Level, Ports, StreamedResponse, TransportError, UpstreamRequest,
+};
 use crate::value::{parse_owned, Map, Value};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -26,6 +30,7 @@ pub trait Admit {
 /// declared family only once [`Admit`] lets it through.
 pub struct Client<'a> {
     ports: Ports<'a>,
+    memory: &'a CallMemory,
     settings: &'a UpstreamSettings,
     targets: &'a Targets,
     members: Option<&'a dyn Admit>,
@@ -34,15 +39,18 @@ pub struct Client<'a> {
 
 impl<'a> Client<'a> {
     /// A client for a call that declared `targets`, sending with `settings` (the credential
-    /// policy chose). Without `members` (no policy), every member of a declared family goes out.
+    /// policy chose) and reading bodies under the call's `memory`. Without `members` (no
+    /// policy), every member of a declared family goes out.
     pub fn new(
         ports: Ports<'a>,
+        memory: &'a CallMemory,
         settings: &'a UpstreamSettings,
         targets: &'a Targets,
         members: Option<&'a dyn Admit>,
     ) -> Client<'a> {
         Client {
             ports,
+            memory,
             settings,
             targets,
             members,
@@ -103,14 +111,14 @@ impl<'a> Client<'a> {
             url,
             received_at_ms,
             ..
-        } = send_raw(self.ports, self.settings, target, query, body).await?;
+        } = send_raw(self.ports, self.memory, self.settings, target, query, body).await?;
         // The body's text is given up to the parser, which releases it as the value grows, where
         // broken JSON is an error whatever the text was (so it need not be kept whole to answer
         // with): a vendor that promises JSON, declaring it.
         let release = target.vendor.requires_valid_json() && declares_json(&headers);
         let text = Cow::Owned(js::response_string(body));
         let decoded = decode_text(target.vendor, status, &headers, text, release);
-        let decoded = check(self.ports, target, &headers, decoded)?;
+        let decoded = check(self.ports.clock, target, &headers, decoded)?;
         Ok(UpstreamReply {
             status,
             headers,
@@ -131,7 +139,7 @@ impl<'a> Client<'a> {
         body: Option<&Value>,
     ) -> Result<RawReply, UpstreamError> {
         self.check(target)?;
-        send_raw(self.ports, self.settings, target, query, body).await
+        send_raw(self.ports, self.memory, self.settings, target, query, body).await
     }
 
     /// Sends a GET of `target` and returns the answer unread, whatever its status (a job log
@@ -151,7 +159,7 @@ impl<'a> Client<'a> {
     ) -> Result<Decoded, UpstreamError> {
         let text = js::response_str(&raw.body);
         check(
-            self.ports,
+            self.ports.clock,
             target,
             &raw.headers,
             decode_text(target.vendor, raw.status, &raw.headers, text, false),
@@ -171,6 +179,17 @@ impl<'a> Client<'a> {
              sent."
                 .to_owned(),
         )
+    }
+
+    /// Opens `request`, a GET of a document on a log host built with the settings
+    /// [`Client::documents`] gives (checked host, no credential), its answer scrubbed of every
+    /// configured credential; refused, with nothing sent, when the plan declared no documents.
+    pub async fn open_document(
+        &self,
+        request: UpstreamRequest,
+    ) -> Result<StreamedResponse, TransportError> {
+        let settings = self.documents().map_err(TransportError::Network)?;
+        scrub::open(self.ports.http, request, &Scrubber::new(settings, [])).await
     }
 
     /// The endpoint `vendor`'s requests go to, when it is configured (cache keys name its
@@ -232,6 +251,7 @@ pub struct UpstreamReply {
 /// Sends `target` unchecked (see [`Client::send_raw`]).
 async fn send_raw(
     ports: Ports<'_>,
+    memory: &CallMemory,
     settings: &UpstreamSettings,
     target: &Target,
     query: &[(String, String)],
@@ -247,7 +267,16 @@ async fn send_raw(
     let url = request.url.clone();
     // Whole bytes: the limit is an integer held as a JavaScript number.
     let unread_over = vendor.declared_length_limit().map(|limit| limit as usize);
-    let outcome = body::fetch(ports, request, &scrubber, settings.max_bytes, unread_over).await;
+    let outcome = body::fetch(
+        ports.http,
+        ports.clock,
+        memory,
+        request,
+        &scrubber,
+        settings.max_bytes,
+        unread_over,
+    )
+    .await;
     let elapsed = ports.clock.now_ms().saturating_sub(started);
     let log = |status: Option<u16>, bytes: usize, outcome: &str| {
         ports.log.event(
@@ -331,7 +360,7 @@ pub fn decode(vendor: Vendor, raw: &RawReply) -> Decoded {
 /// The error for a decoded body of `target` that must not be used: broken JSON declared as JSON
 /// from a vendor that promises JSON, or broken JSON whose text was released while it was parsed.
 fn check(
-    ports: Ports<'_>,
+    clock: &dyn Clock,
     target: &Target,
     headers: &Headers,
     decoded: Result<Decoded, Released>,
@@ -342,7 +371,7 @@ fn check(
             vendor,
             target.method,
             target.path.path(),
-            ports.clock.now_ms(),
+            clock.now_ms(),
             ErrorKind::MalformedJson,
         )
     };

@@ -6,7 +6,7 @@
 //! artifact, a log line) can hand a credential back, whatever the status.
 
 use super::vendor::UpstreamSettings;
-use crate::ports::{BodyStream, Ports, StreamedResponse, TransportError, UpstreamRequest};
+use crate::ports::{BodyStream, StreamedResponse, TransportError, UpstreamHttp, UpstreamRequest};
 use aho_corasick::{AhoCorasick, MatchKind};
 use base64::Engine as _;
 use futures::future::LocalBoxFuture;
@@ -178,11 +178,11 @@ fn forms(value: &str) -> Vec<String> {
 /// Sends `request` and opens its answer with every text in it scrubbed by `scrubber`: the one
 /// way an upstream answer is read.
 pub async fn open(
-    ports: Ports<'_>,
+    http: &dyn UpstreamHttp,
     request: UpstreamRequest,
     scrubber: &Scrubber,
 ) -> Result<StreamedResponse, TransportError> {
-    match ports.http.open(request).await {
+    match http.open(request).await {
         Ok(response) => Ok(scrubber.response(response)),
         Err(error) => Err(scrubber.transport(error)),
     }

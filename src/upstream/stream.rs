@@ -8,7 +8,7 @@ use super::target::{Root, Target};
 use super::vendor::UpstreamSettings;
 use super::wire::{endpoint, reason_phrase, transport_kind, vendor_request};
 use super::{js, Method};
-use crate::ports::{header, BodyStream, Headers, Level, Ports};
+use crate::ports::{header, BodyStream, Clock, Headers, Level, Ports};
 
 /// Most bytes of an error answer's body read for its message.
 pub const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -45,7 +45,7 @@ pub(super) async fn open(
         return Err(fail(ErrorKind::NotConfigured));
     };
     let (request, scrubber) = vendor_request(settings, &endpoint, Method::Get, path, &[], None);
-    let outcome = scrub::open(ports, request, &scrubber).await;
+    let outcome = scrub::open(ports.http, request, &scrubber).await;
     let (status, label) = match &outcome {
         Ok(response) => (Some(response.status), "opened".to_owned()),
         Err(error) => (None, transport_kind(error.clone(), settings).1),
@@ -79,7 +79,7 @@ pub(super) async fn open(
 
 /// The error a non-2xx answer is, with at most [`MAX_ERROR_BODY`] bytes of its body read for the
 /// message (as [`super::send`] would report it).
-pub async fn status_error(ports: Ports<'_>, target: &Target, mut opened: Opened) -> UpstreamError {
+pub async fn status_error(clock: &dyn Clock, target: &Target, mut opened: Opened) -> UpstreamError {
     let mut body = Vec::new();
     while body.len() < MAX_ERROR_BODY {
         match opened.body.next_chunk().await {
@@ -102,11 +102,5 @@ pub async fn status_error(ports: Ports<'_>, target: &Target, mut opened: Opened)
         }
     };
     let path = target.path.path();
-    UpstreamError::new(
-        target.vendor,
-        target.method,
-        path,
-        ports.clock.now_ms(),
-        kind,
-    )
+    UpstreamError::new(target.vendor, target.method, path, clock.now_ms(), kind)
 }

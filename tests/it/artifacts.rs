@@ -79,7 +79,7 @@ fn the_api_reports_offsets_sizes_and_the_end() {
     let env = FakeEnv::new();
     let config = Config::default();
     let id = save(env.ports(), &config, "ci", b"0123456789".to_vec());
-    let artifacts = Artifacts::new(env.ports(), config.tools.artifact_retention_seconds);
+    let artifacts = Artifacts::new(env.call_ports(), config.tools.artifact_retention_seconds);
     let ci = Principal::named("ci");
     let chunk = block_on(artifacts.read(&ci, id.as_str(), 4, 4)).unwrap();
     assert_eq!(
@@ -317,7 +317,7 @@ fn metadata_is_checked_on_every_read_not_only_the_key() {
     let key = env.artifacts.keys().remove(0);
     let meta = block_on(env.artifacts.head(&key)).unwrap().unwrap();
     let ci = Principal::named("ci");
-    let artifacts = Artifacts::new(env.ports(), config.tools.artifact_retention_seconds);
+    let artifacts = Artifacts::new(env.call_ports(), config.tools.artifact_retention_seconds);
     let rewrite = |custom: Vec<(String, String)>| {
         let meta = ArtifactMeta {
             custom,
@@ -379,7 +379,7 @@ fn one_artifact_per_call_and_a_failed_save_is_logged_once() {
     let config = Config::default();
     let ci = Principal::named("ci");
     let mut slot = ArtifactSlot::new(
-        Artifacts::new(env.ports(), config.tools.artifact_retention_seconds),
+        Artifacts::new(env.call_ports(), config.tools.artifact_retention_seconds),
         &ci,
     );
     assert_eq!(slot.saved(), None);
@@ -395,7 +395,7 @@ fn one_artifact_per_call_and_a_failed_save_is_logged_once() {
 
     env.artifacts.failing.set(true);
     let mut slot = ArtifactSlot::new(
-        Artifacts::new(env.ports(), config.tools.artifact_retention_seconds),
+        Artifacts::new(env.call_ports(), config.tools.artifact_retention_seconds),
         &ci,
     );
     assert_eq!(block_on(slot.save_pieces(3, one)), None);

@@ -833,7 +833,7 @@ fn artifact_read_serves_own_artifacts_only_whatever_the_policy() {
         let env = env(&pairs);
         let config = Config::default();
         let id = futures::executor::block_on(
-            Artifacts::new(env.ports(), config.tools.artifact_retention_seconds).save(
+            Artifacts::new(env.call_ports(), config.tools.artifact_retention_seconds).save(
                 &Principal::named("alice"),
                 b"{\"x\":1}".to_vec(),
                 "application/json",

@@ -93,7 +93,7 @@ fn get(
     let path = ApiPath::parse(path).unwrap();
     let target = Target::new(vendor, Method::Get, &path);
     let targets = Targets::one(target.clone());
-    let client = Client::new(env.ports(), &config.upstream, &targets, None);
+    let client = Client::new(env.ports(), &env.memory, &config.upstream, &targets, None);
     let outcome = futures::executor::block_on(client.send(&target, &[], None));
     (outcome, env.http.sent(), env.log.lines())
 }

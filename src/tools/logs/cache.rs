@@ -130,7 +130,7 @@ impl<'c, 'a> LogCache<'c, 'a> {
             self.call.ports,
             self.call.settings.artifact_retention_seconds,
         );
-        let mut pacer = Pacer::new(self.call.ports);
+        let mut pacer = Pacer::new(self.call.ports.clock);
         let mut offset = 0;
         loop {
             match artifacts

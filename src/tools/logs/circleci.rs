@@ -194,7 +194,7 @@ impl UpstreamTool for GetJobLogs {
         let options = args.log.options()?;
         let opened = call.upstream.open(&details).await?;
         if !(200..300).contains(&opened.status) {
-            return Err(stream::status_error(call.ports, &details, opened)
+            return Err(stream::status_error(call.ports.clock, &details, opened)
                 .await
                 .into());
         }
@@ -341,7 +341,7 @@ async fn read_outputs(
         let Some(url) = &action.output_url else {
             continue;
         };
-        let (host, body) = download::open_url(call.ports, call.upstream, url).await?;
+        let (host, body) = download::open_url(call.ports.log, call.upstream, url).await?;
         let bytes = download::read_all(
             call.ports,
             Vendor::CircleCi,
@@ -356,7 +356,7 @@ async fn read_outputs(
             ))
         })?;
         drop(bytes);
-        let mut pacer = Pacer::new(call.ports);
+        let mut pacer = Pacer::new(call.ports.clock);
         for message in messages.into_iter().filter_map(|m| m.message) {
             excerpter.push(message.as_bytes());
             if let Some(over) = excerpter.over_budget() {

@@ -7,6 +7,7 @@ use base64::Engine as _;
 use devtools_mcp_edge::artifacts::{ArtifactId, Artifacts};
 use devtools_mcp_edge::auth::Principal;
 use devtools_mcp_edge::config::Config;
+use devtools_mcp_edge::memory::MemoryBudget;
 use devtools_mcp_edge::ports::fake::MemoryArtifacts;
 use devtools_mcp_edge::ports::{
     ArtifactChunk, ArtifactMeta, ArtifactStore, PartUpload, Ports, StoreError,
@@ -172,12 +173,13 @@ pub fn noise(len: usize) -> Vec<u8> {
 
 /// Saves `bytes` as `owner`'s artifact through the API.
 pub fn save(ports: Ports<'_>, config: &Config, owner: &str, bytes: Vec<u8>) -> ArtifactId {
+    let memory = MemoryBudget::new(usize::MAX).call();
     block_on(
-        Artifacts::new(ports, config.tools.artifact_retention_seconds).save(
-            &Principal::named(owner),
-            bytes,
-            "application/json",
-        ),
+        Artifacts::new(
+            ports.for_call(&memory),
+            config.tools.artifact_retention_seconds,
+        )
+        .save(&Principal::named(owner), bytes, "application/json"),
     )
     .expect("the in-memory store accepts the artifact")
 }
