@@ -331,12 +331,13 @@ async fn take_body(request: &mut HttpRequest, body: &dyn RequestBody) {
 }
 
 fn config_error(error: &ConfigError, ports: Ports<'_>) -> HttpResponse {
+    let reason = error.reason.to_string();
     ports.log.event(
         Level::Error,
         "config_invalid",
         &[
             ("setting", error.setting.into()),
-            ("reason", (&error.reason).into()),
+            ("reason", (&reason).into()),
         ],
     );
     let message = format!("Internal error: server misconfigured: {error}");

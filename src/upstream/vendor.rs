@@ -521,34 +521,61 @@ pub struct Endpoint {
 
 /// Validates a base URL setting: `http(s)://host[:port][/path]`, no query, fragment or userinfo;
 /// returned without a trailing `/`.
-pub fn base_url(text: &str) -> Result<String, String> {
+pub fn base_url(text: &str) -> Result<String, BadRoot> {
     let text = text.trim();
     let rest = text
         .strip_prefix("https://")
         .or_else(|| text.strip_prefix("http://"))
-        .ok_or_else(|| format!("{text:?} must start with https:// (or http:// for local tests)"))?;
+        .ok_or_else(|| BadRoot::Scheme(text.to_owned()))?;
     let host = rest.split('/').next().unwrap_or_default();
     if host.is_empty() || host.contains(['@', '?', '#', '\\', ' ']) || rest.contains(['?', '#']) {
-        return Err(format!(
-            "{text:?} is not a base URL (expected scheme://host[:port][/path], without user, \
-             query or fragment)"
-        ));
+        return Err(BadRoot::NotABase(text.to_owned()));
     }
     Ok(text.trim_end_matches('/').to_owned())
 }
 
 /// `https://{site}.atlassian.net` for a site name such as `acme`.
-pub fn site_url(site: &str) -> Result<String, String> {
+pub fn site_url(site: &str) -> Result<String, BadRoot> {
     let valid = !site.is_empty()
         && site.len() <= 63
         && site.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     if !valid {
-        return Err(format!(
-            "{site:?} is not a site name (the part before .atlassian.net, letters, digits and '-')"
-        ));
+        return Err(BadRoot::Site(site.to_owned()));
     }
     Ok(format!("https://{site}.atlassian.net"))
 }
+
+/// Why a vendor's root setting cannot be used; each variant holds the text as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BadRoot {
+    /// A base URL that starts with neither `https://` nor `http://`.
+    Scheme(String),
+    /// A base URL with no host, or with user, query or fragment.
+    NotABase(String),
+    /// An Atlassian site name that is not one.
+    Site(String),
+}
+
+impl fmt::Display for BadRoot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadRoot::Scheme(text) => {
+                write!(f, "{text:?} must start with https:// (or http:// for local tests)")
+            }
+            BadRoot::NotABase(text) => write!(
+                f,
+                "{text:?} is not a base URL (expected scheme://host[:port][/path], without user, \
+                 query or fragment)"
+            ),
+            BadRoot::Site(site) => write!(
+                f,
+                "{site:?} is not a site name (the part before .atlassian.net, letters, digits and '-')"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BadRoot {}
 
 #[cfg(test)]
 mod tests {
