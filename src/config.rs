@@ -332,11 +332,13 @@ pub struct ConfigError {
 
 impl ConfigError {
     /// `setting` refused for `reason`.
-    fn new(setting: &'static str, reason: impl Into<Reason>) -> ConfigError {
-        ConfigError {
-            setting,
-            reason: reason.into(),
-        }
+    fn new(setting: &'static str, reason: Reason) -> ConfigError {
+        ConfigError { setting, reason }
+    }
+
+    /// `setting` refused by a rule of the settings themselves, which `text` states.
+    fn rule(setting: &'static str, text: impl Into<String>) -> ConfigError {
+        ConfigError::new(setting, Reason::Rule(text.into()))
     }
 }
 
@@ -382,48 +384,6 @@ impl fmt::Display for Reason {
     }
 }
 
-impl From<BadTokenTable> for Reason {
-    fn from(e: BadTokenTable) -> Reason {
-        Reason::Tokens(e)
-    }
-}
-
-impl From<BadOrigin> for Reason {
-    fn from(e: BadOrigin) -> Reason {
-        Reason::Origin(e)
-    }
-}
-
-impl From<BadRoot> for Reason {
-    fn from(e: BadRoot) -> Reason {
-        Reason::Root(e)
-    }
-}
-
-impl From<BadLogHosts> for Reason {
-    fn from(e: BadLogHosts) -> Reason {
-        Reason::LogHosts(e)
-    }
-}
-
-impl From<oauth::BadSetting> for Reason {
-    fn from(e: oauth::BadSetting) -> Reason {
-        Reason::OAuth(e)
-    }
-}
-
-impl From<BadScheme> for Reason {
-    fn from(e: BadScheme) -> Reason {
-        Reason::Scheme(e)
-    }
-}
-
-impl From<String> for Reason {
-    fn from(rule: String) -> Reason {
-        Reason::Rule(rule)
-    }
-}
-
 /// An entry of `MCP_ALLOWED_ORIGINS` that is not an origin, as given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BadOrigin(pub String);
@@ -450,7 +410,7 @@ impl Config {
         let boolean = |setting: &'static str| match get(setting) {
             None => Ok(false),
             Some(text) => parse_bool(&text).ok_or_else(|| {
-                ConfigError::new(
+                ConfigError::rule(
                     setting,
                     format!("expected true or false, got {:?}", text.trim()),
                 )
@@ -459,11 +419,11 @@ impl Config {
         let mut config = Config::default();
         if let Some(text) = get(MCP_AUTH_TOKENS) {
             config.auth_tokens = TokenTable::parse(&text)
-                .map_err(|reason| ConfigError::new(MCP_AUTH_TOKENS, reason))?;
+                .map_err(|reason| ConfigError::new(MCP_AUTH_TOKENS, Reason::Tokens(reason)))?;
         }
         if let Some(text) = get(MCP_ALLOWED_ORIGINS) {
             config.allowed_origins = parse_origins(&text)
-                .map_err(|reason| ConfigError::new(MCP_ALLOWED_ORIGINS, reason))?;
+                .map_err(|reason| ConfigError::new(MCP_ALLOWED_ORIGINS, Reason::Origin(reason)))?;
         }
         config.allow_anonymous = boolean(MCP_ALLOW_ANONYMOUS)?;
         let mut number = |name: &'static str, bounds: Bounds| {
@@ -496,7 +456,7 @@ impl Config {
         let kv_key = get(MCP_POLICY_KV_KEY).map(|k| k.trim().to_owned());
         if let Some(key) = &kv_key {
             if key.len() > KV_MAX_KEY_BYTES {
-                return Err(ConfigError::new(
+                return Err(ConfigError::rule(
                     MCP_POLICY_KV_KEY,
                     format!("a KV key is at most {KV_MAX_KEY_BYTES} bytes"),
                 ));
@@ -530,7 +490,7 @@ impl Config {
         }
         if let Some(text) = get(LOG_REDIRECT_HOSTS) {
             config.upstream.log_hosts = LogHosts::parse(&text)
-                .map_err(|reason| ConfigError::new(LOG_REDIRECT_HOSTS, reason))?;
+                .map_err(|reason| ConfigError::new(LOG_REDIRECT_HOSTS, Reason::LogHosts(reason)))?;
         }
         Ok(config)
     }
@@ -550,22 +510,25 @@ fn upstream_settings(
     let secret = |name: &str| get(name).map(|v| Secret::new(v.trim()));
     let url = |name: &'static str, default: &str| -> Result<String, ConfigError> {
         match get(name) {
-            Some(text) => base_url(&text).map_err(|reason| ConfigError::new(name, reason)),
+            Some(text) => {
+                base_url(&text).map_err(|reason| ConfigError::new(name, Reason::Root(reason)))
+            }
             None => Ok(default.to_owned()),
         }
     };
-    let atlassian_base_url = match get(ATLASSIAN_BASE_URL) {
-        Some(text) => {
-            Some(base_url(&text).map_err(|reason| ConfigError::new(ATLASSIAN_BASE_URL, reason))?)
-        }
-        None => match get(ATLASSIAN_SITE_NAME) {
-            Some(site) => Some(
-                site_url(site.trim())
-                    .map_err(|reason| ConfigError::new(ATLASSIAN_SITE_NAME, reason))?,
+    let atlassian_base_url =
+        match get(ATLASSIAN_BASE_URL) {
+            Some(text) => Some(
+                base_url(&text)
+                    .map_err(|reason| ConfigError::new(ATLASSIAN_BASE_URL, Reason::Root(reason)))?,
             ),
-            None => None,
-        },
-    };
+            None => match get(ATLASSIAN_SITE_NAME) {
+                Some(site) => Some(site_url(site.trim()).map_err(|reason| {
+                    ConfigError::new(ATLASSIAN_SITE_NAME, Reason::Root(reason))
+                })?),
+                None => None,
+            },
+        };
     Ok(UpstreamSettings {
         github_api_url: url(GITHUB_API_URL, GITHUB_DEFAULT_URL)?,
         github_token: secret(GITHUB_TOKEN),
@@ -592,11 +555,12 @@ fn oauth_settings(
     let Some(issuer_text) = get(MCP_OAUTH_ISSUER) else {
         return Ok(None);
     };
-    let issuer = oauth::issuer(&issuer_text).map_err(|r| ConfigError::new(MCP_OAUTH_ISSUER, r))?;
+    let issuer = oauth::issuer(&issuer_text)
+        .map_err(|r| ConfigError::new(MCP_OAUTH_ISSUER, Reason::OAuth(r)))?;
     let local = oauth::is_local(&issuer);
     let required = |name: &'static str| {
         get(name).map(|v| v.trim().to_owned()).ok_or_else(|| {
-            ConfigError::new(
+            ConfigError::rule(
                 name,
                 format!("must be set when {} is set", MCP_OAUTH_ISSUER),
             )
@@ -604,7 +568,7 @@ fn oauth_settings(
     };
     let key = required(MCP_OAUTH_ENCRYPTION_KEY)?;
     if key.chars().count() < MIN_ENCRYPTION_KEY_LEN {
-        return Err(ConfigError::new(
+        return Err(ConfigError::rule(
             MCP_OAUTH_ENCRYPTION_KEY,
             format!("must be at least {MIN_ENCRYPTION_KEY_LEN} characters"),
         ));
@@ -612,17 +576,17 @@ fn oauth_settings(
     let provider_name = required(MCP_OAUTH_PROVIDER)?;
     let url_setting = |name: &'static str| -> Result<String, ConfigError> {
         let text = required(name)?;
-        oauth::endpoint_url(&text, local).map_err(|r| ConfigError::new(name, r))
+        oauth::endpoint_url(&text, local).map_err(|r| ConfigError::new(name, Reason::OAuth(r)))
     };
     let provider = match provider_name.to_ascii_lowercase().as_str() {
         "github" => {
             let web_url = match get(MCP_OAUTH_GITHUB_URL) {
                 Some(text) => oauth::endpoint_url(&text, local)
-                    .map_err(|r| ConfigError::new(MCP_OAUTH_GITHUB_URL, r))?,
+                    .map_err(|r| ConfigError::new(MCP_OAUTH_GITHUB_URL, Reason::OAuth(r)))?,
                 None => GITHUB_WEB_DEFAULT.to_owned(),
             };
             if !oauth::github_roots_agree(&web_url, github_api_url) {
-                return Err(ConfigError::new(
+                return Err(ConfigError::rule(
                     MCP_OAUTH_GITHUB_URL,
                     format!(
                         "{web_url} and GITHUB_API_URL ({github_api_url}) are not one GitHub: a \
@@ -645,11 +609,11 @@ fn oauth_settings(
             ),
             principal_claim: get(MCP_OAUTH_PRINCIPAL_CLAIM)
                 .map_or(Ok(PrincipalClaim::Subject), |s| PrincipalClaim::parse(&s))
-                .map_err(|r| ConfigError::new(MCP_OAUTH_PRINCIPAL_CLAIM, r))?,
+                .map_err(|r| ConfigError::new(MCP_OAUTH_PRINCIPAL_CLAIM, Reason::OAuth(r)))?,
             groups_claim: get(MCP_OAUTH_GROUPS_CLAIM).map(|s| s.trim().to_owned()),
         }),
         other => {
-            return Err(ConfigError::new(
+            return Err(ConfigError::rule(
                 MCP_OAUTH_PROVIDER,
                 format!("expected github or oidc, got {other:?}"),
             ))
@@ -673,7 +637,7 @@ fn oauth_settings(
         static_names: Vec::new(),
     };
     if allow.is_empty() {
-        return Err(ConfigError::new(
+        return Err(ConfigError::rule(
             MCP_OAUTH_ALLOWED_USERS,
             format!(
                 "at least one of {}, {} or {} must admit someone: an empty allow-list would \
@@ -691,7 +655,7 @@ fn oauth_settings(
         .map_or(Ok(Vec::new()), |text| {
             crate::oauth::url::redirect_schemes(&text)
         })
-        .map_err(|r| ConfigError::new(MCP_OAUTH_REDIRECT_SCHEMES, r))?;
+        .map_err(|r| ConfigError::new(MCP_OAUTH_REDIRECT_SCHEMES, Reason::Scheme(r)))?;
     Ok(Some(OAuthSettings {
         resource: OAuthSettings::resource_for(&issuer),
         issuer,
@@ -721,13 +685,13 @@ fn atlassian_app(
         return Ok(None);
     };
     let client_secret = get(MCP_OAUTH_ATLASSIAN_CLIENT_SECRET).ok_or_else(|| {
-        ConfigError::new(
+        ConfigError::rule(
             MCP_OAUTH_ATLASSIAN_CLIENT_SECRET,
             format!("must be set when {MCP_OAUTH_ATLASSIAN_CLIENT_ID} is set"),
         )
     })?;
     let site_url = site_url.ok_or_else(|| {
-        ConfigError::new(
+        ConfigError::rule(
             MCP_OAUTH_ATLASSIAN_CLIENT_ID,
             "needs ATLASSIAN_SITE_NAME or ATLASSIAN_BASE_URL: the site people's Atlassian \
              tokens are used for"
@@ -735,7 +699,9 @@ fn atlassian_app(
         )
     })?;
     let endpoint = |name: &'static str, default: &str| match get(name) {
-        Some(text) => oauth::endpoint_url(&text, local).map_err(|r| ConfigError::new(name, r)),
+        Some(text) => {
+            oauth::endpoint_url(&text, local).map_err(|r| ConfigError::new(name, Reason::OAuth(r)))
+        }
         None => Ok(default.to_owned()),
     };
     let scopes = get(MCP_OAUTH_ATLASSIAN_SCOPES).map_or_else(
@@ -764,7 +730,7 @@ fn read_number(
         return Ok(bounds.default);
     };
     let (value, was_clamped) = parse_clamped(&text, bounds).ok_or_else(|| {
-        ConfigError::new(
+        ConfigError::rule(
             name,
             format!("expected a whole number, got {:?}", text.trim()),
         )
@@ -785,7 +751,7 @@ fn read_in_range(
     let value = read_number(get, name, bounds, &mut clamped)?;
     match clamped.pop() {
         None => Ok(value),
-        Some((_, text, _)) => Err(ConfigError::new(
+        Some((_, text, _)) => Err(ConfigError::rule(
             name,
             format!(
                 "expected a whole number from {} to {}, got {text:?}",

@@ -526,10 +526,10 @@ pub fn base_url(text: &str) -> Result<String, BadRoot> {
     let rest = text
         .strip_prefix("https://")
         .or_else(|| text.strip_prefix("http://"))
-        .ok_or_else(|| BadRoot::Scheme(text.to_owned()))?;
+        .ok_or_else(|| bad_root(text, RootProblem::Scheme))?;
     let host = rest.split('/').next().unwrap_or_default();
     if host.is_empty() || host.contains(['@', '?', '#', '\\', ' ']) || rest.contains(['?', '#']) {
-        return Err(BadRoot::NotABase(text.to_owned()));
+        return Err(bad_root(text, RootProblem::NotABase));
     }
     Ok(text.trim_end_matches('/').to_owned())
 }
@@ -540,42 +540,55 @@ pub fn site_url(site: &str) -> Result<String, BadRoot> {
         && site.len() <= 63
         && site.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     if !valid {
-        return Err(BadRoot::Site(site.to_owned()));
+        return Err(bad_root(site, RootProblem::Site));
     }
     Ok(format!("https://{site}.atlassian.net"))
 }
 
-/// Why a vendor's root setting cannot be used; each variant holds the text as given.
+/// Why a vendor's root setting cannot be used: the text as given, and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BadRoot {
+pub struct BadRoot {
+    /// The setting's text.
+    pub given: String,
+    /// What is wrong with it.
+    pub problem: RootProblem,
+}
+
+/// What is wrong with a vendor's root setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RootProblem {
     /// A base URL that starts with neither `https://` nor `http://`.
-    Scheme(String),
+    Scheme,
     /// A base URL with no host, or with user, query or fragment.
-    NotABase(String),
+    NotABase,
     /// An Atlassian site name that is not one.
-    Site(String),
+    Site,
 }
 
 impl fmt::Display for BadRoot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BadRoot::Scheme(text) => {
-                write!(f, "{text:?} must start with https:// (or http:// for local tests)")
+        let what = match self.problem {
+            RootProblem::Scheme => "must start with https:// (or http:// for local tests)",
+            RootProblem::NotABase => {
+                "is not a base URL (expected scheme://host[:port][/path], without user, query or \
+                 fragment)"
             }
-            BadRoot::NotABase(text) => write!(
-                f,
-                "{text:?} is not a base URL (expected scheme://host[:port][/path], without user, \
-                 query or fragment)"
-            ),
-            BadRoot::Site(site) => write!(
-                f,
-                "{site:?} is not a site name (the part before .atlassian.net, letters, digits and '-')"
-            ),
-        }
+            RootProblem::Site => {
+                "is not a site name (the part before .atlassian.net, letters, digits and '-')"
+            }
+        };
+        write!(f, "{:?} {what}", self.given)
     }
 }
 
 impl std::error::Error for BadRoot {}
+
+fn bad_root(given: &str, problem: RootProblem) -> BadRoot {
+    BadRoot {
+        given: given.to_owned(),
+        problem,
+    }
+}
 
 #[cfg(test)]
 mod tests {
