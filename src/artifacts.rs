@@ -391,6 +391,20 @@ impl<'a> ArtifactSlot<'a> {
         }
     }
 
+    /// The object a first save of `len` bytes of JSON writes (its id, key and metadata), or the
+    /// outcome of the save that came first.
+    fn first_save(
+        &self,
+        len: u64,
+    ) -> Result<(ArtifactId, String, ArtifactMeta), Option<ArtifactId>> {
+        match &self.saved {
+            Some(saved) => Err(saved.clone()),
+            None => Ok(self
+                .artifacts
+                .new_object(self.owner, JSON_CONTENT_TYPE, len)),
+        }
+    }
+
     /// The artifact's id, saving a JSON value of `len` bytes as `application/json` on the first
     /// call; `None` when saving failed (already logged). `fill` appends the next piece to the
     /// empty buffer it is given and returns false after the last; it runs only on the first call.
@@ -401,12 +415,10 @@ impl<'a> ArtifactSlot<'a> {
         len: u64,
         mut fill: impl FnMut(&mut String) -> bool,
     ) -> Option<ArtifactId> {
-        if let Some(saved) = &self.saved {
-            return saved.clone();
-        }
-        let (id, key, meta) = self
-            .artifacts
-            .new_object(self.owner, JSON_CONTENT_TYPE, len);
+        let (id, key, meta) = match self.first_save(len) {
+            Ok(object) => object,
+            Err(earlier) => return earlier,
+        };
         let store = self.artifacts.ports.artifacts;
         let saved = match store.put_pieces(&key, len, &mut fill, meta).await {
             Ok(()) => Some(id),
@@ -430,12 +442,10 @@ impl<'a> ArtifactSlot<'a> {
         content: Box<dyn Content>,
         memory: Option<HeldMemory>,
     ) -> Option<ArtifactId> {
-        if let Some(saved) = &self.saved {
-            return saved.clone();
-        }
-        let (id, key, meta) = self
-            .artifacts
-            .new_object(self.owner, JSON_CONTENT_TYPE, len);
+        let (id, key, meta) = match self.first_save(len) {
+            Ok(object) => object,
+            Err(earlier) => return earlier,
+        };
         let store = background.artifacts();
         let log = background.log();
         background.spawn(Box::pin(async move {

@@ -189,58 +189,132 @@ pub fn is_issued_token(token: &str) -> bool {
     token.starts_with(ACCESS_PREFIX) || token.starts_with(REFRESH_PREFIX)
 }
 
+/// Why `MCP_AUTH_TOKENS` cannot be read. Its `Display` never quotes a token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BadTokenTable {
+    /// Not JSON: where the parser stopped.
+    NotJson {
+        /// The line.
+        line: usize,
+        /// The column.
+        column: usize,
+    },
+    /// JSON, but not an object.
+    NotAnObject,
+    /// A principal name outside the allowed characters or length.
+    Name(String),
+    /// The reserved name [`ANONYMOUS`].
+    Reserved,
+    /// A principal's tokens are wrong.
+    Tokens {
+        /// The principal.
+        name: String,
+        /// What is wrong with its tokens.
+        problem: TokenProblem,
+    },
+}
+
+/// What is wrong with a principal's tokens in `MCP_AUTH_TOKENS`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenProblem {
+    /// A list holds something other than a string.
+    NotAString,
+    /// Neither a string nor a non-empty list.
+    NotTokens,
+    /// Shorter than [`MIN_TOKEN_LEN`], or not visible ASCII.
+    Weak,
+    /// Starts with a prefix of the tokens OAuth issues.
+    IssuedPrefix,
+    /// Listed twice.
+    Repeated,
+}
+
+impl fmt::Display for BadTokenTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadTokenTable::NotJson { line, column } => {
+                write!(f, "not valid JSON (line {line}, column {column})")
+            }
+            BadTokenTable::NotAnObject => {
+                f.write_str("must be a JSON object mapping principal names to tokens")
+            }
+            BadTokenTable::Name(name) => write!(
+                f,
+                "principal name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 . _ -"
+            ),
+            BadTokenTable::Reserved => write!(f, "principal name {ANONYMOUS:?} is reserved"),
+            BadTokenTable::Tokens { name, problem } => write!(f, "principal {name:?}: {problem}"),
+        }
+    }
+}
+
+impl fmt::Display for TokenProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenProblem::NotAString => f.write_str("every token must be a string"),
+            TokenProblem::NotTokens => {
+                f.write_str("expected a token string or a non-empty list of them")
+            }
+            TokenProblem::Weak => write!(
+                f,
+                "a token must be at least {MIN_TOKEN_LEN} visible ASCII characters"
+            ),
+            TokenProblem::IssuedPrefix => f.write_str(
+                "a static token cannot start with mcp_at_ or mcp_rt_, the prefixes of tokens \
+                 OAuth issues",
+            ),
+            TokenProblem::Repeated => {
+                f.write_str("a token is listed twice, so it cannot select one principal")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BadTokenTable {}
+
 impl TokenTable {
     /// Reads the `MCP_AUTH_TOKENS` JSON: an object from principal name to a token or a list of
     /// tokens. The error text never contains a token.
-    pub fn parse(text: &str) -> Result<TokenTable, String> {
-        let json: Json = serde_json::from_str(text)
-            .map_err(|e| format!("not valid JSON (line {}, column {})", e.line(), e.column()))?;
+    pub fn parse(text: &str) -> Result<TokenTable, BadTokenTable> {
+        let json: Json = serde_json::from_str(text).map_err(|e| BadTokenTable::NotJson {
+            line: e.line(),
+            column: e.column(),
+        })?;
         let Json::Object(object) = json else {
-            return Err("must be a JSON object mapping principal names to tokens".into());
+            return Err(BadTokenTable::NotAnObject);
         };
         let mut table = TokenTable::default();
         for (name, tokens) in object {
             if !valid_principal_name(&name) {
-                return Err(format!(
-                    "principal name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 . _ -"
-                ));
+                return Err(BadTokenTable::Name(name));
             }
             if name == ANONYMOUS {
-                return Err(format!("principal name {ANONYMOUS:?} is reserved"));
+                return Err(BadTokenTable::Reserved);
             }
+            let refused = |problem| BadTokenTable::Tokens {
+                name: name.clone(),
+                problem,
+            };
             let tokens = match tokens {
                 Json::String(t) => vec![t],
                 Json::Array(items) if !items.is_empty() => items
                     .into_iter()
                     .map(|t| match t {
                         Json::String(t) => Ok(t),
-                        _ => Err(format!("principal {name:?}: every token must be a string")),
+                        _ => Err(refused(TokenProblem::NotAString)),
                     })
                     .collect::<Result<Vec<_>, _>>()?,
-                _ => {
-                    return Err(format!(
-                        "principal {name:?}: expected a token string or a non-empty list of them"
-                    ))
-                }
+                _ => return Err(refused(TokenProblem::NotTokens)),
             };
             for token in tokens {
                 if token.len() < MIN_TOKEN_LEN || !token.bytes().all(|b| b.is_ascii_graphic()) {
-                    return Err(format!(
-                        "principal {name:?}: a token must be at least {MIN_TOKEN_LEN} visible \
-                         ASCII characters"
-                    ));
+                    return Err(refused(TokenProblem::Weak));
                 }
                 if is_issued_token(&token) {
-                    return Err(format!(
-                        "principal {name:?}: a static token cannot start with mcp_at_ or mcp_rt_, \
-                         the prefixes of tokens OAuth issues"
-                    ));
+                    return Err(refused(TokenProblem::IssuedPrefix));
                 }
                 if table.entries.iter().any(|(_, t)| t == token.as_bytes()) {
-                    return Err(format!(
-                        "principal {name:?}: a token is listed twice, so it cannot select one \
-                         principal"
-                    ));
+                    return Err(refused(TokenProblem::Repeated));
                 }
                 table
                     .entries
@@ -526,7 +600,7 @@ mod tests {
             ),
         ];
         for (text, expected) in cases {
-            let err = TokenTable::parse(text).expect_err(text);
+            let err = TokenTable::parse(text).expect_err(text).to_string();
             assert!(err.contains(expected), "{text}: {err}");
             assert!(!err.contains("aaaaaaaa"), "{text}: token leaked into {err}");
         }

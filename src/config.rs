@@ -4,7 +4,7 @@
 //! [`Config`]. Every error names the setting; numeric settings with a range are clamped into it;
 //! an unparsable value is an error, never a silent default.
 
-use crate::auth::TokenTable;
+use crate::auth::{BadTokenTable, TokenTable};
 use crate::memory::DEFAULT_BUDGET_BYTES;
 use crate::oauth::settings::{
     self as oauth, AllowList, AtlassianApp, GrantKey, OAuthSettings, OidcProvider, PrincipalClaim,
@@ -12,16 +12,17 @@ use crate::oauth::settings::{
     DEFAULT_ACCESS_TTL_SECONDS, DEFAULT_REFRESH_TTL_SECONDS, GITHUB_WEB_DEFAULT,
     MIN_ENCRYPTION_KEY_LEN,
 };
+use crate::oauth::url::BadScheme;
 use crate::policy::PolicySettings;
 use crate::ports::KV_MAX_KEY_BYTES;
 use crate::tools::registry::{
     ToolSettings, DEFAULT_ARTIFACT_RETENTION_SECONDS, DEFAULT_CACHE_TTL_SECONDS,
     DEFAULT_STRUCTURED_MAX_BYTES, DEFAULT_TEXT_MAX_CHARS,
 };
-use crate::upstream::hosts::LogHosts;
+use crate::upstream::hosts::{BadLogHosts, LogHosts};
 use crate::upstream::vendor::{
-    base_url, site_url, Secret, UpstreamSettings, BITBUCKET_DEFAULT_URL, CIRCLECI_DEFAULT_URL,
-    DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, GITHUB_DEFAULT_URL,
+    base_url, site_url, BadRoot, Secret, UpstreamSettings, BITBUCKET_DEFAULT_URL,
+    CIRCLECI_DEFAULT_URL, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, GITHUB_DEFAULT_URL,
 };
 use std::fmt;
 
@@ -326,12 +327,75 @@ pub struct ConfigError {
     /// The setting's name.
     pub setting: &'static str,
     /// What is wrong with it.
-    pub reason: String,
+    pub reason: Reason,
+}
+
+impl ConfigError {
+    /// `setting` refused for `reason`.
+    fn new(setting: &'static str, reason: Reason) -> ConfigError {
+        ConfigError { setting, reason }
+    }
+
+    /// `setting` refused by a rule of the settings themselves, which `text` states.
+    fn rule(setting: &'static str, text: impl Into<String>) -> ConfigError {
+        ConfigError::new(setting, Reason::Rule(text.into()))
+    }
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "setting {} is invalid: {}", self.setting, self.reason)
+    }
+}
+
+/// What is wrong with a setting: the error of the reader that refused its text, classified by
+/// the layer that reads it, or a rule of this module's own. Its `Display` is the text the
+/// operator reads, written only where a [`ConfigError`] is shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// `MCP_AUTH_TOKENS`.
+    Tokens(BadTokenTable),
+    /// An entry of `MCP_ALLOWED_ORIGINS` that is not an origin, as given.
+    Origin(BadOrigin),
+    /// A vendor's base URL or Atlassian site.
+    Root(BadRoot),
+    /// `LOG_REDIRECT_HOSTS`.
+    LogHosts(BadLogHosts),
+    /// An OAuth issuer, endpoint or principal claim.
+    OAuth(oauth::BadSetting),
+    /// `MCP_OAUTH_REDIRECT_SCHEMES`.
+    Scheme(BadScheme),
+    /// A rule of the settings themselves: a flag, a number and its range, settings that go
+    /// together.
+    Rule(String),
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Tokens(e) => e.fmt(f),
+            Reason::Origin(e) => e.fmt(f),
+            Reason::Root(e) => e.fmt(f),
+            Reason::LogHosts(e) => e.fmt(f),
+            Reason::OAuth(e) => e.fmt(f),
+            Reason::Scheme(e) => e.fmt(f),
+            Reason::Rule(text) => f.write_str(text),
+        }
+    }
+}
+
+/// An entry of `MCP_ALLOWED_ORIGINS` that is not an origin, as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadOrigin(pub String);
+
+impl fmt::Display for BadOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:?} is not an origin (expected scheme://host[:port], e.g. https://claude.ai; no \
+             paths or wildcards)",
+            self.0
+        )
     }
 }
 
@@ -345,23 +409,21 @@ impl Config {
         let get = |name: &str| settings(name).filter(|v| !v.trim().is_empty());
         let boolean = |setting: &'static str| match get(setting) {
             None => Ok(false),
-            Some(text) => parse_bool(&text).ok_or_else(|| ConfigError {
-                setting,
-                reason: format!("expected true or false, got {:?}", text.trim()),
+            Some(text) => parse_bool(&text).ok_or_else(|| {
+                ConfigError::rule(
+                    setting,
+                    format!("expected true or false, got {:?}", text.trim()),
+                )
             }),
         };
         let mut config = Config::default();
         if let Some(text) = get(MCP_AUTH_TOKENS) {
-            config.auth_tokens = TokenTable::parse(&text).map_err(|reason| ConfigError {
-                setting: MCP_AUTH_TOKENS,
-                reason,
-            })?;
+            config.auth_tokens = TokenTable::parse(&text)
+                .map_err(|reason| ConfigError::new(MCP_AUTH_TOKENS, Reason::Tokens(reason)))?;
         }
         if let Some(text) = get(MCP_ALLOWED_ORIGINS) {
-            config.allowed_origins = parse_origins(&text).map_err(|reason| ConfigError {
-                setting: MCP_ALLOWED_ORIGINS,
-                reason,
-            })?;
+            config.allowed_origins = parse_origins(&text)
+                .map_err(|reason| ConfigError::new(MCP_ALLOWED_ORIGINS, Reason::Origin(reason)))?;
         }
         config.allow_anonymous = boolean(MCP_ALLOW_ANONYMOUS)?;
         let mut number = |name: &'static str, bounds: Bounds| {
@@ -394,10 +456,10 @@ impl Config {
         let kv_key = get(MCP_POLICY_KV_KEY).map(|k| k.trim().to_owned());
         if let Some(key) = &kv_key {
             if key.len() > KV_MAX_KEY_BYTES {
-                return Err(ConfigError {
-                    setting: MCP_POLICY_KV_KEY,
-                    reason: format!("a KV key is at most {KV_MAX_KEY_BYTES} bytes"),
-                });
+                return Err(ConfigError::rule(
+                    MCP_POLICY_KV_KEY,
+                    format!("a KV key is at most {KV_MAX_KEY_BYTES} bytes"),
+                ));
             }
         }
         config.policy = PolicySettings {
@@ -427,10 +489,8 @@ impl Config {
             oauth.allow.static_names = config.auth_tokens.names();
         }
         if let Some(text) = get(LOG_REDIRECT_HOSTS) {
-            config.upstream.log_hosts = LogHosts::parse(&text).map_err(|reason| ConfigError {
-                setting: LOG_REDIRECT_HOSTS,
-                reason,
-            })?;
+            config.upstream.log_hosts = LogHosts::parse(&text)
+                .map_err(|reason| ConfigError::new(LOG_REDIRECT_HOSTS, Reason::LogHosts(reason)))?;
         }
         Ok(config)
     }
@@ -450,26 +510,25 @@ fn upstream_settings(
     let secret = |name: &str| get(name).map(|v| Secret::new(v.trim()));
     let url = |name: &'static str, default: &str| -> Result<String, ConfigError> {
         match get(name) {
-            Some(text) => base_url(&text).map_err(|reason| ConfigError {
-                setting: name,
-                reason,
-            }),
+            Some(text) => {
+                base_url(&text).map_err(|reason| ConfigError::new(name, Reason::Root(reason)))
+            }
             None => Ok(default.to_owned()),
         }
     };
-    let atlassian_base_url = match get(ATLASSIAN_BASE_URL) {
-        Some(text) => Some(base_url(&text).map_err(|reason| ConfigError {
-            setting: ATLASSIAN_BASE_URL,
-            reason,
-        })?),
-        None => match get(ATLASSIAN_SITE_NAME) {
-            Some(site) => Some(site_url(site.trim()).map_err(|reason| ConfigError {
-                setting: ATLASSIAN_SITE_NAME,
-                reason,
-            })?),
-            None => None,
-        },
-    };
+    let atlassian_base_url =
+        match get(ATLASSIAN_BASE_URL) {
+            Some(text) => Some(
+                base_url(&text)
+                    .map_err(|reason| ConfigError::new(ATLASSIAN_BASE_URL, Reason::Root(reason)))?,
+            ),
+            None => match get(ATLASSIAN_SITE_NAME) {
+                Some(site) => Some(site_url(site.trim()).map_err(|reason| {
+                    ConfigError::new(ATLASSIAN_SITE_NAME, Reason::Root(reason))
+                })?),
+                None => None,
+            },
+        };
     Ok(UpstreamSettings {
         github_api_url: url(GITHUB_API_URL, GITHUB_DEFAULT_URL)?,
         github_token: secret(GITHUB_TOKEN),
@@ -496,12 +555,12 @@ fn oauth_settings(
     let Some(issuer_text) = get(MCP_OAUTH_ISSUER) else {
         return Ok(None);
     };
-    let fail = |setting: &'static str, reason: String| ConfigError { setting, reason };
-    let issuer = oauth::issuer(&issuer_text).map_err(|r| fail(MCP_OAUTH_ISSUER, r))?;
+    let issuer = oauth::issuer(&issuer_text)
+        .map_err(|r| ConfigError::new(MCP_OAUTH_ISSUER, Reason::OAuth(r)))?;
     let local = oauth::is_local(&issuer);
     let required = |name: &'static str| {
         get(name).map(|v| v.trim().to_owned()).ok_or_else(|| {
-            fail(
+            ConfigError::rule(
                 name,
                 format!("must be set when {} is set", MCP_OAUTH_ISSUER),
             )
@@ -509,7 +568,7 @@ fn oauth_settings(
     };
     let key = required(MCP_OAUTH_ENCRYPTION_KEY)?;
     if key.chars().count() < MIN_ENCRYPTION_KEY_LEN {
-        return Err(fail(
+        return Err(ConfigError::rule(
             MCP_OAUTH_ENCRYPTION_KEY,
             format!("must be at least {MIN_ENCRYPTION_KEY_LEN} characters"),
         ));
@@ -517,18 +576,17 @@ fn oauth_settings(
     let provider_name = required(MCP_OAUTH_PROVIDER)?;
     let url_setting = |name: &'static str| -> Result<String, ConfigError> {
         let text = required(name)?;
-        oauth::endpoint_url(&text, local).map_err(|r| fail(name, r))
+        oauth::endpoint_url(&text, local).map_err(|r| ConfigError::new(name, Reason::OAuth(r)))
     };
     let provider = match provider_name.to_ascii_lowercase().as_str() {
         "github" => {
             let web_url = match get(MCP_OAUTH_GITHUB_URL) {
-                Some(text) => {
-                    oauth::endpoint_url(&text, local).map_err(|r| fail(MCP_OAUTH_GITHUB_URL, r))?
-                }
+                Some(text) => oauth::endpoint_url(&text, local)
+                    .map_err(|r| ConfigError::new(MCP_OAUTH_GITHUB_URL, Reason::OAuth(r)))?,
                 None => GITHUB_WEB_DEFAULT.to_owned(),
             };
             if !oauth::github_roots_agree(&web_url, github_api_url) {
-                return Err(fail(
+                return Err(ConfigError::rule(
                     MCP_OAUTH_GITHUB_URL,
                     format!(
                         "{web_url} and GITHUB_API_URL ({github_api_url}) are not one GitHub: a \
@@ -551,11 +609,11 @@ fn oauth_settings(
             ),
             principal_claim: get(MCP_OAUTH_PRINCIPAL_CLAIM)
                 .map_or(Ok(PrincipalClaim::Subject), |s| PrincipalClaim::parse(&s))
-                .map_err(|r| fail(MCP_OAUTH_PRINCIPAL_CLAIM, r))?,
+                .map_err(|r| ConfigError::new(MCP_OAUTH_PRINCIPAL_CLAIM, Reason::OAuth(r)))?,
             groups_claim: get(MCP_OAUTH_GROUPS_CLAIM).map(|s| s.trim().to_owned()),
         }),
         other => {
-            return Err(fail(
+            return Err(ConfigError::rule(
                 MCP_OAUTH_PROVIDER,
                 format!("expected github or oidc, got {other:?}"),
             ))
@@ -579,7 +637,7 @@ fn oauth_settings(
         static_names: Vec::new(),
     };
     if allow.is_empty() {
-        return Err(fail(
+        return Err(ConfigError::rule(
             MCP_OAUTH_ALLOWED_USERS,
             format!(
                 "at least one of {}, {} or {} must admit someone: an empty allow-list would \
@@ -597,7 +655,7 @@ fn oauth_settings(
         .map_or(Ok(Vec::new()), |text| {
             crate::oauth::url::redirect_schemes(&text)
         })
-        .map_err(|r| fail(MCP_OAUTH_REDIRECT_SCHEMES, r))?;
+        .map_err(|r| ConfigError::new(MCP_OAUTH_REDIRECT_SCHEMES, Reason::Scheme(r)))?;
     Ok(Some(OAuthSettings {
         resource: OAuthSettings::resource_for(&issuer),
         issuer,
@@ -623,18 +681,17 @@ fn atlassian_app(
     local: bool,
     site_url: Option<&str>,
 ) -> Result<Option<AtlassianApp>, ConfigError> {
-    let fail = |setting: &'static str, reason: String| ConfigError { setting, reason };
     let Some(client_id) = get(MCP_OAUTH_ATLASSIAN_CLIENT_ID) else {
         return Ok(None);
     };
     let client_secret = get(MCP_OAUTH_ATLASSIAN_CLIENT_SECRET).ok_or_else(|| {
-        fail(
+        ConfigError::rule(
             MCP_OAUTH_ATLASSIAN_CLIENT_SECRET,
             format!("must be set when {MCP_OAUTH_ATLASSIAN_CLIENT_ID} is set"),
         )
     })?;
     let site_url = site_url.ok_or_else(|| {
-        fail(
+        ConfigError::rule(
             MCP_OAUTH_ATLASSIAN_CLIENT_ID,
             "needs ATLASSIAN_SITE_NAME or ATLASSIAN_BASE_URL: the site people's Atlassian \
              tokens are used for"
@@ -642,7 +699,9 @@ fn atlassian_app(
         )
     })?;
     let endpoint = |name: &'static str, default: &str| match get(name) {
-        Some(text) => oauth::endpoint_url(&text, local).map_err(|r| fail(name, r)),
+        Some(text) => {
+            oauth::endpoint_url(&text, local).map_err(|r| ConfigError::new(name, Reason::OAuth(r)))
+        }
         None => Ok(default.to_owned()),
     };
     let scopes = get(MCP_OAUTH_ATLASSIAN_SCOPES).map_or_else(
@@ -670,9 +729,11 @@ fn read_number(
     let Some(text) = get(name) else {
         return Ok(bounds.default);
     };
-    let (value, was_clamped) = parse_clamped(&text, bounds).ok_or_else(|| ConfigError {
-        setting: name,
-        reason: format!("expected a whole number, got {:?}", text.trim()),
+    let (value, was_clamped) = parse_clamped(&text, bounds).ok_or_else(|| {
+        ConfigError::rule(
+            name,
+            format!("expected a whole number, got {:?}", text.trim()),
+        )
     })?;
     if was_clamped {
         clamped.push((name, text.trim().to_owned(), value));
@@ -690,13 +751,13 @@ fn read_in_range(
     let value = read_number(get, name, bounds, &mut clamped)?;
     match clamped.pop() {
         None => Ok(value),
-        Some((_, text, _)) => Err(ConfigError {
-            setting: name,
-            reason: format!(
+        Some((_, text, _)) => Err(ConfigError::rule(
+            name,
+            format!(
                 "expected a whole number from {} to {}, got {text:?}",
                 bounds.min, bounds.max
             ),
-        }),
+        )),
     }
 }
 
@@ -732,7 +793,7 @@ fn normalize_origin(origin: &str) -> String {
     origin.trim().trim_end_matches('/').to_ascii_lowercase()
 }
 
-fn parse_origins(text: &str) -> Result<Vec<String>, String> {
+fn parse_origins(text: &str) -> Result<Vec<String>, BadOrigin> {
     let mut origins = Vec::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let origin = normalize_origin(item);
@@ -742,10 +803,7 @@ fn parse_origins(text: &str) -> Result<Vec<String>, String> {
                 && !host.contains(['/', '?', '#', ' ', '*'])
         });
         if !valid {
-            return Err(format!(
-                "{item:?} is not an origin (expected scheme://host[:port], e.g. \
-                 https://claude.ai; no paths or wildcards)"
-            ));
+            return Err(BadOrigin(item.to_owned()));
         }
         origins.push(origin);
     }
@@ -811,6 +869,7 @@ mod tests {
         assert!(bound("1")
             .unwrap_err()
             .reason
+            .to_string()
             .contains("from 65536 to 67108864"));
     }
 

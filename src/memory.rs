@@ -423,6 +423,13 @@ mod tests {
         futures::future::pending()
     }
 
+    /// A call of `budget` that holds a 16 MiB body, leaving room only for small ones.
+    fn holding_a_large_body(budget: &MemoryBudget) -> CallMemory {
+        let call = budget.call();
+        block_on(call.body().cover(16 * MIB, zero, never)).unwrap();
+        call
+    }
+
     /// Moves `clock` on by `polls` waiting rounds, letting the waiting body look each time.
     async fn tick(clock: &ManualClock, polls: u64) {
         for _ in 0..polls {
@@ -469,8 +476,7 @@ mod tests {
     fn a_waiting_body_is_admitted_at_its_next_look_after_another_call_ends() {
         let clock = ManualClock::at(0);
         let budget = MemoryBudget::new(ROOM_FOR_ONE);
-        let first = budget.call();
-        block_on(first.body().cover(16 * MIB, zero, never)).unwrap();
+        let first = holding_a_large_body(&budget);
         let second = budget.call();
         let mut body = second.body();
         let (admitted, ()) = block_on(join(
@@ -492,8 +498,7 @@ mod tests {
     fn a_body_that_finds_no_room_for_the_whole_wait_is_refused_as_busy() {
         let clock = ManualClock::at(0);
         let budget = MemoryBudget::new(ROOM_FOR_ONE);
-        let first = budget.call();
-        block_on(first.body().cover(16 * MIB, zero, never)).unwrap();
+        let _first = holding_a_large_body(&budget);
         let second = budget.call();
         let mut body = second.body();
         let polls = WAIT_MS / POLL_MS;
@@ -520,8 +525,7 @@ mod tests {
     fn small_bodies_pass_while_a_large_one_waits() {
         let clock = ManualClock::at(0);
         let budget = MemoryBudget::new(ROOM_FOR_ONE);
-        let first = budget.call();
-        block_on(first.body().cover(16 * MIB, zero, never)).unwrap();
+        let _first = holding_a_large_body(&budget);
         let large = budget.call();
         let small = budget.call();
         let mut large_body = large.body();

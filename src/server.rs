@@ -329,12 +329,13 @@ async fn take_body(request: &mut HttpRequest, body: &dyn RequestBody) {
 }
 
 fn config_error(error: &ConfigError, log: &dyn Log) -> HttpResponse {
+    let reason = error.reason.to_string();
     log.event(
         Level::Error,
         "config_invalid",
         &[
             ("setting", error.setting.into()),
-            ("reason", (&error.reason).into()),
+            ("reason", (&reason).into()),
         ],
     );
     let message = format!("Internal error: server misconfigured: {error}");

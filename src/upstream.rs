@@ -18,7 +18,7 @@ pub mod vendor;
 pub mod wire;
 
 pub use client::{decode, decode_body, Admit, Client, Decoded, RawReply, UpstreamReply};
-pub use error::{ErrorKind, UpstreamError};
+pub use error::{ErrorKind, MemberRefusal, UndeclaredDocument, UpstreamError};
 pub use path::{ApiPath, PathError};
 pub use target::{Family, Root, Target, Targets};
 pub use vendor::{Acting, Endpoint, Secret, UpstreamSettings, Vendor};

@@ -111,7 +111,9 @@ pub async fn open_url(
     client: &Client<'_>,
     url: &str,
 ) -> Result<(String, Box<dyn BodyStream>), LogError> {
-    let settings = client.documents().map_err(LogError::Download)?;
+    let settings = client
+        .documents()
+        .map_err(|e| LogError::Download(e.to_string()))?;
     let checked = settings
         .log_hosts
         .check(url)

@@ -81,17 +81,48 @@ impl fmt::Display for OverBudget {
     }
 }
 
+/// Why a `grep` pattern does not compile; its `Display` says what is wrong, for the model to
+/// correct.
+#[derive(Debug)]
+pub enum BadPattern {
+    /// The pattern is empty.
+    Empty,
+    /// The pattern is longer than [`MAX_PATTERN_BYTES`]: its length.
+    TooLong(usize),
+    /// Not a regular expression, or one that compiles past [`COMPILED_SIZE_LIMIT`].
+    Invalid(regex_bites::Error),
+}
+
+impl fmt::Display for BadPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadPattern::Empty => f.write_str("grep must not be empty"),
+            BadPattern::TooLong(len) => {
+                write!(
+                    f,
+                    "grep is {len} bytes long; the limit is {MAX_PATTERN_BYTES}"
+                )
+            }
+            BadPattern::Invalid(e) => write!(
+                f,
+                "grep is not a valid regular expression (Rust regex syntax, e.g. \
+                 `error|FAIL(ED)?`, `(?i)panicked at`), or compiles to more than \
+                 {COMPILED_SIZE_LIMIT} bytes (use fewer or smaller repetitions): {e}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BadPattern {}
+
 impl Grep {
     /// Compiles `pattern`; the error says what is wrong, for the model to correct.
-    pub fn new(pattern: &str) -> Result<Grep, String> {
+    pub fn new(pattern: &str) -> Result<Grep, BadPattern> {
         if pattern.is_empty() {
-            return Err("grep must not be empty".into());
+            return Err(BadPattern::Empty);
         }
         if pattern.len() > MAX_PATTERN_BYTES {
-            return Err(format!(
-                "grep is {} bytes long; the limit is {MAX_PATTERN_BYTES}",
-                pattern.len()
-            ));
+            return Err(BadPattern::TooLong(pattern.len()));
         }
         let build = |limit: usize| {
             RegexBuilder::new(pattern)
@@ -99,13 +130,7 @@ impl Grep {
                 .nest_limit(NEST_LIMIT)
                 .build()
         };
-        let regex = build(COMPILED_SIZE_LIMIT).map_err(|e| {
-            format!(
-                "grep is not a valid regular expression (Rust regex syntax, e.g. \
-                 `error|FAIL(ED)?`, `(?i)panicked at`), or compiles to more than \
-                 {COMPILED_SIZE_LIMIT} bytes (use fewer or smaller repetitions): {e}"
-            )
-        })?;
+        let regex = build(COMPILED_SIZE_LIMIT).map_err(BadPattern::Invalid)?;
         // regex-bites tells a program's size only through its limit: the smallest limit it
         // compiles under, found in at most 15 compilations of a program already known to fit.
         let (mut low, mut high) = (0, COMPILED_SIZE_LIMIT);
@@ -200,7 +225,7 @@ mod tests {
                 "not a valid",
             ),
         ] {
-            let err = Grep::new(bad).unwrap_err();
+            let err = Grep::new(bad).unwrap_err().to_string();
             assert!(err.contains(says), "{bad}: {err}");
         }
     }

@@ -3,7 +3,7 @@
 //! `MCP_OAUTH_ISSUER` is set; every other setting is then checked at startup. The types and
 //! checks are here; `config`, the composition root, reads the settings and builds them.
 
-use super::url::{is_loopback_host, Url};
+use super::url::{is_loopback_host, Malformed, Url};
 use crate::auth::split_attributes;
 use crate::upstream::Secret;
 use sha2::{Digest, Sha256};
@@ -75,16 +75,11 @@ pub enum PrincipalClaim {
 impl PrincipalClaim {
     /// The setting's value: `sub` or `email`; any other claim is refused, since the provider
     /// does not vouch for it.
-    pub fn parse(text: &str) -> Result<PrincipalClaim, String> {
+    pub fn parse(text: &str) -> Result<PrincipalClaim, BadSetting> {
         match text.trim() {
             "sub" => Ok(PrincipalClaim::Subject),
             "email" => Ok(PrincipalClaim::VerifiedEmail),
-            other => Err(format!(
-                "must be sub or email (used only when email_verified is true), got {:?}: other \
-                 claims are neither stable nor verified, and would let one person sign in as \
-                 another",
-                other.chars().take(40).collect::<String>()
-            )),
+            other => Err(BadSetting::Claim(other.chars().take(40).collect())),
         }
     }
 }
@@ -266,19 +261,15 @@ pub fn is_local(issuer: &str) -> bool {
 
 /// The issuer: `https://host[:port]`, or `http://` for a loopback host; no path, query or
 /// fragment (the metadata URL is built by appending the well-known path to it).
-pub fn issuer(text: &str) -> Result<String, String> {
+pub fn issuer(text: &str) -> Result<String, BadSetting> {
     let text = text.trim().trim_end_matches('/');
-    let url = Url::parse(text).map_err(|e| format!("{text:?} is not a URL: {e}"))?;
+    let url = Url::parse(text).map_err(|e| BadSetting::NotAUrl(text.to_owned(), e))?;
     let secure = url.scheme == "https" || (url.scheme == "http" && is_loopback_host(&url.host));
     if !secure || url.host.is_empty() {
-        return Err(format!(
-            "{text:?} must be an https:// origin (http:// only for localhost or 127.0.0.1)"
-        ));
+        return Err(BadSetting::InsecureIssuer(text.to_owned()));
     }
     if !url.path.is_empty() || url.query.is_some() || url.fragment.is_some() || url.userinfo {
-        return Err(format!(
-            "{text:?} must be an origin only (scheme://host[:port]), without path, query or user"
-        ));
+        return Err(BadSetting::NotAnOrigin(text.to_owned()));
     }
     Ok(text.to_owned())
 }
@@ -297,19 +288,63 @@ pub fn github_roots_agree(web_url: &str, api_url: &str) -> bool {
 }
 
 /// An identity-provider endpoint: https, or http to loopback when the server itself is local.
-pub fn endpoint_url(text: &str, local: bool) -> Result<String, String> {
+pub fn endpoint_url(text: &str, local: bool) -> Result<String, BadSetting> {
     let text = text.trim().trim_end_matches('/');
-    let url = Url::parse(text).map_err(|e| format!("{text:?} is not a URL: {e}"))?;
+    let url = Url::parse(text).map_err(|e| BadSetting::NotAUrl(text.to_owned(), e))?;
     let ok =
         url.scheme == "https" || (local && url.scheme == "http" && is_loopback_host(&url.host));
     if !ok || url.host.is_empty() || url.userinfo || url.fragment.is_some() {
-        return Err(format!(
-            "{text:?} must be an https:// URL without user or fragment (http:// to loopback only \
-             when MCP_OAUTH_ISSUER is itself a loopback origin)"
-        ));
+        return Err(BadSetting::Endpoint(text.to_owned()));
     }
     Ok(text.to_owned())
 }
+
+/// Why an OAuth setting read here cannot be used; each variant holds the text as given
+/// (trimmed), never a secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BadSetting {
+    /// A principal claim other than `sub` or `email` (its first 40 characters).
+    Claim(String),
+    /// Not a URL, and how.
+    NotAUrl(String, Malformed),
+    /// An issuer that is not `https://`, or `http://` to a loopback host.
+    InsecureIssuer(String),
+    /// An issuer with a path, query, fragment or user.
+    NotAnOrigin(String),
+    /// An identity-provider endpoint that is not `https://` (or local loopback `http://`), or
+    /// has a user or fragment.
+    Endpoint(String),
+}
+
+impl fmt::Display for BadSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadSetting::Claim(claim) => write!(
+                f,
+                "must be sub or email (used only when email_verified is true), got {claim:?}: \
+                 other claims are neither stable nor verified, and would let one person sign in \
+                 as another"
+            ),
+            BadSetting::NotAUrl(text, e) => write!(f, "{text:?} is not a URL: {e}"),
+            BadSetting::InsecureIssuer(text) => write!(
+                f,
+                "{text:?} must be an https:// origin (http:// only for localhost or 127.0.0.1)"
+            ),
+            BadSetting::NotAnOrigin(text) => write!(
+                f,
+                "{text:?} must be an origin only (scheme://host[:port]), without path, query or \
+                 user"
+            ),
+            BadSetting::Endpoint(text) => write!(
+                f,
+                "{text:?} must be an https:// URL without user or fragment (http:// to loopback \
+                 only when MCP_OAUTH_ISSUER is itself a loopback origin)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BadSetting {}
 
 #[cfg(test)]
 mod tests {

@@ -262,23 +262,44 @@ fn is_reverse_domain(scheme: &str) -> bool {
 /// Reads `MCP_OAUTH_REDIRECT_SCHEMES`: comma-separated private-use schemes (lower case) that
 /// redirect URIs may use although they are not in reverse-domain form; the error names the
 /// entry that is not a scheme, or is one that hands URLs to a browser.
-pub fn redirect_schemes(text: &str) -> Result<Vec<String>, String> {
+pub fn redirect_schemes(text: &str) -> Result<Vec<String>, BadScheme> {
     let mut schemes = Vec::new();
     for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
         let scheme = entry.to_ascii_lowercase();
         if !is_scheme(&scheme) {
-            return Err(format!("{entry:?} is not a URI scheme"));
+            return Err(BadScheme::NotAScheme(entry.to_owned()));
         }
         if matches!(scheme.as_str(), "http" | "https") || is_browser_scheme(&scheme) {
-            return Err(format!(
-                "{entry:?} cannot be allowed: http and https have their own rules, and the \
-                 others hand the URL to a browser"
-            ));
+            return Err(BadScheme::Reserved(entry.to_owned()));
         }
         schemes.push(scheme);
     }
     Ok(schemes)
 }
+
+/// An entry of `MCP_OAUTH_REDIRECT_SCHEMES` that cannot be allowed, as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BadScheme {
+    /// Not a URI scheme.
+    NotAScheme(String),
+    /// `http`, `https`, or a scheme that hands the URL to a browser.
+    Reserved(String),
+}
+
+impl std::fmt::Display for BadScheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadScheme::NotAScheme(entry) => write!(f, "{entry:?} is not a URI scheme"),
+            BadScheme::Reserved(entry) => write!(
+                f,
+                "{entry:?} cannot be allowed: http and https have their own rules, and the \
+                 others hand the URL to a browser"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BadScheme {}
 
 /// True when `presented` is the registered redirect `registered`: exactly equal, or (RFC 8252
 /// section 7.3) both loopback http URIs differing only in the port.

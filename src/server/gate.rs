@@ -16,7 +16,7 @@ use crate::policy::{
 use crate::ports::{CacheStore, Clock, Field, Level, Log, Ports, Settings};
 use crate::tools::approvals::APPROVAL_DECIDE;
 use crate::tools::registry::{Access, Registry, ToolError, ToolSpec};
-use crate::upstream::{Acting, Admit, Target, Targets, Vendor};
+use crate::upstream::{Acting, Admit, MemberRefusal, Target, Targets, Vendor};
 use serde_json::{json, Map, Value as Json};
 use std::fmt;
 
@@ -132,23 +132,19 @@ pub struct Members {
 }
 
 impl Admit for Members {
-    fn admit(&self, target: &Target) -> Result<(), String> {
+    fn admit(&self, target: &Target) -> Result<(), MemberRefusal> {
         let decision = self
             .policy
             .decide(&self.principal, &self.tool, Some(target.clone()));
         match decision.effect {
-            Effect::Deny => Err(decision.reason),
-            Effect::ApprovalRequired if self.effect != Effect::ApprovalRequired => Err(format!(
-                "{} The approval this call would need covers a request it learned only while \
-                 running; call again once an approver has approved it.",
-                decision.reason
-            )),
-            _ if decision.identity != self.identity => Err(format!(
-                "The enterprise policy decides this request as identity {:?}, and the call acts \
-                 as {:?}.",
-                decision.identity.unwrap_or_default(),
-                self.identity.clone().unwrap_or_default()
-            )),
+            Effect::Deny => Err(MemberRefusal::Denied(decision.reason)),
+            Effect::ApprovalRequired if self.effect != Effect::ApprovalRequired => {
+                Err(MemberRefusal::NeedsApproval(decision.reason))
+            }
+            _ if decision.identity != self.identity => Err(MemberRefusal::OtherIdentity {
+                decided: decision.identity.unwrap_or_default(),
+                acting: self.identity.clone().unwrap_or_default(),
+            }),
             _ => Ok(()),
         }
     }
@@ -788,16 +784,16 @@ mod tests {
             Ok(())
         );
         let denied = allowed.admit(&get("/repos/o/x/check-runs/2/annotations"));
-        assert!(denied.unwrap_err().contains("rule no-x"));
+        assert!(denied.unwrap_err().to_string().contains("rule no-x"));
         let unapproved = allowed.admit(&get("/repos/o/slow/actions/jobs/2/logs"));
-        assert!(unapproved.unwrap_err().contains("approver"));
+        assert!(unapproved.unwrap_err().to_string().contains("approver"));
         let approved = members(Effect::ApprovalRequired);
         assert_eq!(
             approved.admit(&get("/repos/o/slow/actions/jobs/2/logs")),
             Ok(())
         );
         let other = allowed.admit(&get("/repos/o/bot/actions/jobs/9/logs"));
-        assert!(other.unwrap_err().contains("gh-bot"));
+        assert!(other.unwrap_err().to_string().contains("gh-bot"));
     }
 
     #[test]

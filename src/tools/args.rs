@@ -9,7 +9,7 @@
 //! [`WithCommon`] reads apart from the tool's own.
 
 use crate::projection;
-use crate::render::OutputFormat;
+use crate::render::{OutputFormat, RenderError};
 use crate::value::{Map as JsMap, Value};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -208,10 +208,63 @@ impl Field {
     }
 
     /// Why `value` cannot be read as this field (`expected`: what it should have been).
-    fn wrong(&self, expected: &str) -> String {
-        format!("arguments.{}: expected {expected}", self.name)
+    fn wrong(&self, expected: &'static str) -> ArgError {
+        self.refused(ArgProblem::Expected(expected))
+    }
+
+    /// This field's argument refused for `problem`.
+    pub fn refused(&self, problem: ArgProblem) -> ArgError {
+        ArgError {
+            name: self.name,
+            problem,
+        }
     }
 }
+
+/// Why a call's argument cannot be read: which argument and what is wrong with it. Its
+/// `Display` is the text of the tool's invalid-arguments error, written where the registry
+/// turns it into [`ToolError::InvalidArguments`](super::registry::ToolError::InvalidArguments).
+#[derive(Debug)]
+pub struct ArgError {
+    /// The argument's name in a call.
+    pub name: &'static str,
+    /// What is wrong with it.
+    pub problem: ArgProblem,
+}
+
+/// What is wrong with an argument.
+#[derive(Debug)]
+pub enum ArgProblem {
+    /// Left out, and it has no default.
+    Missing,
+    /// Not of its declared type: what it should have been.
+    Expected(&'static str),
+    /// Not a whole number, or less than the least it may be (`None`: any whole number).
+    NotWhole(Option<u64>),
+    /// `outputFormat` names no format.
+    Format(RenderError),
+    /// `queryParams` is not an object of at most [`MAX_QUERY_PARAMS`] strings.
+    Query(serde_json::Error),
+}
+
+impl fmt::Display for ArgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.name;
+        match &self.problem {
+            ArgProblem::Missing => write!(f, "arguments.{name}: is required"),
+            ArgProblem::Expected(expected) => write!(f, "arguments.{name}: expected {expected}"),
+            ArgProblem::NotWhole(None) => write!(f, "{name} must be a whole number"),
+            ArgProblem::NotWhole(Some(least)) => {
+                write!(f, "{name} must be a whole number, {least} or more")
+            }
+            // Both say which argument themselves.
+            ArgProblem::Format(error) => error.fmt(f),
+            ArgProblem::Query(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ArgError {}
 
 /// A Rust type an argument reads into. The value has passed the schema check already, so a
 /// mismatch here is a field declared with the wrong type; it is still refused with the field's
@@ -220,18 +273,18 @@ pub trait ArgValue: Sized {
     /// Whether a call may leave the argument out without a default (an `Option`).
     const OPTIONAL: bool = false;
     /// `value` (`None`: left out) read as `field`.
-    fn read(value: Option<Json>, field: &Field) -> Result<Self, String>;
+    fn read(value: Option<Json>, field: &Field) -> Result<Self, ArgError>;
 }
 
 /// The declared default of `field`, or the error of a missing required argument.
-fn fallback(field: &Field) -> Result<Fallback, String> {
+fn fallback(field: &Field) -> Result<Fallback, ArgError> {
     field
         .default
-        .ok_or_else(|| format!("arguments.{}: is required", field.name))
+        .ok_or_else(|| field.refused(ArgProblem::Missing))
 }
 
 impl ArgValue for String {
-    fn read(value: Option<Json>, field: &Field) -> Result<String, String> {
+    fn read(value: Option<Json>, field: &Field) -> Result<String, ArgError> {
         match value {
             Some(Json::String(s)) => Ok(s),
             None => match fallback(field)? {
@@ -244,7 +297,7 @@ impl ArgValue for String {
 }
 
 impl ArgValue for u64 {
-    fn read(value: Option<Json>, field: &Field) -> Result<u64, String> {
+    fn read(value: Option<Json>, field: &Field) -> Result<u64, ArgError> {
         match value {
             Some(Json::Number(n)) => whole(&n).ok_or_else(|| field.wrong("a whole number >= 0")),
             None => match fallback(field)? {
@@ -257,7 +310,7 @@ impl ArgValue for u64 {
 }
 
 impl ArgValue for bool {
-    fn read(value: Option<Json>, field: &Field) -> Result<bool, String> {
+    fn read(value: Option<Json>, field: &Field) -> Result<bool, ArgError> {
         match value {
             Some(Json::Bool(b)) => Ok(b),
             None => match fallback(field)? {
@@ -270,7 +323,7 @@ impl ArgValue for bool {
 }
 
 impl ArgValue for Map<String, Json> {
-    fn read(value: Option<Json>, field: &Field) -> Result<Map<String, Json>, String> {
+    fn read(value: Option<Json>, field: &Field) -> Result<Map<String, Json>, ArgError> {
         match value {
             Some(Json::Object(m)) => Ok(m),
             None => fallback(field).and_then(|_| Err(field.wrong("object"))),
@@ -281,7 +334,7 @@ impl ArgValue for Map<String, Json> {
 
 impl<T: ArgValue> ArgValue for Option<T> {
     const OPTIONAL: bool = true;
-    fn read(value: Option<Json>, field: &Field) -> Result<Option<T>, String> {
+    fn read(value: Option<Json>, field: &Field) -> Result<Option<T>, ArgError> {
         match value {
             None | Some(Json::Null) => Ok(None),
             some => T::read(some, field).map(Some),
@@ -290,16 +343,16 @@ impl<T: ArgValue> ArgValue for Option<T> {
 }
 
 impl ArgValue for OutputFormat {
-    fn read(value: Option<Json>, field: &Field) -> Result<OutputFormat, String> {
+    fn read(value: Option<Json>, field: &Field) -> Result<OutputFormat, ArgError> {
         let text = Option::<String>::read(value, field)?;
-        OutputFormat::from_arg(text.as_deref()).map_err(|e| e.to_string())
+        OutputFormat::from_arg(text.as_deref()).map_err(|e| field.refused(ArgProblem::Format(e)))
     }
 }
 
 impl ArgValue for QueryParams {
-    fn read(value: Option<Json>, _: &Field) -> Result<QueryParams, String> {
+    fn read(value: Option<Json>, field: &Field) -> Result<QueryParams, ArgError> {
         value.map_or(Ok(QueryParams::default()), |v| {
-            QueryParams::deserialize(v).map_err(|e| e.to_string())
+            QueryParams::deserialize(v).map_err(|e| field.refused(ArgProblem::Query(e)))
         })
     }
 }
@@ -311,7 +364,7 @@ pub trait Arguments: Sized {
     /// The declared arguments in listed order, each with whether a call must give it.
     fn properties() -> Vec<(Field, bool)>;
     /// Reads the declared arguments out of `map`, leaving any others in it.
-    fn take(map: &mut Map<String, Json>) -> Result<Self, String>;
+    fn take(map: &mut Map<String, Json>) -> Result<Self, ArgError>;
 }
 
 /// Arguments taken whole and undeclared: for a tool outside this crate (the integration tests')
@@ -321,7 +374,7 @@ impl Arguments for Map<String, Json> {
     fn properties() -> Vec<(Field, bool)> {
         Vec::new()
     }
-    fn take(map: &mut Map<String, Json>) -> Result<Map<String, Json>, String> {
+    fn take(map: &mut Map<String, Json>) -> Result<Map<String, Json>, ArgError> {
         Ok(std::mem::take(map))
     }
 }
@@ -362,7 +415,7 @@ pub fn describe(schema: &mut Json, name: &str, text: impl Into<String>) {
 }
 
 /// Reads `field` out of `map` as a `T`.
-pub fn take<T: ArgValue>(map: &mut Map<String, Json>, field: &Field) -> Result<T, String> {
+pub fn take<T: ArgValue>(map: &mut Map<String, Json>, field: &Field) -> Result<T, ArgError> {
     T::read(map.shift_remove(field.name), field)
 }
 
@@ -426,7 +479,7 @@ macro_rules! arguments {
             #[allow(unused_variables)]
             fn take(
                 map: &mut serde_json::Map<String, serde_json::Value>,
-            ) -> Result<$name, String> {
+            ) -> Result<$name, $crate::tools::args::ArgError> {
                 Ok($name {
                     $($f: ($read)(map)?,)*
                 })
@@ -554,7 +607,7 @@ impl<T: Arguments> Arguments for WithCommon<T> {
     fn properties() -> Vec<(Field, bool)> {
         T::properties()
     }
-    fn take(map: &mut Map<String, Json>) -> Result<WithCommon<T>, String> {
+    fn take(map: &mut Map<String, Json>) -> Result<WithCommon<T>, ArgError> {
         Ok(WithCommon {
             common: CommonArgs::take(map)?,
             own: T::take(map)?,
@@ -579,7 +632,7 @@ const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 mod tests {
     use super::*;
 
-    fn parse<T: Arguments>(value: Json) -> Result<T, String> {
+    fn parse<T: Arguments>(value: Json) -> Result<T, ArgError> {
         let Json::Object(mut map) = value else {
             panic!("not an object")
         };
@@ -627,11 +680,11 @@ mod tests {
     #[test]
     fn bad_common_arguments_say_what_is_wrong() {
         let err = parse::<WithCommon<Own>>(json!({"path": "/", "queryParams": {"n": 5}}));
-        assert!(matches!(err, Err(m) if m.contains("queryParams.n")));
+        assert!(matches!(err, Err(m) if m.to_string().contains("queryParams.n")));
         let err = parse::<WithCommon<Own>>(json!({"path": "/", "outputFormat": "yaml"}));
-        assert!(matches!(err, Err(m) if m.contains("yaml")));
+        assert!(matches!(err, Err(m) if m.to_string().contains("yaml")));
         let err = parse::<WithCommon<Own>>(json!({"jq": "x"}));
-        assert!(matches!(err, Err(m) if m.contains("path")));
+        assert!(matches!(err, Err(m) if m.to_string().contains("path")));
     }
 
     #[test]
@@ -647,7 +700,7 @@ mod tests {
                 panic!("{n} entries accepted");
             };
             assert_eq!(
-                m,
+                m.to_string(),
                 format!("queryParams has {n} entries; at most 1000 are allowed")
             );
         }

@@ -9,7 +9,9 @@ use crate::artifacts::{ArtifactError, Artifacts, CODE_WRITE_INCOMPLETE};
 use crate::mcp::CallToolResult;
 use crate::mcp::{ToolAnnotations, ToolDescriptor};
 use crate::ports::Level;
-use crate::tools::args::{arguments, input_schema, ArgValue, Fallback, Field};
+use crate::tools::args::{
+    arguments, input_schema, ArgError, ArgProblem, ArgValue, Fallback, Field,
+};
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
 use crate::upstream::body::reserve_buffer;
 use base64::Engine as _;
@@ -103,20 +105,20 @@ arguments! {
     }
 }
 
-fn offset(value: Option<Json>, field: &Field) -> Result<u64, String> {
+fn offset(value: Option<Json>, field: &Field) -> Result<u64, ArgError> {
     match value {
         None | Some(Json::Null) => u64::read(None, field),
         Some(n) => whole(&n)
             .and_then(|n| u64::try_from(n).ok())
-            .ok_or_else(|| "offset must be a whole number, 0 or more".to_owned()),
+            .ok_or_else(|| field.refused(ArgProblem::NotWhole(Some(0)))),
     }
 }
 
-fn max_bytes(value: Option<Json>, field: &Field) -> Result<u64, String> {
+fn max_bytes(value: Option<Json>, field: &Field) -> Result<u64, ArgError> {
     match value {
         None | Some(Json::Null) => u64::read(None, field),
         Some(n) => {
-            let n = whole(&n).ok_or("maxBytes must be a whole number")?;
+            let n = whole(&n).ok_or_else(|| field.refused(ArgProblem::NotWhole(None)))?;
             let clamped = n.clamp(i128::from(MIN_MAX_BYTES), i128::from(MAX_MAX_BYTES));
             Ok(u64::try_from(clamped).unwrap_or(DEFAULT_MAX_BYTES))
         }

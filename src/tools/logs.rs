@@ -71,7 +71,9 @@ impl LogArgs {
     pub fn options(&self) -> Result<Options, ToolError> {
         let grep = match &self.grep {
             None => None,
-            Some(pattern) => Some(Grep::new(pattern).map_err(ToolError::InvalidArguments)?),
+            Some(pattern) => {
+                Some(Grep::new(pattern).map_err(|e| ToolError::InvalidArguments(e.to_string()))?)
+            }
         };
         Ok(Options {
             tail_lines: self.tail_lines as usize,

@@ -220,12 +220,17 @@ mod tests {
     use crate::ports::fake::FakeEnv;
     use crate::ports::{ArtifactStore, CallPorts};
 
-    /// Runs `f` with a tool context over fresh fakes, the text bounded at 1,000 characters.
-    fn in_call(f: impl FnOnce(&ToolContext<'_>, &FakeEnv, &ToolSettings)) {
-        let settings = ToolSettings {
+    /// The tests' settings: the text bounded at 1,000 characters.
+    fn bounded() -> ToolSettings {
+        ToolSettings {
             text_max_chars: 1_000,
             ..ToolSettings::default()
-        };
+        }
+    }
+
+    /// Runs `f` with a tool context over fresh fakes, the text bounded at 1,000 characters.
+    fn in_call(f: impl FnOnce(&ToolContext<'_>, &FakeEnv, &ToolSettings)) {
+        let settings = bounded();
         let upstream = crate::upstream::UpstreamSettings::default();
         let env = FakeEnv::new();
         let principal = crate::auth::Principal::named("p");
@@ -301,10 +306,9 @@ mod tests {
         check: impl FnOnce(&CallToolResult, &FakeEnv),
     ) {
         let settings = ToolSettings {
-            text_max_chars: 1_000,
             structured_output: structured_max_bytes.is_some(),
             structured_max_bytes: structured_max_bytes.unwrap_or(usize::MAX),
-            ..ToolSettings::default()
+            ..bounded()
         };
         let upstream = crate::upstream::UpstreamSettings::default();
         let env = FakeEnv::new();
@@ -378,10 +382,7 @@ mod tests {
 
     #[test]
     fn the_calls_memory_is_held_until_the_background_write_ends() {
-        let settings = ToolSettings {
-            text_max_chars: 1_000,
-            ..ToolSettings::default()
-        };
+        let settings = bounded();
         let upstream = crate::upstream::UpstreamSettings::default();
         let env = FakeEnv::new();
         let principal = crate::auth::Principal::named("p");

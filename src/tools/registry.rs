@@ -197,7 +197,7 @@ pub(crate) fn read_args<A: Arguments>(arguments: &Json) -> Result<A, ToolError> 
         Json::Object(map) => map.clone(),
         _ => Map::new(),
     };
-    A::take(&mut map).map_err(ToolError::InvalidArguments)
+    A::take(&mut map).map_err(|e| ToolError::InvalidArguments(e.to_string()))
 }
 
 /// One call with its typed arguments: what enterprise policy decides on, and what runs.

@@ -70,26 +70,44 @@ impl fmt::Display for Toolset {
 /// Reads a comma-separated list of toolset names (`github,jira`; spaces around names are
 /// ignored, a repeated name counts once). Unknown or empty names are an error naming them and the
 /// choices.
-pub fn parse_list(list: &str) -> Result<Vec<Toolset>, String> {
+pub fn parse_list(list: &str) -> Result<Vec<Toolset>, UnknownToolsets> {
     let mut chosen = Vec::new();
     let mut unknown = Vec::new();
     for name in list.split(',').map(str::trim) {
         match Toolset::parse(name) {
             Some(t) if !chosen.contains(&t) => chosen.push(t),
             Some(_) => {}
-            None => unknown.push(format!("{name:?}")),
+            None => unknown.push(name.to_owned()),
         }
     }
     if unknown.is_empty() {
         Ok(chosen)
     } else {
-        Err(format!(
-            "unknown toolset {}: choose one or more of {} (comma-separated)",
-            unknown.join(", "),
-            Toolset::selectable_names()
-        ))
+        Err(UnknownToolsets(unknown))
     }
 }
+
+/// The names in a toolset list that name no toolset, as given; its `Display` names them and
+/// the choices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownToolsets(pub Vec<String>);
+
+impl fmt::Display for UnknownToolsets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("unknown toolset ")?;
+        for (i, name) in self.0.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}{name:?}")?;
+        }
+        write!(
+            f,
+            ": choose one or more of {} (comma-separated)",
+            Toolset::selectable_names()
+        )
+    }
+}
+
+impl std::error::Error for UnknownToolsets {}
 
 /// What one connection is offered: every tool (the default), or only the chosen toolsets, and
 /// optionally only the tools that change nothing.
@@ -217,7 +235,7 @@ mod tests {
             parse_list(" GitHub , jira,github").unwrap(),
             [Toolset::Github, Toolset::Jira]
         );
-        let err = parse_list("github,gitlab,").unwrap_err();
+        let err = parse_list("github,gitlab,").unwrap_err().to_string();
         assert!(err.contains("\"gitlab\", \"\""), "{err}");
         assert!(
             err.contains("github, circleci, jira, confluence, bitbucket"),

@@ -5,7 +5,7 @@
 //! Every answer is read through the [`Scrubber`] of the credential its request carried.
 
 use super::body::{self, Unread};
-use super::error::{ErrorKind, UpstreamError};
+use super::error::{ErrorKind, MemberRefusal, UndeclaredDocument, UpstreamError};
 use super::js;
 use super::scrub::{self, Scrubber};
 use super::stream::{self, Opened};
@@ -22,8 +22,8 @@ use std::cell::RefCell;
 
 /// Decides, while a call runs, on each member of a declared family before it is sent.
 pub trait Admit {
-    /// Whether `target` may go out as part of the call; the text says why not.
-    fn admit(&self, target: &Target) -> Result<(), String>;
+    /// Whether `target` may go out as part of the call.
+    fn admit(&self, target: &Target) -> Result<(), MemberRefusal>;
 }
 
 /// The upstream requests of one tool call: only those its plan declared, each member of a
@@ -168,17 +168,13 @@ impl<'a> Client<'a> {
 
     /// The settings a document on an allowed log host is fetched under (its timeout, and the
     /// credentials its answer is scrubbed of); refused when the plan declared no documents.
-    pub fn documents(&self) -> Result<&'a UpstreamSettings, String> {
+    pub fn documents(&self) -> Result<&'a UpstreamSettings, UndeclaredDocument> {
         if self.targets.documents() {
             return Ok(self.settings);
         }
         let tried = "a document on a log host".to_owned();
         self.undeclared.borrow_mut().get_or_insert(tried);
-        Err(
-            "Error: the tool asked for a log document its plan did not declare; nothing was \
-             sent."
-                .to_owned(),
-        )
+        Err(UndeclaredDocument)
     }
 
     /// Opens `request`, a GET of a document on a log host built with the settings
@@ -188,7 +184,9 @@ impl<'a> Client<'a> {
         &self,
         request: UpstreamRequest,
     ) -> Result<StreamedResponse, TransportError> {
-        let settings = self.documents().map_err(TransportError::Network)?;
+        let settings = self
+            .documents()
+            .map_err(|e| TransportError::Network(e.to_string()))?;
         scrub::open(self.ports.http, request, &Scrubber::new(settings, [])).await
     }
 

@@ -13,6 +13,58 @@ use crate::time::{iso8601_utc_ms, parse_http_date};
 use crate::value::Value;
 use std::fmt;
 
+/// Why enterprise policy keeps a request a call learned while it ran (a member of a family its
+/// plan declared) from going out. Its `Display` is the reason the tool's error gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MemberRefusal {
+    /// The policy denies the request: its reason.
+    Denied(String),
+    /// The request needs an approval and the call did not run on one: the policy's reason.
+    NeedsApproval(String),
+    /// The policy decides the request as another identity than the one the call acts as.
+    OtherIdentity {
+        /// The identity the policy decides the request as.
+        decided: String,
+        /// The identity the call acts as.
+        acting: String,
+    },
+}
+
+impl fmt::Display for MemberRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemberRefusal::Denied(reason) => f.write_str(reason),
+            MemberRefusal::NeedsApproval(reason) => write!(
+                f,
+                "{reason} The approval this call would need covers a request it learned only \
+                 while running; call again once an approver has approved it."
+            ),
+            MemberRefusal::OtherIdentity { decided, acting } => write!(
+                f,
+                "The enterprise policy decides this request as identity {decided:?}, and the \
+                 call acts as {acting:?}."
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MemberRefusal {}
+
+/// A log document fetched by a call whose plan declared none; nothing was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UndeclaredDocument;
+
+impl fmt::Display for UndeclaredDocument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "Error: the tool asked for a log document its plan did not declare; nothing was \
+             sent.",
+        )
+    }
+}
+
+impl std::error::Error for UndeclaredDocument {}
+
 /// What went wrong, for callers that branch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -20,8 +72,8 @@ pub enum ErrorKind {
     NotConfigured,
     /// The tool asked for a request its plan did not declare; nothing was sent.
     Undeclared,
-    /// Enterprise policy refused a request learned while the call ran; the text says why.
-    Denied(String),
+    /// Enterprise policy refused a request learned while the call ran.
+    Denied(MemberRefusal),
     /// The vendor answered with a non-2xx, non-3xx status.
     Status {
         /// HTTP status.

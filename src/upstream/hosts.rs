@@ -3,6 +3,7 @@
 //! never with the vendor's credential.
 
 use crate::outbound::{OutboundUrl, Reach, UrlRefused};
+use std::fmt;
 
 /// The hosts allowed when `LOG_REDIRECT_HOSTS` is not set: where GitHub's job-log redirects and
 /// CircleCI's step output URLs point.
@@ -24,7 +25,7 @@ impl Default for LogHosts {
 
 impl LogHosts {
     /// Parses a comma-separated list; the error says which entry is wrong.
-    pub fn parse(text: &str) -> Result<LogHosts, String> {
+    pub fn parse(text: &str) -> Result<LogHosts, BadLogHosts> {
         let mut hosts = Vec::new();
         for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             let entry = entry.to_ascii_lowercase();
@@ -36,14 +37,12 @@ impl LogHosts {
                 });
             let port_ok = port.is_none_or(|p| !p.is_empty() && p.parse::<u16>().is_ok());
             if !host_ok || !port_ok || host.contains('*') {
-                return Err(format!(
-                    "{entry:?} is not a host, host:port or *.domain entry"
-                ));
+                return Err(BadLogHosts::Entry(entry));
             }
             hosts.push(entry);
         }
         if hosts.is_empty() {
-            return Err("the list is empty; leave the setting unset for the defaults".into());
+            return Err(BadLogHosts::Empty);
         }
         Ok(LogHosts(hosts))
     }
@@ -64,6 +63,30 @@ impl LogHosts {
             .map_err(|e| UrlRefused::new(e.problem, format!("The log URL was refused: {e}.")))
     }
 }
+
+/// Why `LOG_REDIRECT_HOSTS` cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BadLogHosts {
+    /// An entry, lower-cased, that is not `host`, `host:port` or `*.domain`.
+    Entry(String),
+    /// No entry at all.
+    Empty,
+}
+
+impl fmt::Display for BadLogHosts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadLogHosts::Entry(entry) => {
+                write!(f, "{entry:?} is not a host, host:port or *.domain entry")
+            }
+            BadLogHosts::Empty => {
+                f.write_str("the list is empty; leave the setting unset for the defaults")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BadLogHosts {}
 
 /// (`host`, `port`) of `host[:port]`; IPv6 literals keep their brackets.
 fn split_port(authority: &str) -> (&str, Option<&str>) {

@@ -521,33 +521,73 @@ pub struct Endpoint {
 
 /// Validates a base URL setting: `http(s)://host[:port][/path]`, no query, fragment or userinfo;
 /// returned without a trailing `/`.
-pub fn base_url(text: &str) -> Result<String, String> {
+pub fn base_url(text: &str) -> Result<String, BadRoot> {
     let text = text.trim();
     let rest = text
         .strip_prefix("https://")
         .or_else(|| text.strip_prefix("http://"))
-        .ok_or_else(|| format!("{text:?} must start with https:// (or http:// for local tests)"))?;
+        .ok_or_else(|| bad_root(text, RootProblem::Scheme))?;
     let host = rest.split('/').next().unwrap_or_default();
     if host.is_empty() || host.contains(['@', '?', '#', '\\', ' ']) || rest.contains(['?', '#']) {
-        return Err(format!(
-            "{text:?} is not a base URL (expected scheme://host[:port][/path], without user, \
-             query or fragment)"
-        ));
+        return Err(bad_root(text, RootProblem::NotABase));
     }
     Ok(text.trim_end_matches('/').to_owned())
 }
 
 /// `https://{site}.atlassian.net` for a site name such as `acme`.
-pub fn site_url(site: &str) -> Result<String, String> {
+pub fn site_url(site: &str) -> Result<String, BadRoot> {
     let valid = !site.is_empty()
         && site.len() <= 63
         && site.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     if !valid {
-        return Err(format!(
-            "{site:?} is not a site name (the part before .atlassian.net, letters, digits and '-')"
-        ));
+        return Err(bad_root(site, RootProblem::Site));
     }
     Ok(format!("https://{site}.atlassian.net"))
+}
+
+/// Why a vendor's root setting cannot be used: the text as given, and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadRoot {
+    /// The setting's text.
+    pub given: String,
+    /// What is wrong with it.
+    pub problem: RootProblem,
+}
+
+/// What is wrong with a vendor's root setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RootProblem {
+    /// A base URL that starts with neither `https://` nor `http://`.
+    Scheme,
+    /// A base URL with no host, or with user, query or fragment.
+    NotABase,
+    /// An Atlassian site name that is not one.
+    Site,
+}
+
+impl fmt::Display for BadRoot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.problem {
+            RootProblem::Scheme => "must start with https:// (or http:// for local tests)",
+            RootProblem::NotABase => {
+                "is not a base URL (expected scheme://host[:port][/path], without user, query or \
+                 fragment)"
+            }
+            RootProblem::Site => {
+                "is not a site name (the part before .atlassian.net, letters, digits and '-')"
+            }
+        };
+        write!(f, "{:?} {what}", self.given)
+    }
+}
+
+impl std::error::Error for BadRoot {}
+
+fn bad_root(given: &str, problem: RootProblem) -> BadRoot {
+    BadRoot {
+        given: given.to_owned(),
+        problem,
+    }
 }
 
 #[cfg(test)]

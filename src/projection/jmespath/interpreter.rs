@@ -1,7 +1,8 @@
 //! Tree-walking evaluation with the reference's semantics, node type by node type.
 
 use super::functions::call;
-use super::parser::{Cmp, Node};
+use super::lexer::Cmp;
+use super::parser::Node;
 use super::val::{charge_items, Eval, Kind, Obj, RuntimeError, Val};
 
 /// Evaluates `node` against `value`, one unit of fuel per node evaluated.

@@ -5,6 +5,17 @@ use crate::value::{parse, Value};
 
 use crate::js;
 
+/// A comparison operator: a token, and the node the parser makes of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Lte,
+    Gt,
+    Gte,
+}
+
 /// One token of an expression.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Tok {
@@ -29,12 +40,8 @@ pub(crate) enum Tok {
     Or,
     And,
     Not,
-    Eq,
-    Ne,
-    Lt,
-    Lte,
-    Gt,
-    Gte,
+    /// A comparison, which the parser takes as it is into the syntax tree.
+    Cmp(Cmp),
     Flatten,
     Filter,
     Eof,
@@ -58,7 +65,7 @@ impl Tok {
             Tok::Pipe => 1,
             Tok::Or => 2,
             Tok::And => 3,
-            Tok::Eq | Tok::Ne | Tok::Lt | Tok::Lte | Tok::Gt | Tok::Gte => 5,
+            Tok::Cmp(_) => 5,
             Tok::Flatten => 9,
             Tok::Star => 20,
             Tok::Filter => 21,
@@ -173,13 +180,13 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Tok>, LexError> {
             b'<' | b'>' | b'!' | b'=' => {
                 let eq = next == Some(b'=');
                 let tok = match (c, eq) {
-                    (b'<', true) => Tok::Lte,
-                    (b'<', false) => Tok::Lt,
-                    (b'>', true) => Tok::Gte,
-                    (b'>', false) => Tok::Gt,
-                    (b'!', true) => Tok::Ne,
+                    (b'<', true) => Tok::Cmp(Cmp::Lte),
+                    (b'<', false) => Tok::Cmp(Cmp::Lt),
+                    (b'>', true) => Tok::Cmp(Cmp::Gte),
+                    (b'>', false) => Tok::Cmp(Cmp::Gt),
+                    (b'!', true) => Tok::Cmp(Cmp::Ne),
                     (b'!', false) => Tok::Not,
-                    (_, true) => Tok::Eq,
+                    (_, true) => Tok::Cmp(Cmp::Eq),
                     // A lone `=` yields no token in the reference, which then fails on it.
                     (_, false) => return Err(LexError("unknown operator =")),
                 };

@@ -5,22 +5,11 @@ use std::rc::Rc;
 
 use crate::value::Value;
 
-use super::lexer::{tokenize, Tok};
+use super::lexer::{tokenize, Cmp, Tok};
 
 /// Deeper nesting is rejected so parsing and evaluation cannot exhaust the (1 MiB, wasm)
 /// stack; tests/it/projection_stack.rs runs the deepest accepted expressions on such a stack.
 pub const MAX_NESTING: usize = 128;
-
-/// A comparison operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Cmp {
-    Eq,
-    Ne,
-    Lt,
-    Lte,
-    Gt,
-    Gte,
-}
 
 /// A node of the syntax tree, mirroring the reference's AST node types.
 #[derive(Debug)]
@@ -257,17 +246,7 @@ impl Parser {
                 let left = Node::Flatten(bx(left));
                 Node::Projection(bx(left), bx(self.projection_rhs(9)?))
             }
-            Tok::Eq | Tok::Ne | Tok::Lt | Tok::Lte | Tok::Gt | Tok::Gte => {
-                let op = match token {
-                    Tok::Eq => Cmp::Eq,
-                    Tok::Ne => Cmp::Ne,
-                    Tok::Lt => Cmp::Lt,
-                    Tok::Lte => Cmp::Lte,
-                    Tok::Gt => Cmp::Gt,
-                    _ => Cmp::Gte,
-                };
-                Node::Comparator(op, bx(left), bx(self.expression(5)?))
-            }
+            Tok::Cmp(op) => Node::Comparator(op, bx(left), bx(self.expression(5)?)),
             Tok::LBracket => {
                 if matches!(self.peek(0), Tok::Number(_) | Tok::Colon) {
                     let right = self.index_expression()?;

@@ -3,7 +3,7 @@
 //! read-only list tool is one more declaration here and one more line in [`tools`].
 
 use super::{List, ListTool, RepoPage};
-use crate::tools::args::{arguments, ArgValue, Fallback, Field};
+use crate::tools::args::{arguments, ArgError, ArgValue, Fallback, Field};
 use crate::tools::registry::{Tool, ToolError};
 use serde_json::Value as Json;
 
@@ -40,7 +40,7 @@ pub enum WorkflowId {
 }
 
 impl ArgValue for WorkflowId {
-    fn read(value: Option<Json>, field: &Field) -> Result<WorkflowId, String> {
+    fn read(value: Option<Json>, field: &Field) -> Result<WorkflowId, ArgError> {
         match value {
             Some(Json::String(name)) => Ok(WorkflowId::Name(name)),
             other => u64::read(other, field).map(WorkflowId::Id),

@@ -165,7 +165,9 @@ impl devtools_mcp_edge::tools::args::Arguments for EchoArgs {
     fn properties() -> Vec<(devtools_mcp_edge::tools::args::Field, bool)> {
         Vec::new()
     }
-    fn take(map: &mut serde_json::Map<String, Json>) -> Result<EchoArgs, String> {
+    fn take(
+        map: &mut serde_json::Map<String, Json>,
+    ) -> Result<EchoArgs, devtools_mcp_edge::tools::args::ArgError> {
         let text = devtools_mcp_edge::tools::args::Field::string("text");
         Ok(EchoArgs {
             text: devtools_mcp_edge::tools::args::take(map, &text)?,
