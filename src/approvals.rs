@@ -50,7 +50,7 @@ impl From<StoreError> for ApprovalError {
 }
 
 /// Compact JSON with object keys sorted (recursively), so argument order never matters.
-pub fn canonical_json(value: &Json) -> String {
+pub(crate) fn canonical_json(value: &Json) -> String {
     fn sorted(value: &Json) -> Json {
         match value {
             Json::Object(map) => {
@@ -72,7 +72,7 @@ pub fn canonical_json(value: &Json) -> String {
 }
 
 /// The hex SHA-256 of the canonical form of `arguments`.
-pub fn arguments_hash(arguments: &Map<String, Json>) -> String {
+pub(crate) fn arguments_hash(arguments: &Map<String, Json>) -> String {
     hex(&Sha256::digest(
         canonical_json(&Json::Object(arguments.clone())).as_bytes(),
     ))
@@ -80,7 +80,7 @@ pub fn arguments_hash(arguments: &Map<String, Json>) -> String {
 
 /// One log line per approval event (requested, approved, denied, consumed, voided); never the
 /// arguments.
-pub fn log_event(log: &dyn Log, action: &str, record: &Entry, by: &str) {
+pub(crate) fn log_event(log: &dyn Log, action: &str, record: &Entry, by: &str) {
     log.event(
         Level::Info,
         "approval",
@@ -96,7 +96,7 @@ pub fn log_event(log: &dyn Log, action: &str, record: &Entry, by: &str) {
 }
 
 /// The approvals of one request's environment.
-pub struct Approvals<'a> {
+pub(crate) struct Approvals<'a> {
     store: &'a dyn ApprovalStore,
     clock: &'a dyn Clock,
     rng: &'a dyn Rng,
@@ -116,7 +116,7 @@ impl<'a> Approvals<'a> {
     /// call (requester, tool, arguments and their hash, rule, identity, approvers); its id and
     /// times are set here, and it is recorded only when the call has no live request yet. A
     /// request larger than a record may be is refused here, before it is sent to the ledger.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         mut request: Record,
         ttl_seconds: u64,
@@ -166,7 +166,7 @@ impl<'a> Approvals<'a> {
 
     /// One page of the pending requests `approver` may decide (not their own), oldest first,
     /// past `after`, and where the next page starts.
-    pub async fn pending_for(
+    pub(crate) async fn pending_for(
         &self,
         approver: &Principal,
         after: Option<Cursor>,

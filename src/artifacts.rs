@@ -20,7 +20,7 @@
 //! read says the write did not complete ([`ArtifactError::WriteIncomplete`]). Any other missing id,
 //! another principal's included, is not found at once.
 
-pub mod stream;
+pub(crate) mod stream;
 
 use crate::auth::Principal;
 use crate::hex::hex;
@@ -54,10 +54,10 @@ const TAG_BYTES: usize = 4;
 
 /// `_meta.code` of a read whose artifact's write did not complete: the original call must be
 /// repeated, unlike for [`NOT_FOUND`].
-pub const CODE_WRITE_INCOMPLETE: &str = "artifact_write_incomplete";
+pub(crate) const CODE_WRITE_INCOMPLETE: &str = "artifact_write_incomplete";
 
 /// Content type of artifacts that hold a JSON value.
-pub const JSON_CONTENT_TYPE: &str = "application/json";
+pub(crate) const JSON_CONTENT_TYPE: &str = "application/json";
 
 /// Prefix of every artifact key; the version leaves room for another layout beside this one.
 const KEY_PREFIX: &str = "artifacts/v1/";
@@ -112,7 +112,7 @@ impl ArtifactId {
 
     /// When a v7 id was created, in milliseconds since the Unix epoch (its first 48 bits); `None`
     /// for a v4 id, which carries no time.
-    pub fn created_ms(&self) -> Option<u64> {
+    pub(crate) fn created_ms(&self) -> Option<u64> {
         let uuid = uuid::Uuid::try_parse(&self.0).ok()?;
         (uuid.get_version_num() == 7).then(|| {
             let b = uuid.as_bytes();
@@ -435,7 +435,7 @@ impl<'a> ArtifactSlot<'a> {
     /// the id is returned at once, before anything is stored. `content` owns what is written and
     /// makes a fresh writer for each attempt; a failed write is logged and tried once more, and
     /// `memory` (what the call held) is returned when the write ends.
-    pub fn save_in_background(
+    pub(crate) fn save_in_background(
         &mut self,
         background: &dyn Background,
         len: u64,

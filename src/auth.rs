@@ -7,7 +7,7 @@ use std::fmt;
 use std::ops::BitXor;
 
 /// The name the anonymous principal carries; no configured principal may use it.
-pub const ANONYMOUS: &str = "anonymous";
+pub(crate) const ANONYMOUS: &str = "anonymous";
 
 /// Who is calling: the principal named in `MCP_AUTH_TOKENS` whose token the request presented,
 /// or a person signed in with OAuth, who is named by a stable identifier and may also bring
@@ -21,21 +21,21 @@ pub struct Principal {
 }
 
 /// The namespace of a GitHub organisation among a person's provider groups (`github:acme`).
-pub const GITHUB_GROUP: &str = "github:";
+pub(crate) const GITHUB_GROUP: &str = "github:";
 /// The namespace of an OpenID Connect group claim's entries (`oidc:engineering`).
-pub const OIDC_GROUP: &str = "oidc:";
+pub(crate) const OIDC_GROUP: &str = "oidc:";
 /// The namespace of a verified GitHub login among a person's attributes (`login:octocat`).
-pub const LOGIN_ALIAS: &str = "login:";
+pub(crate) const LOGIN_ALIAS: &str = "login:";
 /// The namespace of a verified e-mail address among a person's attributes (`email:a@b.example`).
-pub const EMAIL_ALIAS: &str = "email:";
+pub(crate) const EMAIL_ALIAS: &str = "email:";
 
 /// The separator of a signed-in person's stable name (`github~583231`, `oidc~<hash>`): outside
 /// the static-name syntax, so the two never collide, and unlike `:` never a namespace.
-pub const STABLE_SEPARATOR: char = '~';
+pub(crate) const STABLE_SEPARATOR: char = '~';
 
 /// True for a provider group in its namespace: `github:` with an organisation's name, or
 /// `oidc:` with 1 to 128 visible characters (group names there may hold spaces and slashes).
-pub fn valid_provider_group(group: &str) -> bool {
+pub(crate) fn valid_provider_group(group: &str) -> bool {
     if let Some(org) = group.strip_prefix(GITHUB_GROUP) {
         (1..=64).contains(&org.len())
             && org
@@ -53,7 +53,7 @@ pub fn valid_provider_group(group: &str) -> bool {
 /// True for an alias a sign-in may carry (a GitHub login or an e-mail address): what a policy
 /// or allow-list may name, never containing `:` or the stable separator, so it is never taken
 /// for a namespaced group or a stable name.
-pub fn valid_alias(alias: &str) -> bool {
+pub(crate) fn valid_alias(alias: &str) -> bool {
     (1..=254).contains(&alias.len())
         && alias
             .bytes()
@@ -64,23 +64,23 @@ pub fn valid_alias(alias: &str) -> bool {
 /// True for a name a policy document or allow-list may use for a principal: a static token's
 /// name, a GitHub login or e-mail address (matched against verified aliases), or a signed-in
 /// person's stable name.
-pub fn valid_principal_reference(name: &str) -> bool {
+pub(crate) fn valid_principal_reference(name: &str) -> bool {
     valid_alias(name) || valid_signed_in_name(name)
 }
 
 /// A person's own token at an upstream vendor, obtained when they signed in. `Debug` hides the
 /// token (it is a [`Secret`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PersonalToken {
+pub(crate) struct PersonalToken {
     /// The vendor the token is for; it is only ever sent to that vendor's configured API.
-    pub vendor: Vendor,
+    pub(crate) vendor: Vendor,
     /// The token.
-    pub token: Secret,
+    pub(crate) token: Secret,
     /// When it expires (ms since the epoch), if it does.
     pub expires_ms: Option<u64>,
     /// The API root the token is for when it is not the vendor's configured one: Atlassian's
     /// gateway root of the person's site for Jira and Confluence.
-    pub base_url: Option<String>,
+    pub(crate) base_url: Option<String>,
 }
 
 impl Principal {
@@ -98,7 +98,11 @@ impl Principal {
     /// verified about them: namespaced `attributes` (provider groups such as `github:acme`,
     /// aliases such as `login:octocat` or `email:a@b.example`; others are ignored), and their
     /// own upstream tokens.
-    pub fn signed_in(name: &str, attributes: &[String], personal: Vec<PersonalToken>) -> Principal {
+    pub(crate) fn signed_in(
+        name: &str,
+        attributes: &[String],
+        personal: Vec<PersonalToken>,
+    ) -> Principal {
         let (aliases, groups) = split_attributes(attributes);
         Principal {
             name: name.to_owned(),
@@ -110,45 +114,40 @@ impl Principal {
 
     /// The identity provider's groups of a signed-in person, namespaced (`github:acme`); empty
     /// for a static token.
-    pub fn groups(&self) -> &[String] {
+    pub(crate) fn groups(&self) -> &[String] {
         &self.groups
     }
 
     /// The verified aliases of a signed-in person (their GitHub login, their verified e-mail);
     /// empty for a static token.
-    pub fn aliases(&self) -> &[String] {
+    pub(crate) fn aliases(&self) -> &[String] {
         &self.aliases
     }
 
     /// True when a policy or allow-list entry naming `who` means this principal: its own name
     /// exactly, or one of its aliases in any case (logins and e-mail addresses ignore case).
-    pub fn answers_to(&self, who: &str) -> bool {
+    pub(crate) fn answers_to(&self, who: &str) -> bool {
         self.name == who || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(who))
     }
 
     /// True when the principal is in the namespaced provider `group` (any case).
-    pub fn in_provider_group(&self, group: &str) -> bool {
+    pub(crate) fn in_provider_group(&self, group: &str) -> bool {
         self.groups.iter().any(|g| g.eq_ignore_ascii_case(group))
     }
 
     /// The person's own token for `vendor`, if they signed in with one.
-    pub fn personal_token(&self, vendor: Vendor) -> Option<&PersonalToken> {
+    pub(crate) fn personal_token(&self, vendor: Vendor) -> Option<&PersonalToken> {
         self.personal.iter().find(|t| t.vendor == vendor)
     }
 
     /// The anonymous principal of a local run that opted in.
-    pub fn anonymous() -> Principal {
+    pub(crate) fn anonymous() -> Principal {
         Principal::named(ANONYMOUS)
     }
 
     /// The principal's name, safe to use as a storage-key component (`[A-Za-z0-9._-]{1,64}`).
     pub fn name(&self) -> &str {
         &self.name
-    }
-
-    /// True for the anonymous principal.
-    pub fn is_anonymous(&self) -> bool {
-        self.name == ANONYMOUS
     }
 }
 
@@ -176,16 +175,16 @@ impl fmt::Debug for TokenTable {
 }
 
 /// The smallest token accepted; shorter secrets are guessable.
-pub const MIN_TOKEN_LEN: usize = 16;
+pub(crate) const MIN_TOKEN_LEN: usize = 16;
 
 /// The prefix of every access token OAuth issues, which tells them apart from static tokens
 /// without I/O. The prefixes live here, below `oauth`, because a static token may not use them.
-pub const ACCESS_PREFIX: &str = "mcp_at_";
+pub(crate) const ACCESS_PREFIX: &str = "mcp_at_";
 /// The prefix of every refresh token OAuth issues.
-pub const REFRESH_PREFIX: &str = "mcp_rt_";
+pub(crate) const REFRESH_PREFIX: &str = "mcp_rt_";
 
 /// True when `token` has the shape of a token OAuth issues (access or refresh).
-pub fn is_issued_token(token: &str) -> bool {
+pub(crate) fn is_issued_token(token: &str) -> bool {
     token.starts_with(ACCESS_PREFIX) || token.starts_with(REFRESH_PREFIX)
 }
 
@@ -338,7 +337,8 @@ impl TokenTable {
     }
 
     /// The number of principals.
-    pub fn principal_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn principal_count(&self) -> usize {
         let mut names: Vec<&str> = self.entries.iter().map(|(p, _)| p.name()).collect();
         names.sort_unstable();
         names.dedup();
@@ -347,7 +347,7 @@ impl TokenTable {
 
     /// The principal whose token equals `presented`. Every configured token is compared, in
     /// constant time each, so timing reveals neither which token matched nor how much of one did.
-    pub fn lookup(&self, presented: &[u8]) -> Option<&Principal> {
+    pub(crate) fn lookup(&self, presented: &[u8]) -> Option<&Principal> {
         let mut found = None;
         for (principal, token) in &self.entries {
             if constant_time_eq(token, presented) {
@@ -360,7 +360,7 @@ impl TokenTable {
 
 /// Why a request was not authenticated (all become 401 with `WWW-Authenticate: Bearer`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AuthError {
+pub(crate) enum AuthError {
     /// No `Authorization` header, or not a `Bearer` one.
     Missing,
     /// A bearer token that matches no principal.
@@ -371,7 +371,7 @@ pub enum AuthError {
 
 impl AuthError {
     /// The `error` attribute for `WWW-Authenticate` (RFC 6750 section 3.1), if any.
-    pub fn challenge(self) -> &'static str {
+    pub(crate) fn challenge(self) -> &'static str {
         match self {
             // RFC 6750: a request without credentials gets a challenge with no error code.
             AuthError::Missing | AuthError::NotConfigured => "Bearer",
@@ -381,14 +381,14 @@ impl AuthError {
 }
 
 /// Reads the bearer token from an `Authorization` header value (scheme case-insensitive).
-pub fn bearer_token(authorization: &str) -> Option<&str> {
+pub(crate) fn bearer_token(authorization: &str) -> Option<&str> {
     let (scheme, token) = authorization.trim().split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 /// Authenticates a request from its `Authorization` header.
-pub fn authenticate(
+pub(crate) fn authenticate(
     table: &TokenTable,
     authorization: Option<&str>,
 ) -> Result<Principal, AuthError> {
@@ -408,7 +408,7 @@ pub fn authenticate(
 /// `presented` of one length: one XOR per presented byte, whatever the secret's length and
 /// wherever the two first differ. Generic over the byte so a test can count those XORs; the
 /// token table compares `u8`.
-pub fn constant_time_eq<B>(secret: &[B], presented: &[B]) -> bool
+pub(crate) fn constant_time_eq<B>(secret: &[B], presented: &[B]) -> bool
 where
     B: Copy + BitXor<Output = B>,
     u64: From<B>,
@@ -428,7 +428,7 @@ where
 
 /// A person's verified attributes split into aliases and provider groups (namespace kept);
 /// malformed entries are dropped.
-pub fn split_attributes(attributes: &[String]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn split_attributes(attributes: &[String]) -> (Vec<String>, Vec<String>) {
     let mut aliases = Vec::new();
     let mut groups = Vec::new();
     for a in attributes {
@@ -450,7 +450,7 @@ pub fn split_attributes(attributes: &[String]) -> (Vec<String>, Vec<String>) {
 /// `oidc~` and 32 hex digits), or a verified e-mail address when the deployment chose that
 /// claim. None of them fits the static syntax (each has `~` or `@`), and each is safe as a
 /// storage-key component: keys hash principal names, and none holds a `:`.
-pub fn valid_signed_in_name(name: &str) -> bool {
+pub(crate) fn valid_signed_in_name(name: &str) -> bool {
     match name.split_once(STABLE_SEPARATOR) {
         Some(("github", id)) => {
             (1..=20).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_digit())

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use std::cell::Cell;
 
 /// Workers KV refuses values larger than 25 MiB; such bodies are served but not cached.
-pub const MAX_CACHED_BODY: usize = 25 * 1024 * 1024;
+pub(crate) const MAX_CACHED_BODY: usize = 25 * 1024 * 1024;
 /// Content types longer than this are not kept in the metadata (KV allows 1024 bytes of it).
 const MAX_CONTENT_TYPE: usize = 200;
 /// Bumped when the key derivation or the metadata layout changes, so old entries are ignored.
@@ -21,7 +21,7 @@ const KEY_VERSION: &str = "v1";
 /// Who the upstream sees: the vendor and a fingerprint of the credential used, so two
 /// credentials for one vendor never share entries and rotating a token starts a fresh cache.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UpstreamIdentity {
+pub(crate) struct UpstreamIdentity {
     vendor: String,
     fingerprint: String,
 }
@@ -41,13 +41,9 @@ impl UpstreamIdentity {
         }
     }
 
-    /// The vendor name.
-    pub fn vendor(&self) -> &str {
-        &self.vendor
-    }
-
     /// The credential's fingerprint (hex); it does not reveal the credential.
-    pub fn fingerprint(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn fingerprint(&self) -> &str {
         &self.fingerprint
     }
 }
@@ -55,7 +51,7 @@ impl UpstreamIdentity {
 /// The store key for `url` fetched by `principal` as `identity`:
 /// `http:v1:<principal digest, 16 hex>:<digest of everything, 64 hex>`. The principal part is a
 /// prefix so one principal's entries can be listed or purged together.
-pub fn cache_key(principal: &str, identity: &UpstreamIdentity, url: &str) -> String {
+pub(crate) fn cache_key(principal: &str, identity: &UpstreamIdentity, url: &str) -> String {
     let mut all = Sha256::new();
     // Length prefixes keep ("ab", "c") and ("a", "bc") apart.
     for part in [
@@ -78,7 +74,7 @@ pub fn cache_key(principal: &str, identity: &UpstreamIdentity, url: &str) -> Str
 /// A response as cached: the raw body (projection runs after the cache) and what is needed to
 /// serve it again.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CachedResponse {
+pub(crate) struct CachedResponse {
     /// HTTP status (always 2xx: nothing else is stored).
     pub status: u16,
     /// The upstream `Content-Type`, if any.
@@ -86,7 +82,7 @@ pub struct CachedResponse {
     /// The body bytes as read from upstream.
     pub body: Vec<u8>,
     /// When the body was read, in milliseconds since the Unix epoch (UTC).
-    pub fetched_at_ms: u64,
+    pub(crate) fetched_at_ms: u64,
 }
 
 /// The metadata stored beside the body, as JSON text.
@@ -101,7 +97,7 @@ struct Metadata {
 
 /// The cache as one call sees it. A store failure is logged once per call and then treated as
 /// a miss (reads) or skipped (writes): the cache may make a call faster, never make it fail.
-pub struct HttpCache<'a> {
+pub(crate) struct HttpCache<'a> {
     store: &'a dyn CacheStore,
     clock: &'a dyn Clock,
     log: &'a dyn Log,
@@ -123,7 +119,7 @@ impl<'a> HttpCache<'a> {
 
     /// The entry at `key` when present, readable and younger than the TTL (KV expiry is
     /// approximate, so age is checked here too); `None` otherwise.
-    pub async fn lookup(&self, key: &str) -> Option<CachedResponse> {
+    pub(crate) async fn lookup(&self, key: &str) -> Option<CachedResponse> {
         let entry = match self.store.get(key).await {
             Ok(entry) => entry?,
             Err(e) => {

@@ -27,107 +27,108 @@ use crate::upstream::vendor::{
 use std::fmt;
 
 /// Bearer tokens per principal (a secret): JSON object, name -> token or list of tokens.
-pub const MCP_AUTH_TOKENS: &str = "MCP_AUTH_TOKENS";
+pub(crate) const MCP_AUTH_TOKENS: &str = "MCP_AUTH_TOKENS";
 /// Comma-separated origins allowed to send an `Origin` header.
-pub const MCP_ALLOWED_ORIGINS: &str = "MCP_ALLOWED_ORIGINS";
+pub(crate) const MCP_ALLOWED_ORIGINS: &str = "MCP_ALLOWED_ORIGINS";
 /// `true` admits requests without `Authorization` from a loopback host as the anonymous principal.
-pub const MCP_ALLOW_ANONYMOUS: &str = "MCP_ALLOW_ANONYMOUS";
+pub(crate) const MCP_ALLOW_ANONYMOUS: &str = "MCP_ALLOW_ANONYMOUS";
 /// The largest text a tool result may carry, in UTF-16 code units.
-pub const MCP_TEXT_MAX_CHARS: &str = "MCP_TEXT_MAX_CHARS";
+pub(crate) const MCP_TEXT_MAX_CHARS: &str = "MCP_TEXT_MAX_CHARS";
 /// How long cached upstream GET responses live.
-pub const HTTP_CACHE_TTL_SECONDS: &str = "HTTP_CACHE_TTL_SECONDS";
+pub(crate) const HTTP_CACHE_TTL_SECONDS: &str = "HTTP_CACHE_TTL_SECONDS";
 /// How long one upstream request may take.
-pub const UPSTREAM_TIMEOUT_MS: &str = "UPSTREAM_TIMEOUT_MS";
+pub(crate) const UPSTREAM_TIMEOUT_MS: &str = "UPSTREAM_TIMEOUT_MS";
 /// The largest upstream response body read, in bytes.
-pub const UPSTREAM_MAX_BYTES: &str = "UPSTREAM_MAX_BYTES";
+pub(crate) const UPSTREAM_MAX_BYTES: &str = "UPSTREAM_MAX_BYTES";
 /// The isolate's memory budget for large upstream bodies, in bytes of memory.
-pub const MEMORY_BUDGET_BYTES: &str = "MEMORY_BUDGET_BYTES";
+pub(crate) const MEMORY_BUDGET_BYTES: &str = "MEMORY_BUDGET_BYTES";
 /// How long a saved artifact stays readable through `artifact_read`.
-pub const STREAMING_ARTIFACT_RETENTION_SECONDS: &str = "STREAMING_ARTIFACT_RETENTION_SECONDS";
+pub(crate) const STREAMING_ARTIFACT_RETENTION_SECONDS: &str =
+    "STREAMING_ARTIFACT_RETENTION_SECONDS";
 /// `true` makes the six schema tools advertise `outputSchema` and return `structuredContent`.
-pub const MCP_STRUCTURED_OUTPUT: &str = "MCP_STRUCTURED_OUTPUT";
+pub(crate) const MCP_STRUCTURED_OUTPUT: &str = "MCP_STRUCTURED_OUTPUT";
 /// The largest serialized `structuredContent` value, in bytes; larger goes to an artifact.
-pub const MCP_STRUCTURED_MAX_BYTES: &str = "MCP_STRUCTURED_MAX_BYTES";
+pub(crate) const MCP_STRUCTURED_MAX_BYTES: &str = "MCP_STRUCTURED_MAX_BYTES";
 /// The enterprise policy document (JSON), a var or secret; see docs/policy.md.
-pub const MCP_POLICY: &str = "MCP_POLICY";
+pub(crate) const MCP_POLICY: &str = "MCP_POLICY";
 /// The key of the policy document in the `POLICY` KV namespace.
-pub const MCP_POLICY_KV_KEY: &str = "MCP_POLICY_KV_KEY";
+pub(crate) const MCP_POLICY_KV_KEY: &str = "MCP_POLICY_KV_KEY";
 /// How long an approval request (pending or approved) lives.
-pub const MCP_APPROVAL_TTL_SECONDS: &str = "MCP_APPROVAL_TTL_SECONDS";
+pub(crate) const MCP_APPROVAL_TTL_SECONDS: &str = "MCP_APPROVAL_TTL_SECONDS";
 /// The most bytes of approval records the approval ledger holds.
-pub const MCP_APPROVAL_LEDGER_MAX_BYTES: &str = "MCP_APPROVAL_LEDGER_MAX_BYTES";
+pub(crate) const MCP_APPROVAL_LEDGER_MAX_BYTES: &str = "MCP_APPROVAL_LEDGER_MAX_BYTES";
 /// `true` leaves out of `tools/list` the tools the policy denies a principal every call of.
-pub const MCP_POLICY_HIDE_UNUSABLE_TOOLS: &str = "MCP_POLICY_HIDE_UNUSABLE_TOOLS";
+pub(crate) const MCP_POLICY_HIDE_UNUSABLE_TOOLS: &str = "MCP_POLICY_HIDE_UNUSABLE_TOOLS";
 /// GitHub token (a secret).
-pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
+pub(crate) const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
 /// GitHub API root (GitHub Enterprise, tests).
-pub const GITHUB_API_URL: &str = "GITHUB_API_URL";
+pub(crate) const GITHUB_API_URL: &str = "GITHUB_API_URL";
 /// CircleCI personal API token (a secret), sent as `Circle-Token`.
-pub const CIRCLECI_TOKEN: &str = "CIRCLECI_TOKEN";
+pub(crate) const CIRCLECI_TOKEN: &str = "CIRCLECI_TOKEN";
 /// CircleCI API root.
-pub const CIRCLECI_API_URL: &str = "CIRCLECI_API_URL";
+pub(crate) const CIRCLECI_API_URL: &str = "CIRCLECI_API_URL";
 /// Atlassian Cloud site name: `https://{site}.atlassian.net` for Jira and Confluence.
-pub const ATLASSIAN_SITE_NAME: &str = "ATLASSIAN_SITE_NAME";
+pub(crate) const ATLASSIAN_SITE_NAME: &str = "ATLASSIAN_SITE_NAME";
 /// Jira and Confluence root, overriding the site name (Data Center, tests).
-pub const ATLASSIAN_BASE_URL: &str = "ATLASSIAN_BASE_URL";
+pub(crate) const ATLASSIAN_BASE_URL: &str = "ATLASSIAN_BASE_URL";
 /// Atlassian account e-mail (a secret), half of the Basic credential.
-pub const ATLASSIAN_USER_EMAIL: &str = "ATLASSIAN_USER_EMAIL";
+pub(crate) const ATLASSIAN_USER_EMAIL: &str = "ATLASSIAN_USER_EMAIL";
 /// Atlassian API token (a secret), the other half.
-pub const ATLASSIAN_API_TOKEN: &str = "ATLASSIAN_API_TOKEN";
+pub(crate) const ATLASSIAN_API_TOKEN: &str = "ATLASSIAN_API_TOKEN";
 /// Bitbucket username (a secret), used when the Atlassian pair is not set.
-pub const ATLASSIAN_BITBUCKET_USERNAME: &str = "ATLASSIAN_BITBUCKET_USERNAME";
+pub(crate) const ATLASSIAN_BITBUCKET_USERNAME: &str = "ATLASSIAN_BITBUCKET_USERNAME";
 /// Bitbucket app password (a secret).
-pub const ATLASSIAN_BITBUCKET_APP_PASSWORD: &str = "ATLASSIAN_BITBUCKET_APP_PASSWORD";
+pub(crate) const ATLASSIAN_BITBUCKET_APP_PASSWORD: &str = "ATLASSIAN_BITBUCKET_APP_PASSWORD";
 /// Bitbucket API host (paths get `/2.0`).
-pub const BITBUCKET_API_URL: &str = "BITBUCKET_API_URL";
+pub(crate) const BITBUCKET_API_URL: &str = "BITBUCKET_API_URL";
 /// This server's public origin; setting it turns OAuth sign-in on (docs/configuration.md).
-pub const MCP_OAUTH_ISSUER: &str = "MCP_OAUTH_ISSUER";
+pub(crate) const MCP_OAUTH_ISSUER: &str = "MCP_OAUTH_ISSUER";
 /// The secret that seals what a grant carries (a secret, at least 32 characters).
-pub const MCP_OAUTH_ENCRYPTION_KEY: &str = "MCP_OAUTH_ENCRYPTION_KEY";
+pub(crate) const MCP_OAUTH_ENCRYPTION_KEY: &str = "MCP_OAUTH_ENCRYPTION_KEY";
 /// The identity provider: `github` or `oidc`.
-pub const MCP_OAUTH_PROVIDER: &str = "MCP_OAUTH_PROVIDER";
+pub(crate) const MCP_OAUTH_PROVIDER: &str = "MCP_OAUTH_PROVIDER";
 /// This server's client id at the identity provider.
-pub const MCP_OAUTH_CLIENT_ID: &str = "MCP_OAUTH_CLIENT_ID";
+pub(crate) const MCP_OAUTH_CLIENT_ID: &str = "MCP_OAUTH_CLIENT_ID";
 /// This server's client secret at the identity provider (a secret).
-pub const MCP_OAUTH_CLIENT_SECRET: &str = "MCP_OAUTH_CLIENT_SECRET";
+pub(crate) const MCP_OAUTH_CLIENT_SECRET: &str = "MCP_OAUTH_CLIENT_SECRET";
 /// GitHub's web root for sign-in (GitHub Enterprise, tests).
-pub const MCP_OAUTH_GITHUB_URL: &str = "MCP_OAUTH_GITHUB_URL";
+pub(crate) const MCP_OAUTH_GITHUB_URL: &str = "MCP_OAUTH_GITHUB_URL";
 /// The OpenID Connect provider's authorization endpoint.
-pub const MCP_OAUTH_OIDC_AUTHORIZATION_URL: &str = "MCP_OAUTH_OIDC_AUTHORIZATION_URL";
+pub(crate) const MCP_OAUTH_OIDC_AUTHORIZATION_URL: &str = "MCP_OAUTH_OIDC_AUTHORIZATION_URL";
 /// The OpenID Connect provider's token endpoint.
-pub const MCP_OAUTH_OIDC_TOKEN_URL: &str = "MCP_OAUTH_OIDC_TOKEN_URL";
+pub(crate) const MCP_OAUTH_OIDC_TOKEN_URL: &str = "MCP_OAUTH_OIDC_TOKEN_URL";
 /// The OpenID Connect provider's userinfo endpoint.
-pub const MCP_OAUTH_OIDC_USERINFO_URL: &str = "MCP_OAUTH_OIDC_USERINFO_URL";
+pub(crate) const MCP_OAUTH_OIDC_USERINFO_URL: &str = "MCP_OAUTH_OIDC_USERINFO_URL";
 /// The scopes requested from the OpenID Connect provider.
-pub const MCP_OAUTH_OIDC_SCOPES: &str = "MCP_OAUTH_OIDC_SCOPES";
+pub(crate) const MCP_OAUTH_OIDC_SCOPES: &str = "MCP_OAUTH_OIDC_SCOPES";
 /// What names an OpenID Connect principal: `sub` (default) or `email` (verified only).
-pub const MCP_OAUTH_PRINCIPAL_CLAIM: &str = "MCP_OAUTH_PRINCIPAL_CLAIM";
+pub(crate) const MCP_OAUTH_PRINCIPAL_CLAIM: &str = "MCP_OAUTH_PRINCIPAL_CLAIM";
 /// The OpenID Connect claim listing the person's groups.
-pub const MCP_OAUTH_GROUPS_CLAIM: &str = "MCP_OAUTH_GROUPS_CLAIM";
+pub(crate) const MCP_OAUTH_GROUPS_CLAIM: &str = "MCP_OAUTH_GROUPS_CLAIM";
 /// Who may sign in: principal names.
-pub const MCP_OAUTH_ALLOWED_USERS: &str = "MCP_OAUTH_ALLOWED_USERS";
+pub(crate) const MCP_OAUTH_ALLOWED_USERS: &str = "MCP_OAUTH_ALLOWED_USERS";
 /// Who may sign in: GitHub organisations or OIDC groups.
-pub const MCP_OAUTH_ALLOWED_GROUPS: &str = "MCP_OAUTH_ALLOWED_GROUPS";
+pub(crate) const MCP_OAUTH_ALLOWED_GROUPS: &str = "MCP_OAUTH_ALLOWED_GROUPS";
 /// Who may sign in: e-mail domains.
-pub const MCP_OAUTH_ALLOWED_DOMAINS: &str = "MCP_OAUTH_ALLOWED_DOMAINS";
+pub(crate) const MCP_OAUTH_ALLOWED_DOMAINS: &str = "MCP_OAUTH_ALLOWED_DOMAINS";
 /// Access token lifetime.
-pub const MCP_OAUTH_ACCESS_TTL_SECONDS: &str = "MCP_OAUTH_ACCESS_TTL_SECONDS";
+pub(crate) const MCP_OAUTH_ACCESS_TTL_SECONDS: &str = "MCP_OAUTH_ACCESS_TTL_SECONDS";
 /// Refresh token lifetime.
-pub const MCP_OAUTH_REFRESH_TTL_SECONDS: &str = "MCP_OAUTH_REFRESH_TTL_SECONDS";
+pub(crate) const MCP_OAUTH_REFRESH_TTL_SECONDS: &str = "MCP_OAUTH_REFRESH_TTL_SECONDS";
 /// Private-use redirect schemes allowed although not in reverse-domain form (`cursor`).
-pub const MCP_OAUTH_REDIRECT_SCHEMES: &str = "MCP_OAUTH_REDIRECT_SCHEMES";
+pub(crate) const MCP_OAUTH_REDIRECT_SCHEMES: &str = "MCP_OAUTH_REDIRECT_SCHEMES";
 /// Atlassian OAuth 2.0 (3LO) app's client id; setting it chains Atlassian consent to sign-in.
-pub const MCP_OAUTH_ATLASSIAN_CLIENT_ID: &str = "MCP_OAUTH_ATLASSIAN_CLIENT_ID";
+pub(crate) const MCP_OAUTH_ATLASSIAN_CLIENT_ID: &str = "MCP_OAUTH_ATLASSIAN_CLIENT_ID";
 /// That app's client secret (a secret).
-pub const MCP_OAUTH_ATLASSIAN_CLIENT_SECRET: &str = "MCP_OAUTH_ATLASSIAN_CLIENT_SECRET";
+pub(crate) const MCP_OAUTH_ATLASSIAN_CLIENT_SECRET: &str = "MCP_OAUTH_ATLASSIAN_CLIENT_SECRET";
 /// The Atlassian scopes requested (space-separated).
-pub const MCP_OAUTH_ATLASSIAN_SCOPES: &str = "MCP_OAUTH_ATLASSIAN_SCOPES";
+pub(crate) const MCP_OAUTH_ATLASSIAN_SCOPES: &str = "MCP_OAUTH_ATLASSIAN_SCOPES";
 /// Atlassian's authorization server root (tests).
-pub const MCP_OAUTH_ATLASSIAN_AUTH_URL: &str = "MCP_OAUTH_ATLASSIAN_AUTH_URL";
+pub(crate) const MCP_OAUTH_ATLASSIAN_AUTH_URL: &str = "MCP_OAUTH_ATLASSIAN_AUTH_URL";
 /// Atlassian's API gateway root (tests).
-pub const MCP_OAUTH_ATLASSIAN_API_URL: &str = "MCP_OAUTH_ATLASSIAN_API_URL";
+pub(crate) const MCP_OAUTH_ATLASSIAN_API_URL: &str = "MCP_OAUTH_ATLASSIAN_API_URL";
 /// Comma-separated hosts job logs may be downloaded from (the vendors' signed URLs).
-pub const LOG_REDIRECT_HOSTS: &str = "LOG_REDIRECT_HOSTS";
+pub(crate) const LOG_REDIRECT_HOSTS: &str = "LOG_REDIRECT_HOSTS";
 
 /// Every setting this module reads, for documentation checks and diagnostics.
 pub const SETTINGS: &[&str] = &[
@@ -231,7 +232,7 @@ pub const MEMORY_BUDGET: Bounds = Bounds {
 };
 
 /// `STREAMING_ARTIFACT_RETENTION_SECONDS`: default one hour, clamped to 5 minutes..=7 days.
-pub const ARTIFACT_RETENTION_SECONDS: Bounds = Bounds {
+pub(crate) const ARTIFACT_RETENTION_SECONDS: Bounds = Bounds {
     default: DEFAULT_ARTIFACT_RETENTION_SECONDS,
     min: 300,
     max: 604_800,
@@ -245,7 +246,7 @@ pub const STRUCTURED_MAX_BYTES: Bounds = Bounds {
 };
 
 /// `MCP_APPROVAL_TTL_SECONDS`: default one hour, clamped to 60 (KV's minimum TTL)..=86 400.
-pub const APPROVAL_TTL_SECONDS: Bounds = Bounds {
+pub(crate) const APPROVAL_TTL_SECONDS: Bounds = Bounds {
     default: 3_600,
     min: 60,
     max: 86_400,
@@ -263,14 +264,14 @@ pub const APPROVAL_LEDGER_MAX_BYTES: Bounds = Bounds {
 /// `MCP_OAUTH_ACCESS_TTL_SECONDS`: default one hour, clamped to 5 minutes..=1 hour. An access
 /// token outlives a person's removal from the allow-list or an organisation by up to this long,
 /// since only a refresh asks the identity provider again.
-pub const OAUTH_ACCESS_TTL_SECONDS: Bounds = Bounds {
+pub(crate) const OAUTH_ACCESS_TTL_SECONDS: Bounds = Bounds {
     default: DEFAULT_ACCESS_TTL_SECONDS,
     min: 300,
     max: 3_600,
 };
 
 /// `MCP_OAUTH_REFRESH_TTL_SECONDS`: default 30 days, clamped to 1 hour..=90 days.
-pub const OAUTH_REFRESH_TTL_SECONDS: Bounds = Bounds {
+pub(crate) const OAUTH_REFRESH_TTL_SECONDS: Bounds = Bounds {
     default: DEFAULT_REFRESH_TTL_SECONDS,
     min: 3_600,
     max: 90 * 86_400,
@@ -290,9 +291,9 @@ pub struct Config {
     /// Vendor base URLs, credentials, timeout and body limit.
     pub upstream: UpstreamSettings,
     /// Where the enterprise policy is, and the approval TTL.
-    pub policy: PolicySettings,
+    pub(crate) policy: PolicySettings,
     /// The isolate's memory budget for large upstream bodies, in bytes of memory.
-    pub memory_budget_bytes: usize,
+    pub(crate) memory_budget_bytes: usize,
     /// OAuth sign-in, when `MCP_OAUTH_ISSUER` is set.
     pub oauth: Option<OAuthSettings>,
     /// Settings that were out of range and clamped: (name, value given, value used).
@@ -325,9 +326,9 @@ impl Default for Config {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
     /// The setting's name.
-    pub setting: &'static str,
+    pub(crate) setting: &'static str,
     /// What is wrong with it.
-    pub reason: Reason,
+    pub(crate) reason: Reason,
 }
 
 impl ConfigError {
@@ -352,7 +353,7 @@ impl fmt::Display for ConfigError {
 /// the layer that reads it, or a rule of this module's own. Its `Display` is the text the
 /// operator reads, written only where a [`ConfigError`] is shown.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reason {
+pub(crate) enum Reason {
     /// `MCP_AUTH_TOKENS`.
     Tokens(BadTokenTable),
     /// An entry of `MCP_ALLOWED_ORIGINS` that is not an origin, as given.
@@ -386,7 +387,7 @@ impl fmt::Display for Reason {
 
 /// An entry of `MCP_ALLOWED_ORIGINS` that is not an origin, as given.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BadOrigin(pub String);
+pub(crate) struct BadOrigin(pub String);
 
 impl fmt::Display for BadOrigin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -496,7 +497,7 @@ impl Config {
     }
 
     /// True when `origin` (an `Origin` header value) is in `MCP_ALLOWED_ORIGINS`.
-    pub fn origin_allowed(&self, origin: &str) -> bool {
+    pub(crate) fn origin_allowed(&self, origin: &str) -> bool {
         let origin = normalize_origin(origin);
         self.allowed_origins.contains(&origin)
     }

@@ -1,7 +1,7 @@
 //! Lower-case hexadecimal, the one spelling of digests and random ids in keys and records.
 
 /// `bytes` as lower-case hex, two digits a byte.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for &b in bytes {

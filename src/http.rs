@@ -26,7 +26,7 @@ pub struct HttpRequest {
 
 /// A body already in memory, as the [`RequestBody`] of a request that was read whole.
 #[derive(Debug, Default)]
-pub struct BufferedBody(RefCell<BodyRead>);
+pub(crate) struct BufferedBody(RefCell<BodyRead>);
 
 impl BufferedBody {
     /// `bytes`, flagged `too_large` when the reader that produced them stopped at its limit.
@@ -77,7 +77,7 @@ impl HttpResponse {
     }
 
     /// A response with `status` and no body.
-    pub fn empty(status: u16) -> HttpResponse {
+    pub(crate) fn empty(status: u16) -> HttpResponse {
         HttpResponse {
             status,
             headers: Vec::new(),
@@ -86,7 +86,7 @@ impl HttpResponse {
     }
 
     /// Adds a header.
-    pub fn with_header(mut self, name: &str, value: &str) -> HttpResponse {
+    pub(crate) fn with_header(mut self, name: &str, value: &str) -> HttpResponse {
         self.headers.push((name.to_owned(), value.to_owned()));
         self
     }

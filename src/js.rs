@@ -5,14 +5,14 @@
 //! Nothing here knows the JSON value type: [`crate::value`], the renderers, the projections and
 //! the upstream client build on these pieces, so the module sits below all of them.
 
-pub mod collate;
+pub(crate) mod collate;
 pub mod form;
-pub mod map;
-pub mod number;
-pub mod string;
+pub(crate) mod map;
+pub(crate) mod number;
+pub(crate) mod string;
 
-pub use collate::locale_compare;
-pub use map::{array_index_key, JsMap};
+pub(crate) use collate::locale_compare;
+pub(crate) use map::{array_index_key, JsMap};
 pub use number::{parse_int, string_to_number};
 pub use string::{
     cmp_utf16, is_blank, is_js_whitespace, json_string_len, json_string_units, next_escape,

@@ -13,13 +13,13 @@ use std::fmt;
 /// within its byte limit could still take more memory than an isolate has; this bounds what
 /// parsing builds to a few megabytes. Tool arguments keep their own, lower limits (e.g.
 /// `queryParams`).
-pub const MAX_VALUES: usize = 100_000;
+pub(crate) const MAX_VALUES: usize = 100_000;
 
 /// Whether `body` holds more than `limit` JSON values, counted without parsing and without
 /// allocating: every value but the first follows a `,`, a `:` or an opening bracket outside a
 /// string, so counting those bytes bounds the values from above (an empty container counts one
 /// too many). Stops as soon as the count passes `limit`.
-pub fn has_more_values_than(body: &[u8], limit: usize) -> bool {
+pub(crate) fn has_more_values_than(body: &[u8], limit: usize) -> bool {
     let mut count = 1usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -54,24 +54,24 @@ pub struct ErrorCode(pub i32);
 
 impl ErrorCode {
     /// The body is not valid JSON.
-    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    pub(crate) const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
     /// The JSON is not a valid request object (or the batch/transport rules forbid it).
-    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    pub(crate) const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
     /// The method does not exist in the negotiated protocol revision.
-    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    pub(crate) const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
     /// The params are missing, malformed, or name something that does not exist (e.g. a tool).
-    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    pub(crate) const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
     /// The server failed; the message is generic and the detail goes to the log.
-    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    pub(crate) const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
     /// Implementation-defined server error: transport-level refusals (origin, authentication,
     /// size, media type) carry it, as the reference TypeScript SDK does.
-    pub const SERVER_ERROR: ErrorCode = ErrorCode(-32000);
+    pub(crate) const SERVER_ERROR: ErrorCode = ErrorCode(-32000);
     /// MCP 2026-07-28 `HeaderMismatch`: a required standard header (`MCP-Protocol-Version`,
     /// `Mcp-Method`, `Mcp-Name`) is missing, malformed, or disagrees with the body.
-    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    pub(crate) const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
     /// MCP 2026-07-28 `UnsupportedProtocolVersion`: the requested revision is not spoken here;
     /// `data.supported` lists the ones that are.
-    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+    pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
 }
 
 impl fmt::Display for ErrorCode {
@@ -94,12 +94,12 @@ pub enum Id {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ErrorObject {
     /// The code.
-    pub code: ErrorCode,
+    pub(crate) code: ErrorCode,
     /// A short, client-safe description.
-    pub message: String,
+    pub(crate) message: String,
     /// Extra structured detail (never internal state).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<Json>,
+    pub(crate) data: Option<Json>,
 }
 
 impl ErrorObject {
@@ -113,12 +113,12 @@ impl ErrorObject {
     }
 
     /// -32700 for a body that is not JSON.
-    pub fn parse_error(detail: impl fmt::Display) -> ErrorObject {
+    pub(crate) fn parse_error(detail: impl fmt::Display) -> ErrorObject {
         ErrorObject::new(ErrorCode::PARSE_ERROR, format!("Parse error: {detail}"))
     }
 
     /// -32600 with a reason.
-    pub fn invalid_request(reason: impl fmt::Display) -> ErrorObject {
+    pub(crate) fn invalid_request(reason: impl fmt::Display) -> ErrorObject {
         ErrorObject::new(
             ErrorCode::INVALID_REQUEST,
             format!("Invalid Request: {reason}"),
@@ -126,7 +126,7 @@ impl ErrorObject {
     }
 
     /// -32601 naming the method.
-    pub fn method_not_found(method: &str) -> ErrorObject {
+    pub(crate) fn method_not_found(method: &str) -> ErrorObject {
         ErrorObject::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),
@@ -134,7 +134,7 @@ impl ErrorObject {
     }
 
     /// -32602 with a reason.
-    pub fn invalid_params(reason: impl fmt::Display) -> ErrorObject {
+    pub(crate) fn invalid_params(reason: impl fmt::Display) -> ErrorObject {
         ErrorObject::new(
             ErrorCode::INVALID_PARAMS,
             format!("Invalid params: {reason}"),
@@ -142,12 +142,12 @@ impl ErrorObject {
     }
 
     /// -32603 with the generic message; callers log the detail themselves.
-    pub fn internal() -> ErrorObject {
+    pub(crate) fn internal() -> ErrorObject {
         ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Internal error")
     }
 
     /// Adds structured data.
-    pub fn with_data(mut self, data: Json) -> ErrorObject {
+    pub(crate) fn with_data(mut self, data: Json) -> ErrorObject {
         self.data = Some(data);
         self
     }
@@ -163,7 +163,10 @@ pub struct ResultJson(String);
 impl ResultJson {
     /// `value` as serde_json writes it, into a buffer of `capacity` bytes to start with (a good
     /// estimate spares a large result the copies of a growing buffer).
-    pub fn of(value: &impl Serialize, capacity: usize) -> Result<ResultJson, serde_json::Error> {
+    pub(crate) fn of(
+        value: &impl Serialize,
+        capacity: usize,
+    ) -> Result<ResultJson, serde_json::Error> {
         let mut buf = Vec::with_capacity(capacity);
         serde_json::to_writer(&mut buf, value)?;
         // serde_json writes UTF-8: the check never fails, and costs far less than a parse.
@@ -198,15 +201,15 @@ impl Serialize for ResultJson {
 #[derive(Clone, Debug, Serialize)]
 pub struct Response {
     /// Always `"2.0"`.
-    pub jsonrpc: &'static str,
+    pub(crate) jsonrpc: &'static str,
     /// The request's id; `null` when it could not be read.
     pub id: Option<Id>,
     /// The result, on success, already serialized.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<ResultJson>,
+    pub(crate) result: Option<ResultJson>,
     /// The error, on failure.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<ErrorObject>,
+    pub(crate) error: Option<ErrorObject>,
 }
 
 impl Response {
@@ -240,7 +243,7 @@ impl Response {
     }
 
     /// An error response; `id` is `None` when the request's id could not be determined.
-    pub fn failure(id: Option<Id>, error: ErrorObject) -> Response {
+    pub(crate) fn failure(id: Option<Id>, error: ErrorObject) -> Response {
         Response {
             jsonrpc: "2.0",
             id,
@@ -252,7 +255,7 @@ impl Response {
 
 /// One well-formed incoming message.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Message {
+pub(crate) enum Message {
     /// A request: it has an id and expects a response.
     Request(Request),
     /// A notification: no id, no response.
@@ -264,32 +267,32 @@ pub enum Message {
 
 /// A request with its id.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Request {
+pub(crate) struct Request {
     /// The id to echo.
     pub id: Id,
     /// The method name.
-    pub method: String,
+    pub(crate) method: String,
     /// The params object (absent params read as `None`).
-    pub params: Option<Map<String, Json>>,
+    pub(crate) params: Option<Map<String, Json>>,
 }
 
 /// A notification.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Notification {
+pub(crate) struct Notification {
     /// The method name.
-    pub method: String,
+    pub(crate) method: String,
     /// The params object.
-    pub params: Option<Map<String, Json>>,
+    pub(crate) params: Option<Map<String, Json>>,
 }
 
 /// Why a JSON value is not a valid message; carries the id when one could be read, so the error
 /// response can still name the request.
 #[derive(Clone, Debug, PartialEq)]
-pub struct InvalidMessage {
+pub(crate) struct InvalidMessage {
     /// The id, if the object had a usable one.
     pub id: Option<Id>,
     /// What is wrong, client-safe.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 impl InvalidMessage {
@@ -301,13 +304,13 @@ impl InvalidMessage {
     }
 
     /// The -32600 error object for this problem.
-    pub fn to_error(&self) -> ErrorObject {
+    pub(crate) fn to_error(&self) -> ErrorObject {
         ErrorObject::invalid_request(&self.reason)
     }
 }
 
 /// Reads one JSON value (an element of a batch, or the whole body) as a message.
-pub fn classify(value: Json) -> Result<Message, InvalidMessage> {
+pub(crate) fn classify(value: Json) -> Result<Message, InvalidMessage> {
     let Json::Object(mut object) = value else {
         return Err(InvalidMessage::new(None, "a message must be a JSON object"));
     };

@@ -19,13 +19,13 @@ use std::fmt;
 /// The most pending requests one principal may have at a time.
 pub const MAX_PENDING_PER_REQUESTER: usize = 20;
 /// The most bytes of pending records one principal may have at a time.
-pub const MAX_REQUESTER_BYTES: usize = 128 * 1024;
+pub(crate) const MAX_REQUESTER_BYTES: usize = 128 * 1024;
 /// The largest record the ledger keeps (its JSON, arguments included), in bytes.
 pub const MAX_RECORD_BYTES: usize = 16 * 1024;
 /// The most records the ledger holds, whatever their size.
-pub const MAX_RECORDS: usize = 2000;
+pub(crate) const MAX_RECORDS: usize = 2000;
 /// `MCP_APPROVAL_LEDGER_MAX_BYTES` when unset: the most bytes of records the ledger holds.
-pub const DEFAULT_LEDGER_MAX_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const DEFAULT_LEDGER_MAX_BYTES: usize = 8 * 1024 * 1024;
 /// The most entries one `approval_list` page holds.
 pub const PAGE_ITEMS: usize = 50;
 /// The most bytes of text one `approval_list` page holds (about 6,000 tokens).
@@ -33,7 +33,7 @@ pub const PAGE_BYTES: usize = 24_000;
 /// A margin a page counts for each entry beyond its record's bytes. A listed entry prints fewer
 /// bytes than its record (the notice and timestamps it adds are shorter than the hash, approvers
 /// and state it leaves out); the margin covers the page's own framing.
-pub const LISTED_OVERHEAD_BYTES: usize = 64;
+pub(crate) const LISTED_OVERHEAD_BYTES: usize = 64;
 
 /// Where a request stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,11 +68,11 @@ pub struct Entry {
     /// `apr_` + 32 hex digits.
     pub id: String,
     /// The principal whose call it is.
-    pub requester: String,
+    pub(crate) requester: String,
     /// The tool called.
-    pub tool: String,
+    pub(crate) tool: String,
     /// SHA-256 of the canonical arguments, hex.
-    pub arguments_hash: String,
+    pub(crate) arguments_hash: String,
     /// The rule that required approval.
     pub rule: String,
     /// The identity the rule chose to act for the call (`None`: the vendor's default).
@@ -83,17 +83,17 @@ pub struct Entry {
     /// Where it stands.
     pub status: Status,
     /// When it was made, Unix ms.
-    pub created_at_ms: u64,
+    pub(crate) created_at_ms: u64,
     /// When it stops being usable, Unix ms.
-    pub expires_at_ms: u64,
+    pub(crate) expires_at_ms: u64,
     /// Who decided it.
-    pub decided_by: Option<String>,
+    pub(crate) decided_by: Option<String>,
     /// The entry of `approvers` the decider was, when it is not their name (a verified alias
     /// such as a GitHub login, or a provider group such as `github:acme`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decided_as: Option<String>,
+    pub(crate) decided_as: Option<String>,
     /// The approver's reason.
-    pub decision_reason: Option<String>,
+    pub(crate) decision_reason: Option<String>,
     /// The size of the whole record as the ledger measured it ([`Record::measure`]).
     #[serde(default)]
     pub bytes: usize,
@@ -105,39 +105,39 @@ pub struct Entry {
 #[serde(rename_all = "camelCase")]
 pub struct Details {
     /// The arguments, for approvers to judge.
-    pub arguments: Map<String, Json>,
+    pub(crate) arguments: Map<String, Json>,
     /// The upstream method, if any.
-    pub method: Option<String>,
+    pub(crate) method: Option<String>,
     /// The normalised upstream path, if any.
     pub path: Option<String>,
     /// The rule's reason.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// One whole approval request.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// What the ledger keeps in memory.
-    pub entry: Entry,
+    pub(crate) entry: Entry,
     /// What it reads only to list the request.
-    pub details: Details,
+    pub(crate) details: Details,
 }
 
 impl Record {
     /// The size of its JSON, in bytes: what every bound counts.
-    pub fn measure(&self) -> usize {
+    pub(crate) fn measure(&self) -> usize {
         serde_json::to_vec(self).map_or(usize::MAX, |v| v.len())
     }
 }
 
 impl Entry {
     /// `expiresAt` as ISO 8601.
-    pub fn expires_at(&self) -> String {
+    pub(crate) fn expires_at(&self) -> String {
         iso8601_utc_ms(self.expires_at_ms)
     }
 
     /// The `approval` member of a decision.
-    pub fn summary(&self) -> Json {
+    pub(crate) fn summary(&self) -> Json {
         serde_json::json!({
             "id": self.id,
             "status": self.status.as_str(),
@@ -146,7 +146,7 @@ impl Entry {
     }
 
     /// Where a page that ends with this entry resumes.
-    pub fn cursor(&self) -> Cursor {
+    pub(crate) fn cursor(&self) -> Cursor {
         Cursor {
             created_at_ms: self.created_at_ms,
             id: self.id.clone(),
@@ -183,7 +183,7 @@ impl Entry {
 #[serde(rename_all = "camelCase")]
 pub struct Cursor {
     /// The creation time of the last entry listed, Unix ms.
-    pub created_at_ms: u64,
+    pub(crate) created_at_ms: u64,
     /// Its id.
     pub id: String,
 }
@@ -276,7 +276,7 @@ pub enum Refusal {
 impl Refusal {
     /// The stable code of a refusal that a bound made (`_meta.limit` of the refused call); `None`
     /// for the refusals of a decision.
-    pub fn limit_code(&self) -> Option<&'static str> {
+    pub(crate) fn limit_code(&self) -> Option<&'static str> {
         match self {
             Refusal::TooManyPending { .. } => Some("pending_per_principal"),
             Refusal::RequesterFull { .. } => Some("bytes_per_principal"),
@@ -402,7 +402,7 @@ pub enum Op {
 /// The entry of `approvers` that means the principal called `name` who also answers to
 /// `aliases` (verified aliases and namespaced provider groups, which ignore case); the name
 /// itself is preferred.
-pub fn approver_entry<'a>(
+pub(crate) fn approver_entry<'a>(
     approvers: &'a [String],
     name: &str,
     aliases: &[String],
@@ -500,9 +500,9 @@ pub enum Step {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Page {
     /// Oldest first.
-    pub entries: Vec<Entry>,
+    pub(crate) entries: Vec<Entry>,
     /// Where the next page starts; `None` on the last page.
-    pub next_cursor: Option<Cursor>,
+    pub(crate) next_cursor: Option<Cursor>,
 }
 
 /// A store's fault the ledger finds in what it read: nothing a client did, and nothing it can
@@ -526,13 +526,13 @@ impl std::fmt::Display for LedgerFault {
 
 impl Page {
     /// The ids whose details the page needs, in order.
-    pub fn ids(&self) -> Vec<String> {
+    pub(crate) fn ids(&self) -> Vec<String> {
         self.entries.iter().map(|e| e.id.clone()).collect()
     }
 
     /// The reply, given each entry's details in order (`None`: not in storage, which the store
     /// reports as a fault rather than list a request without what it asks).
-    pub fn reply(self, details: Vec<Option<Details>>) -> Result<Reply, LedgerFault> {
+    pub(crate) fn reply(self, details: Vec<Option<Details>>) -> Result<Reply, LedgerFault> {
         if details.len() != self.entries.len() {
             return Err(LedgerFault::OutOfStep);
         }
@@ -606,6 +606,7 @@ impl Book {
     }
 
     /// The bytes its records take (as measured when each was recorded).
+    #[cfg(test)]
     pub fn bytes(&self) -> usize {
         self.bytes
     }
@@ -847,7 +848,8 @@ impl MemoryLedger {
     }
 
     /// How many records' details it keeps (the book's records, when the two agree).
-    pub fn details_len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn details_len(&self) -> usize {
         self.details.len()
     }
 

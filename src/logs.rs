@@ -3,10 +3,10 @@
 //! lines and grep matches with context, all computed as the bytes arrive, so memory stays bounded
 //! whatever the log's size ([`excerpt::Excerpter`]).
 
-pub mod download;
-pub mod excerpt;
-pub mod line;
-pub mod pattern;
+pub(crate) mod download;
+pub(crate) mod excerpt;
+pub(crate) mod line;
+pub(crate) mod pattern;
 
-pub use excerpt::{Excerpt, Excerpter, Options, Step};
-pub use pattern::Grep;
+pub(crate) use excerpt::Excerpter;
+pub(crate) use pattern::Grep;

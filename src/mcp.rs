@@ -5,15 +5,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
 /// The `_meta` key carrying a 2026-07-28 request's protocol revision.
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key carrying a 2026-07-28 request's client capabilities.
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The `_meta` key carrying a 2026-07-28 request's client identity.
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// The `_meta` key carrying a 2026-07-28 request's minimum log level.
-pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// The result `_meta` key carrying the server's identity in 2026-07-28.
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// A protocol revision this server speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -38,10 +38,10 @@ impl ProtocolVersion {
     ];
 
     /// The newest revision reachable through `initialize` (the answer to an unknown request).
-    pub const LATEST_INITIALIZE: ProtocolVersion = ProtocolVersion::V2025_11_25;
+    pub(crate) const LATEST_INITIALIZE: ProtocolVersion = ProtocolVersion::V2025_11_25;
 
     /// The revision assumed when a request after `initialize` carries no version header.
-    pub const DEFAULT_WITHOUT_HEADER: ProtocolVersion = ProtocolVersion::V2025_03_26;
+    pub(crate) const DEFAULT_WITHOUT_HEADER: ProtocolVersion = ProtocolVersion::V2025_03_26;
 
     /// The revision's date string.
     pub fn as_str(self) -> &'static str {
@@ -62,24 +62,25 @@ impl ProtocolVersion {
 
     /// True for the stateless revision, which has no `initialize` and needs `_meta` on every
     /// request.
-    pub fn is_stateless(self) -> bool {
+    pub(crate) fn is_stateless(self) -> bool {
         self >= ProtocolVersion::V2026_07_28
     }
 
     /// True when a POST body may be a JSON-RPC batch (only 2025-03-26 allowed them).
-    pub fn allows_batch(self) -> bool {
+    pub(crate) fn allows_batch(self) -> bool {
         self == ProtocolVersion::V2025_03_26
     }
 
     /// True when invalid tool arguments are a tool execution error (`isError: true`) rather
     /// than a -32602 protocol error (SEP-1303, from 2025-11-25).
-    pub fn argument_errors_are_tool_errors(self) -> bool {
+    pub(crate) fn argument_errors_are_tool_errors(self) -> bool {
         self >= ProtocolVersion::V2025_11_25
     }
 }
 
 /// The revisions negotiable through `initialize`, newest first.
-pub fn initialize_versions() -> impl Iterator<Item = ProtocolVersion> {
+#[cfg(test)]
+pub(crate) fn initialize_versions() -> impl Iterator<Item = ProtocolVersion> {
     ProtocolVersion::ALL
         .into_iter()
         .rev()
@@ -88,11 +89,11 @@ pub fn initialize_versions() -> impl Iterator<Item = ProtocolVersion> {
 
 /// A client's or server's name and version.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Implementation {
+pub(crate) struct Implementation {
     /// Programmatic name.
-    pub name: String,
+    pub(crate) name: String,
     /// Version string.
-    pub version: String,
+    pub(crate) version: String,
     /// Human-readable name (2025-06-18 and later; older clients ignore it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
@@ -102,27 +103,27 @@ pub struct Implementation {
 /// checked for shape and otherwise ignored.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct InitializeParams {
+pub(crate) struct InitializeParams {
     /// The revision the client asks for.
     pub protocol_version: String,
     /// The client's capabilities.
     #[serde(default)]
-    pub capabilities: Map<String, Json>,
+    pub(crate) capabilities: Map<String, Json>,
     /// The client's identity.
-    pub client_info: Option<Implementation>,
+    pub(crate) client_info: Option<Implementation>,
 }
 
 /// The `tools` server capability.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ToolsCapability {
+pub(crate) struct ToolsCapability {
     /// Whether the server sends `notifications/tools/list_changed` (never: the list is static).
-    pub list_changed: bool,
+    pub(crate) list_changed: bool,
 }
 
 /// What the server offers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct ServerCapabilities {
+pub(crate) struct ServerCapabilities {
     /// Tools.
     pub tools: ToolsCapability,
 }
@@ -130,16 +131,16 @@ pub struct ServerCapabilities {
 /// `initialize` result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct InitializeResult {
+pub(crate) struct InitializeResult {
     /// The negotiated revision.
     pub protocol_version: &'static str,
     /// Server capabilities.
-    pub capabilities: ServerCapabilities,
+    pub(crate) capabilities: ServerCapabilities,
     /// Server identity.
-    pub server_info: Implementation,
+    pub(crate) server_info: Implementation,
     /// How to use this server, for the model.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
+    pub(crate) instructions: Option<String>,
 }
 
 /// Whether a cached result may be shared between authorization contexts (2026-07-28).
@@ -156,26 +157,26 @@ pub enum CacheScope {
 /// `server/discover`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CacheHints {
+pub(crate) struct CacheHints {
     /// How long the result stays fresh, in milliseconds.
-    pub ttl_ms: u64,
+    pub(crate) ttl_ms: u64,
     /// Who may share a cached copy.
-    pub cache_scope: CacheScope,
+    pub(crate) cache_scope: CacheScope,
 }
 
 /// `server/discover` result (2026-07-28, and the same shape when a client probes under an older
 /// revision).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct DiscoverResult {
+pub(crate) struct DiscoverResult {
     /// Every revision this server speaks, newest first.
-    pub supported_versions: Vec<&'static str>,
+    pub(crate) supported_versions: Vec<&'static str>,
     /// Server capabilities. The server's identity travels in the result's `_meta`, as on
     /// every 2026-07-28 result.
-    pub capabilities: ServerCapabilities,
+    pub(crate) capabilities: ServerCapabilities,
     /// How to use this server, for the model.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
+    pub(crate) instructions: Option<String>,
 }
 
 /// Hints about a tool's behaviour; clients must not rely on them for security.
@@ -202,7 +203,7 @@ pub struct ToolAnnotations {
 impl ToolAnnotations {
     /// A tool that only reads an outside system: read-only, not destructive, idempotent, open
     /// world, titled `title`.
-    pub fn reads_upstream(title: &str) -> ToolAnnotations {
+    pub(crate) fn reads_upstream(title: &str) -> ToolAnnotations {
         ToolAnnotations {
             title: Some(title.to_owned()),
             read_only_hint: Some(true),
@@ -236,27 +237,27 @@ pub struct ToolDescriptor {
 
 /// `tools/list` params.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-pub struct ListToolsParams {
+pub(crate) struct ListToolsParams {
     /// Pagination cursor (this server returns one page, so any cursor is unknown).
-    pub cursor: Option<String>,
+    pub(crate) cursor: Option<String>,
 }
 
 /// `tools/list` result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListToolsResult {
+pub(crate) struct ListToolsResult {
     /// The tools.
     pub tools: Vec<ToolDescriptor>,
 }
 
 /// `tools/call` params.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct CallToolParams {
+pub(crate) struct CallToolParams {
     /// The tool to run.
-    pub name: String,
+    pub(crate) name: String,
     /// Its arguments (absent means none).
     #[serde(default)]
-    pub arguments: Option<Map<String, Json>>,
+    pub(crate) arguments: Option<Map<String, Json>>,
 }
 
 /// A resource's contents embedded in a result.
@@ -264,16 +265,16 @@ pub struct CallToolParams {
 #[serde(rename_all = "camelCase")]
 pub struct ResourceContents {
     /// The resource's URI.
-    pub uri: String,
+    pub(crate) uri: String,
     /// Its MIME type.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
+    pub(crate) mime_type: Option<String>,
     /// Text contents (exactly one of `text` and `blob` is set).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Base64 binary contents.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub blob: Option<String>,
+    pub(crate) blob: Option<String>,
 }
 
 /// One block of a tool result's `content`.
@@ -325,16 +326,16 @@ impl ContentBlock {
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// What the model reads.
-    pub content: Vec<ContentBlock>,
+    pub(crate) content: Vec<ContentBlock>,
     /// Machine-readable result (2025-06-18 and later), losslessly serialized.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<crate::value::Value>,
+    pub(crate) structured_content: Option<crate::value::Value>,
     /// True when the tool ran and failed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub is_error: bool,
+    pub(crate) is_error: bool,
     /// Result metadata.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Map<String, Json>>,
+    pub(crate) meta: Option<Map<String, Json>>,
 }
 
 impl CallToolResult {
@@ -349,7 +350,7 @@ impl CallToolResult {
     }
 
     /// An `isError` result of one text block: the tool ran and failed, and `text` says how.
-    pub fn error(text: impl Into<String>) -> CallToolResult {
+    pub(crate) fn error(text: impl Into<String>) -> CallToolResult {
         CallToolResult {
             is_error: true,
             ..CallToolResult::text(text)
@@ -362,7 +363,7 @@ impl CallToolResult {
     /// word at a time where serde_json's byte-at-a-time escaping of a text of hundreds of
     /// kilobytes takes several times as long in wasm; [`crate::value::Value`]'s compact JSON,
     /// numbers as their literals), and nothing written is parsed again.
-    pub fn write_json_open(&self, out: &mut String) -> Result<(), serde_json::Error> {
+    pub(crate) fn write_json_open(&self, out: &mut String) -> Result<(), serde_json::Error> {
         out.push_str("{\"content\":[");
         for (i, block) in self.content.iter().enumerate() {
             if i > 0 {
@@ -401,7 +402,7 @@ impl CallToolResult {
     /// The result as a client of `version` can parse it. 2025-03-26 predates `structuredContent`
     /// and `resource_link` blocks: the structured copy is dropped (tools also return it as text,
     /// as 2025-06-18 asks) and a link becomes a text block naming it.
-    pub fn for_revision(mut self, version: ProtocolVersion) -> CallToolResult {
+    pub(crate) fn for_revision(mut self, version: ProtocolVersion) -> CallToolResult {
         if version >= ProtocolVersion::V2025_06_18 {
             return self;
         }

@@ -43,7 +43,7 @@ use std::sync::Arc;
 pub const BYTES_PER_BODY_BYTE: usize = 2;
 
 /// Bodies of at most this many bytes never wait for room.
-pub const SMALL_BODY_BYTES: usize = 1024 * 1024;
+pub(crate) const SMALL_BODY_BYTES: usize = 1024 * 1024;
 
 /// The longest a large body waits for room before its call is refused, in milliseconds.
 pub const WAIT_MS: u64 = 300;
@@ -52,7 +52,7 @@ pub const WAIT_MS: u64 = 300;
 pub const POLL_MS: u64 = 10;
 
 /// The budget when `MEMORY_BUDGET_BYTES` is not set: 72 MiB of the isolate's 128 MB.
-pub const DEFAULT_BUDGET_BYTES: usize = 72 * 1024 * 1024;
+pub(crate) const DEFAULT_BUDGET_BYTES: usize = 72 * 1024 * 1024;
 
 /// The memory of one isolate available to upstream bodies and what is built from them. Clones
 /// share one budget.
@@ -83,7 +83,7 @@ impl MemoryBudget {
     }
 
     /// The budget in bytes of memory.
-    pub fn limit(&self) -> usize {
+    pub(crate) fn limit(&self) -> usize {
         self.0.limit
     }
 
@@ -132,17 +132,17 @@ impl fmt::Debug for CallMemory {
 
 impl CallMemory {
     /// Bytes of memory this call holds.
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.held.get()
     }
 
     /// True once a body of this call was refused for want of room.
-    pub fn refused(&self) -> bool {
+    pub(crate) fn refused(&self) -> bool {
         self.refused.get()
     }
 
     /// A reservation for one more body of this call, covering nothing yet.
-    pub fn body(&self) -> BodyReservation<'_> {
+    pub(crate) fn body(&self) -> BodyReservation<'_> {
         BodyReservation {
             call: self,
             bytes: 0,
@@ -155,7 +155,7 @@ impl CallMemory {
     /// asked for, not their sum: asking again for as much or less takes nothing more. Up to
     /// [`SMALL_BODY_BYTES`] this never waits; past it, it waits and fails as
     /// [`BodyReservation::cover`] does.
-    pub async fn hold_buffer<F: Future<Output = ()>>(
+    pub(crate) async fn hold_buffer<F: Future<Output = ()>>(
         &self,
         bytes: usize,
         now_ms: impl Fn() -> u64,
@@ -219,7 +219,7 @@ impl CallMemory {
     /// Takes up to `bytes` at once, without waiting, for work that runs to its end without
     /// yielding (a projection): what the budget has free, but at least [`SMALL_BODY_BYTES`], as
     /// small bodies never wait either. Returns what was taken.
-    pub fn take_up_to(&self, bytes: usize) -> usize {
+    pub(crate) fn take_up_to(&self, bytes: usize) -> usize {
         let free = self.budget.limit().saturating_sub(self.budget.in_use());
         let taken = bytes.min(free.max(SMALL_BODY_BYTES));
         self.take(taken);
@@ -228,7 +228,7 @@ impl CallMemory {
 
     /// Returns `bytes` of what this call holds to the budget (at most all of it), when work
     /// that took memory with [`CallMemory::take_up_to`] kept less.
-    pub fn give_back(&self, bytes: usize) {
+    pub(crate) fn give_back(&self, bytes: usize) {
         let given = bytes.min(self.held.get());
         self.held.set(self.held.get() - given);
         self.budget.release(given);
@@ -238,7 +238,7 @@ impl CallMemory {
 impl CallMemory {
     /// Moves everything this call holds into an owned reservation, for work that outlives the
     /// call (an artifact written after the reply); the call then holds nothing.
-    pub fn hand_over(&self) -> HeldMemory {
+    pub(crate) fn hand_over(&self) -> HeldMemory {
         self.buffers.set(0);
         HeldMemory {
             budget: self.budget.clone(),
@@ -250,16 +250,9 @@ impl CallMemory {
 /// Memory handed over from a call by [`CallMemory::hand_over`]; returned to the budget when
 /// dropped.
 #[derive(Debug)]
-pub struct HeldMemory {
+pub(crate) struct HeldMemory {
     budget: MemoryBudget,
     bytes: usize,
-}
-
-impl HeldMemory {
-    /// Bytes held.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
 }
 
 impl Drop for HeldMemory {
@@ -292,7 +285,7 @@ pub const BATCH_SHARE: usize = 4;
 /// isolate's budget (so that other calls wait for it as for a body) and returned when dropped.
 /// Replies already exist when they are counted, so they never wait; a batch stops starting
 /// calls once they pass [`BatchMemory::limit`] instead.
-pub struct BatchMemory {
+pub(crate) struct BatchMemory {
     budget: MemoryBudget,
     held: Cell<usize>,
 }
@@ -308,7 +301,7 @@ impl fmt::Debug for BatchMemory {
 
 impl MemoryBudget {
     /// The reservation of one new batch's replies, none yet.
-    pub fn batch(&self) -> BatchMemory {
+    pub(crate) fn batch(&self) -> BatchMemory {
         BatchMemory {
             budget: self.clone(),
             held: Cell::new(0),
@@ -318,25 +311,25 @@ impl MemoryBudget {
 
 impl BatchMemory {
     /// Counts a reply of `bytes` of JSON text, held until the batch's response is written.
-    pub fn hold_reply(&self, bytes: usize) {
+    pub(crate) fn hold_reply(&self, bytes: usize) {
         let cost = bytes.saturating_mul(BYTES_PER_REPLY_BYTE);
         self.budget.take(cost);
         self.held.set(self.held.get().saturating_add(cost));
     }
 
     /// Bytes of memory the replies hold.
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.held.get()
     }
 
     /// The most the replies may hold before the batch starts no further call: a
     /// [`BATCH_SHARE`]th of the budget, leaving the rest to other requests.
-    pub fn limit(&self) -> usize {
+    pub(crate) fn limit(&self) -> usize {
         self.budget.limit() / BATCH_SHARE
     }
 
     /// Whether the replies hold their limit or more.
-    pub fn spent(&self) -> bool {
+    pub(crate) fn spent(&self) -> bool {
         self.held() >= self.limit()
     }
 }
@@ -352,21 +345,21 @@ impl Drop for BatchMemory {
 
 /// A body's share of its call's reservation, grown as more of the body is known.
 #[derive(Debug)]
-pub struct BodyReservation<'a> {
+pub(crate) struct BodyReservation<'a> {
     call: &'a CallMemory,
     bytes: usize,
 }
 
 impl BodyReservation<'_> {
     /// Bytes of body covered so far.
-    pub fn covered(&self) -> usize {
+    pub(crate) fn covered(&self) -> usize {
         self.bytes
     }
 
     /// Covers the first `body_bytes` bytes of the body. Up to [`SMALL_BODY_BYTES`] this never
     /// waits; past it, when the budget has no room, it looks again every [`POLL_MS`] (sleeping
     /// with `sleep`) until [`WAIT_MS`] have passed on `now_ms`, and then fails with [`Busy`].
-    pub async fn cover<F: Future<Output = ()>>(
+    pub(crate) async fn cover<F: Future<Output = ()>>(
         &mut self,
         body_bytes: usize,
         now_ms: impl Fn() -> u64,
@@ -388,9 +381,9 @@ impl BodyReservation<'_> {
 /// A body (or a buffer) was refused: the isolate's memory budget stayed spent for the whole
 /// wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Busy {
+pub(crate) struct Busy {
     /// The body size (or the buffer's) that did not fit, in bytes.
-    pub body_bytes: usize,
+    pub(crate) body_bytes: usize,
 }
 
 impl fmt::Display for Busy {

@@ -7,15 +7,15 @@
 //! static table, and only a request without credentials, or with an issued-shape token, is
 //! pointed at OAuth discovery (docs/decisions/0040-oauth-beside-static-tokens.md).
 
-pub mod atlassian;
-pub mod authorize;
-pub mod client;
-pub mod error;
+pub(crate) mod atlassian;
+pub(crate) mod authorize;
+pub(crate) mod client;
+pub(crate) mod error;
 pub mod form;
-pub mod identity;
-pub mod idp;
-pub mod metadata;
-pub mod sealed;
+pub(crate) mod identity;
+pub(crate) mod idp;
+pub(crate) mod metadata;
+pub(crate) mod sealed;
 pub mod settings;
 pub mod store;
 mod token_endpoint;
@@ -30,22 +30,22 @@ use serde_json::json;
 use settings::OAuthSettings;
 
 /// The one scope: access to the MCP endpoint as the signed-in person.
-pub const SCOPE: &str = "mcp";
+pub(crate) const SCOPE: &str = "mcp";
 /// The authorization endpoint.
-pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
+pub(crate) const AUTHORIZE_PATH: &str = "/oauth/authorize";
 /// The token endpoint.
-pub const TOKEN_PATH: &str = "/oauth/token";
+pub(crate) const TOKEN_PATH: &str = "/oauth/token";
 /// The dynamic client registration endpoint (RFC 7591).
-pub const REGISTER_PATH: &str = "/oauth/register";
+pub(crate) const REGISTER_PATH: &str = "/oauth/register";
 /// The revocation endpoint (RFC 7009).
-pub const REVOKE_PATH: &str = "/oauth/revoke";
+pub(crate) const REVOKE_PATH: &str = "/oauth/revoke";
 /// Where the identity provider sends the person back.
-pub const CALLBACK_PATH: &str = "/oauth/callback";
+pub(crate) const CALLBACK_PATH: &str = "/oauth/callback";
 /// Where Atlassian sends the person back from its consent (when its app is configured).
-pub const ATLASSIAN_CALLBACK_PATH: &str = "/oauth/atlassian/callback";
+pub(crate) const ATLASSIAN_CALLBACK_PATH: &str = "/oauth/atlassian/callback";
 
 /// True for the paths this module answers.
-pub fn is_oauth_path(path: &str) -> bool {
+pub(crate) fn is_oauth_path(path: &str) -> bool {
     matches!(
         path,
         metadata::RESOURCE_METADATA_PATH
@@ -118,7 +118,7 @@ pub async fn handle(
 }
 
 /// How long a caller over the limit is told to wait: the limiter's period.
-pub const RATE_LIMIT_RETRY_SECONDS: u64 = 60;
+pub(crate) const RATE_LIMIT_RETRY_SECONDS: u64 = 60;
 
 /// The key a caller's sign-in requests are counted under: its IPv4 address, or the /64 prefix
 /// of its IPv6 address (one host usually holds a whole /64, and may pick any address in it).
@@ -252,7 +252,7 @@ fn public_cors(response: HttpResponse) -> HttpResponse {
 /// A person's upstream token is renewed this long before it expires, so that two requests
 /// renewing at once (the provider rotates refresh tokens, so one of them fails) still hold a
 /// token that works while the renewed one reaches the grant.
-pub const RENEW_BEFORE_MS: u64 = 5 * 60 * 1000;
+pub(crate) const RENEW_BEFORE_MS: u64 = 5 * 60 * 1000;
 
 /// Renews the person's upstream tokens that expire within [`RENEW_BEFORE_MS`] and have a
 /// refresh token, and stores the renewed ones in the grant. A renewal that fails is logged
@@ -345,7 +345,7 @@ fn signed_in_principal(
 
 /// Authenticates an issued access token; the error is the text of the 401. Why a token failed
 /// goes to the log only, so a caller learns nothing about other people's tokens.
-pub async fn authenticate(
+pub(crate) async fn authenticate(
     settings: &OAuthSettings,
     token: &str,
     ports: Ports<'_>,

@@ -9,7 +9,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use url::{Host, Url};
 
 /// The longest outbound URL accepted.
-pub const MAX_URL_LEN: usize = 2_048;
+pub(crate) const MAX_URL_LEN: usize = 2_048;
 
 /// Where a URL may point.
 #[derive(Clone, Copy, Debug)]
@@ -46,13 +46,13 @@ pub enum UrlProblem {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UrlRefused {
     /// What is wrong.
-    pub problem: UrlProblem,
+    pub(crate) problem: UrlProblem,
     text: String,
 }
 
 impl UrlRefused {
     /// The refusal of class `problem`, saying `text`.
-    pub(crate) fn new(problem: UrlProblem, text: String) -> UrlRefused {
+    pub fn new(problem: UrlProblem, text: String) -> UrlRefused {
         UrlRefused { problem, text }
     }
 }
@@ -142,7 +142,7 @@ impl OutboundUrl {
     }
 
     /// `host[:port]` as parsed, IPv6 in brackets: what messages and logs name.
-    pub fn authority(&self) -> String {
+    pub(crate) fn authority(&self) -> String {
         authority(&self.0)
     }
 
@@ -166,7 +166,7 @@ fn authority(url: &Url) -> String {
 }
 
 /// `localhost`, `127.0.0.0/8` or `::1`, as a parser reads the host.
-pub fn is_loopback(host: &Host<&str>) -> bool {
+pub(crate) fn is_loopback(host: &Host<&str>) -> bool {
     match host {
         Host::Domain(name) => name.trim_end_matches('.') == "localhost",
         Host::Ipv4(ip) => ip.is_loopback(),
@@ -176,7 +176,7 @@ pub fn is_loopback(host: &Host<&str>) -> bool {
 
 /// True when the allow-list `entries` names `host` on `port` (when an entry has one); a
 /// `*.domain` entry names the domain's subdomains, never an address.
-pub fn listed(entries: &[String], host: &Host<&str>, port: Option<u16>) -> bool {
+pub(crate) fn listed(entries: &[String], host: &Host<&str>, port: Option<u16>) -> bool {
     let name = match host {
         Host::Domain(name) => name.to_string(),
         other => other.to_string(),

@@ -3,11 +3,11 @@
 //! with default deny, and the [`Decision`]. No I/O and no MCP types: the server's gate loads the
 //! document, asks for decisions and turns them into results.
 
-pub mod document;
-pub mod error;
+pub(crate) mod document;
+pub(crate) mod error;
 pub mod glob;
 
-pub use error::PolicyError;
+pub(crate) use error::PolicyError;
 
 use crate::auth::{valid_provider_group, Principal};
 use crate::upstream::{Method, Secret, Target, Vendor};
@@ -16,37 +16,37 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The identity name reported when a vendor's configured credential acts.
-pub const DEFAULT_IDENTITY: &str = "default";
+pub(crate) const DEFAULT_IDENTITY: &str = "default";
 
 /// The identity name of a signed-in person's own upstream token (GitHub, from their sign-in).
-pub const SIGNED_IN_IDENTITY: &str = "signed-in-user";
+pub(crate) const SIGNED_IN_IDENTITY: &str = "signed-in-user";
 
 /// Where the policy document is, and how long approvals live.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PolicySettings {
+pub(crate) struct PolicySettings {
     /// `MCP_POLICY`: the document itself.
-    pub document: Option<String>,
+    pub(crate) document: Option<String>,
     /// `MCP_POLICY_KV_KEY`: the key of the document in the `POLICY` namespace.
-    pub kv_key: Option<String>,
+    pub(crate) kv_key: Option<String>,
     /// `MCP_APPROVAL_TTL_SECONDS`.
-    pub approval_ttl_seconds: u64,
+    pub(crate) approval_ttl_seconds: u64,
     /// `MCP_APPROVAL_LEDGER_MAX_BYTES`: the most bytes of records the approval ledger holds.
-    pub ledger_max_bytes: usize,
+    pub(crate) ledger_max_bytes: usize,
     /// `MCP_POLICY_HIDE_UNUSABLE_TOOLS`: `tools/list` leaves out the tools the policy denies a
     /// principal every call of (off: every tool is listed, with a note saying why it refuses).
-    pub hide_unusable: bool,
+    pub(crate) hide_unusable: bool,
 }
 
 impl PolicySettings {
     /// True when the server runs under enterprise policy.
-    pub fn is_configured(&self) -> bool {
+    pub(crate) fn is_configured(&self) -> bool {
         self.document.is_some() || self.kv_key.is_some()
     }
 }
 
 /// How the policy restricts one tool for one principal, ignoring method and path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Restriction {
+pub(crate) enum Restriction {
     /// Every call is allowed.
     None,
     /// Some calls are denied or need approval.
@@ -80,19 +80,19 @@ impl Effect {
 
 /// An upstream identity: a named credential for one vendor, which the upstream client builds.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Identity {
+pub(crate) struct Identity {
     /// Its name in the document.
-    pub name: String,
+    pub(crate) name: String,
     /// The vendor it authenticates to.
-    pub vendor: Vendor,
+    pub(crate) vendor: Vendor,
     /// The values of the secrets the document names, in its order (a token, or a Basic pair's
     /// user and token).
-    pub secrets: Vec<Secret>,
+    pub(crate) secrets: Vec<Secret>,
 }
 
 /// The identity a decision names to act for its target's vendor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IdentityRef<'a> {
+pub(crate) enum IdentityRef<'a> {
     /// The vendor's configured credential ([`DEFAULT_IDENTITY`]).
     Configured,
     /// The signed-in person's own token ([`SIGNED_IN_IDENTITY`]).
@@ -105,9 +105,9 @@ pub enum IdentityRef<'a> {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Approvers {
     /// Principals named directly.
-    pub principals: Vec<String>,
+    pub(crate) principals: Vec<String>,
     /// Groups whose members approve.
-    pub groups: Vec<String>,
+    pub(crate) groups: Vec<String>,
 }
 
 /// One rule; absent conditions match everything.
@@ -116,38 +116,38 @@ pub struct Rule {
     /// The rule's id.
     pub id: String,
     /// Principal names.
-    pub principals: Option<Vec<String>>,
+    pub(crate) principals: Option<Vec<String>>,
     /// Group names.
-    pub groups: Option<Vec<String>>,
+    pub(crate) groups: Option<Vec<String>>,
     /// Tool-name globs.
     pub tools: Option<Vec<ToolGlob>>,
     /// HTTP methods.
-    pub methods: Option<Vec<Method>>,
+    pub(crate) methods: Option<Vec<Method>>,
     /// Path globs.
-    pub paths: Option<Vec<PathGlob>>,
+    pub(crate) paths: Option<Vec<PathGlob>>,
     /// The effect.
     pub effect: Effect,
     /// Vendor -> identity name chosen by the rule.
-    pub identities: Vec<(Vendor, String)>,
+    pub(crate) identities: Vec<(Vendor, String)>,
     /// Approvers (approval_required only).
     pub approvers: Approvers,
     /// Text for the model and the decision.
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
 /// A validated policy document.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
     /// Upstream identities.
-    pub identities: Vec<Identity>,
+    pub(crate) identities: Vec<Identity>,
     /// Group -> members.
-    pub groups: BTreeMap<String, Vec<String>>,
+    pub(crate) groups: BTreeMap<String, Vec<String>>,
     /// The rules, in order.
     pub rules: Vec<Rule>,
     /// The caller this policy is evaluated for, with what their sign-in verified: their aliases
     /// count wherever a principal is named, their provider groups wherever a namespaced group
     /// is (`github:acme`, `oidc:engineering`).
-    pub caller: Option<Principal>,
+    pub(crate) caller: Option<Principal>,
 }
 
 /// The outcome of evaluating one call.
@@ -158,13 +158,13 @@ pub struct Decision {
     /// The deciding rule's id; `None` for default deny and built-in checks.
     pub rule: Option<String>,
     /// Why, for the model.
-    pub reason: String,
+    pub(crate) reason: String,
     /// The caller.
     pub principal: String,
     /// The tool called.
-    pub tool: String,
+    pub(crate) tool: String,
     /// The upstream request, when the tool makes one.
-    pub target: Option<Target>,
+    pub(crate) target: Option<Target>,
     /// The identity acting for the target's vendor (`default` when the rule names none).
     pub identity: Option<String>,
     /// Who may approve (approval_required only), sorted.
@@ -173,7 +173,7 @@ pub struct Decision {
 
 impl Decision {
     /// The allowance of a built-in tool, which no rule governs.
-    pub fn builtin_allow(principal: &str, tool: &str) -> Decision {
+    pub(crate) fn builtin_allow(principal: &str, tool: &str) -> Decision {
         Decision {
             effect: Effect::Allow,
             rule: None,
@@ -187,7 +187,7 @@ impl Decision {
     }
 
     /// A denial no rule made (fail closed, built-in checks).
-    pub fn builtin_deny(
+    pub(crate) fn builtin_deny(
         principal: &str,
         tool: &str,
         target: Option<Target>,
@@ -217,7 +217,7 @@ impl Policy {
 
     /// The vendor and identity `decision` names to act for its target, when it names one.
     /// Validation ties every name a rule chooses to an identity of that vendor.
-    pub fn acting<'a>(
+    pub(crate) fn acting<'a>(
         &'a self,
         decision: &'a Decision,
     ) -> Option<(Vendor, &'a str, IdentityRef<'a>)> {
@@ -240,7 +240,7 @@ impl Policy {
     /// True when `principal` belongs to `group`: a namespaced provider group the caller is
     /// in, or a document group listing one of the principal's names (no provider group of the
     /// same name joins it: anyone can create a GitHub organisation called `platform`).
-    pub fn in_group(&self, principal: &str, group: &str) -> bool {
+    pub(crate) fn in_group(&self, principal: &str, group: &str) -> bool {
         if valid_provider_group(group) {
             return self
                 .caller_named(principal)
@@ -253,7 +253,7 @@ impl Policy {
 
     /// The policy for calls by `caller`, whose verified aliases and provider groups then count
     /// for the rules and the approvers.
-    pub fn with_caller(mut self, caller: &Principal) -> Policy {
+    pub(crate) fn with_caller(mut self, caller: &Principal) -> Policy {
         self.caller = Some(caller.clone());
         self
     }
@@ -318,7 +318,7 @@ impl Policy {
     /// The approvers of `rule`: its principals, its document groups' members, and its
     /// namespaced provider groups as such (their members are known only when they call),
     /// sorted, once each.
-    pub fn approvers_of(&self, rule: &Rule) -> Vec<String> {
+    pub(crate) fn approvers_of(&self, rule: &Rule) -> Vec<String> {
         let mut all: Vec<String> = rule.approvers.principals.clone();
         for g in &rule.approvers.groups {
             if valid_provider_group(g) {
@@ -333,7 +333,7 @@ impl Policy {
     }
 
     /// True when some approval rule names `principal` as an approver.
-    pub fn is_approver(&self, principal: &str) -> bool {
+    pub(crate) fn is_approver(&self, principal: &str) -> bool {
         self.rules
             .iter()
             .filter(|r| r.effect == Effect::ApprovalRequired)
@@ -395,7 +395,7 @@ impl Policy {
     }
 
     /// How the policy restricts `tool` for `principal`, ignoring method and path.
-    pub fn restriction(&self, principal: &str, tool: &str) -> Restriction {
+    pub(crate) fn restriction(&self, principal: &str, tool: &str) -> Restriction {
         let (mut some_allowed, mut some_refused) = (false, false);
         let mut decided = false;
         for rule in &self.rules {

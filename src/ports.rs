@@ -19,7 +19,7 @@ use std::fmt;
 use std::rc::Rc;
 
 /// An HTTP header list: names as sent (compared case-insensitively), in order.
-pub type Headers = Vec<(String, String)>;
+pub(crate) type Headers = Vec<(String, String)>;
 
 /// The first value of header `name` (case-insensitive).
 pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
@@ -116,7 +116,7 @@ impl StoreError {
     }
 
     /// True for [`StoreError::missing_binding`]: a configuration problem, not a passing one.
-    pub fn is_missing_binding(&self) -> bool {
+    pub(crate) fn is_missing_binding(&self) -> bool {
         self.0.starts_with("binding ") && self.0.ends_with(" is not configured in wrangler.toml")
     }
 }
@@ -166,15 +166,15 @@ pub struct CacheEntry {
 }
 
 /// The longest key a [`CacheStore`] takes, in bytes (Workers KV's limit).
-pub const KV_MAX_KEY_BYTES: usize = 512;
+pub(crate) const KV_MAX_KEY_BYTES: usize = 512;
 
 /// The longest metadata a [`CacheStore`] takes, in bytes of its JSON string form (Workers KV's
 /// limit).
-pub const KV_MAX_METADATA_BYTES: usize = 1024;
+pub(crate) const KV_MAX_METADATA_BYTES: usize = 1024;
 
 /// Refuses a put that KV would refuse for its size. Every [`CacheStore`] checks this before
 /// writing, the in-memory one too, so host tests fail where production would.
-pub fn check_kv_put(key: &str, entry: &CacheEntry) -> Result<(), StoreError> {
+pub(crate) fn check_kv_put(key: &str, entry: &CacheEntry) -> Result<(), StoreError> {
     if key.len() > KV_MAX_KEY_BYTES {
         return Err(StoreError(format!(
             "KV key longer than {KV_MAX_KEY_BYTES} bytes"
@@ -233,7 +233,7 @@ pub struct ArtifactChunk {
     /// The bytes of the requested range (shorter at the end of the object).
     pub bytes: Vec<u8>,
     /// The artifact's metadata.
-    pub meta: ArtifactMeta,
+    pub(crate) meta: ArtifactMeta,
 }
 
 /// An object store for oversized results (Workers R2 in production).
@@ -300,7 +300,7 @@ pub trait ArtifactStore {
 }
 
 /// R2's smallest part (except the last) of a multipart upload.
-pub const MIN_PART_BYTES: usize = 5 * 1024 * 1024;
+pub(crate) const MIN_PART_BYTES: usize = 5 * 1024 * 1024;
 
 /// An object being written in parts; nothing is readable until [`PartUpload::complete`].
 pub trait PartUpload {
@@ -513,7 +513,7 @@ pub struct CallPorts<'a> {
     /// The artifact store (R2 `ARTIFACTS`).
     pub artifacts: &'a dyn ArtifactStore,
     /// The HTTP cache (KV `HTTP_CACHE`).
-    pub cache: &'a dyn CacheStore,
+    pub(crate) cache: &'a dyn CacheStore,
     /// Where the call's artifact goes when the reply does not need it; `None` where every
     /// write completes before the call returns.
     pub background: Option<&'a dyn Background>,

@@ -15,7 +15,7 @@ use std::fmt;
 use crate::memory::CallMemory;
 use crate::value::{Map, Value};
 
-pub use fuel::Fuel;
+pub(crate) use fuel::Fuel;
 use jmespath::Expression;
 use jq::{JqError, JqProgram};
 pub use meter::{last_input_memory, last_peak_memory, last_spent, Limits, MAX_MEMORY_BYTES};
@@ -175,7 +175,7 @@ impl Projection {
     /// most a run's default) and spends it there, and its memory comes out of the call's share
     /// of the isolate's budget (`memory`), as much as is free up to [`MAX_MEMORY_BYTES`]; what
     /// the result does not keep is given back after the run.
-    pub fn apply_or_error_value_within(
+    pub(crate) fn apply_or_error_value_within(
         &self,
         data: Value,
         fuel: &Fuel,
@@ -232,7 +232,7 @@ pub fn project(data: Value, expression: Option<&str>) -> Value {
 
 /// [`project`] for a call, drawing on the request's `fuel` and the call's `memory` (see
 /// [`Projection::apply_or_error_value_within`]).
-pub fn project_within(
+pub(crate) fn project_within(
     data: Value,
     expression: Option<&str>,
     fuel: &Fuel,

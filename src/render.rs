@@ -5,15 +5,15 @@
 //! docs/rendering.md for the parity facts and how the differential tests prove them.
 
 pub mod json;
-pub mod sink;
-pub mod toon;
+pub(crate) mod sink;
+pub(crate) mod toon;
 pub mod truncate;
 
 use crate::value::{Number, Value};
 use std::fmt;
 use std::str::FromStr;
 
-pub use sink::{Bounded, Sink};
+pub(crate) use sink::{Bounded, Sink};
 pub use truncate::{
     find_cut, find_cut_in, truncate, utf16_len, ArtifactRef, Cut, Truncated, DEFAULT_MAX_UNITS,
 };
@@ -85,7 +85,7 @@ impl std::error::Error for RenderError {}
 /// Writes `n` as JavaScript's `String(n)` does, with `non_finite` standing in for NaN and the
 /// infinities (both renderers print `null` there).
 #[inline]
-pub fn write_number(n: &Number, non_finite: &str, out: &mut impl Sink) {
+pub(crate) fn write_number(n: &Number, non_finite: &str, out: &mut impl Sink) {
     if !out.keeps() {
         let len = crate::js::number::format_literal_len(n.literal(), n.as_f64());
         // ASCII: a unit a byte.
@@ -120,7 +120,7 @@ pub fn render_bounded(
 
 /// Appends the rendering of `value` in `format` to `out` (a `String`, which a caller may reuse
 /// or presize, or a [`Bounded`] sink).
-pub fn render_into(value: &Value, format: OutputFormat, out: &mut impl Sink) {
+pub(crate) fn render_into(value: &Value, format: OutputFormat, out: &mut impl Sink) {
     match format {
         OutputFormat::Toon => toon::write_toon(value, out),
         OutputFormat::Json => json::write_json(value, out),

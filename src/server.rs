@@ -13,7 +13,7 @@ pub use call::call_reply;
 mod checks;
 mod connection;
 mod dispatch;
-pub mod gate;
+pub(crate) mod gate;
 mod reply;
 mod version;
 
@@ -35,10 +35,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// The MCP endpoint's path.
-pub const MCP_PATH: &str = "/mcp";
+pub(crate) const MCP_PATH: &str = "/mcp";
 
 /// The server's name in `initialize` and `server/discover`.
-pub const SERVER_NAME: &str = "devtools-mcp-edge";
+pub(crate) const SERVER_NAME: &str = "devtools-mcp-edge";
 
 const HOME_PAGE: &str = "devtools-mcp-edge: a remote MCP (Model Context Protocol) server for CI \
 and project data (GitHub Actions, CircleCI, Jira, Confluence, Bitbucket).\n\nConnect an MCP \

@@ -7,7 +7,7 @@
 //! every successful result must carry a conforming value (the SDK clients check), and with the
 //! flag off nothing here may change a byte of `tools/list` or of a result.
 
-pub mod schema;
+pub(crate) mod schema;
 
 use crate::mcp::CallToolResult;
 use crate::value::{Map, Number, Value};
@@ -15,13 +15,13 @@ use crate::value::{Map, Number, Value};
 pub use schema::Contract;
 
 /// Name of the member holding the upstream body after projection.
-pub const DATA: &str = "data";
+pub(crate) const DATA: &str = "data";
 /// Name of the member saying `data` is not the whole result.
-pub const INCOMPLETE: &str = "incomplete";
+pub(crate) const INCOMPLETE: &str = "incomplete";
 
 /// Why `data` is not the whole result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reason {
+pub(crate) enum Reason {
     /// The value was larger than `MCP_STRUCTURED_MAX_BYTES`; it is in an artifact.
     Size,
     /// A schema tool answered without a value: a server defect, never expected.
@@ -40,20 +40,20 @@ impl Reason {
 
 /// The `incomplete` member.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Incomplete {
+pub(crate) struct Incomplete {
     /// Why.
-    pub reason: Reason,
+    pub(crate) reason: Reason,
     /// Length of the whole value's compact JSON in UTF-8 bytes (0 when unavailable).
     pub bytes: u64,
     /// The bound in force (0 when unavailable).
-    pub limit_bytes: u64,
+    pub(crate) limit_bytes: u64,
     /// The artifact holding the whole value; `None` when it could not be saved.
-    pub artifact_id: Option<String>,
+    pub(crate) artifact_id: Option<String>,
 }
 
 impl Incomplete {
     /// The marker of a result a schema tool failed to give a value for.
-    pub fn unavailable() -> Incomplete {
+    pub(crate) fn unavailable() -> Incomplete {
         Incomplete {
             reason: Reason::Unavailable,
             bytes: 0,
@@ -63,7 +63,11 @@ impl Incomplete {
     }
 
     /// The marker of an oversized value of `bytes` bytes against `limit_bytes`.
-    pub fn size(bytes: usize, limit_bytes: usize, artifact_id: Option<String>) -> Incomplete {
+    pub(crate) fn size(
+        bytes: usize,
+        limit_bytes: usize,
+        artifact_id: Option<String>,
+    ) -> Incomplete {
         Incomplete {
             reason: Reason::Size,
             bytes: bytes as u64,
@@ -73,7 +77,7 @@ impl Incomplete {
     }
 
     /// `{reason, bytes, limitBytes, artifactId}`.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let integer =
             |n: u64| Value::Number(Number::from_i64(i64::try_from(n).unwrap_or(i64::MAX)));
         let mut map = Map::new();
@@ -115,12 +119,12 @@ impl Envelope {
     }
 
     /// The length of [`Envelope::to_json`] of `rendered`, without writing it.
-    pub fn json_len(self, rendered: &Value) -> usize {
+    pub(crate) fn json_len(self, rendered: &Value) -> usize {
         compact_len(rendered) + self.overhead()
     }
 
     /// What [`Envelope::to_json`] writes before and after the value's compact JSON.
-    pub fn wrapping(self) -> (&'static str, &'static str) {
+    pub(crate) fn wrapping(self) -> (&'static str, &'static str) {
         match self {
             Envelope::Whole => ("", ""),
             Envelope::DataOnly => (r#"{"data":"#, "}"),
@@ -144,7 +148,7 @@ impl Envelope {
     }
 
     /// The `structuredContent` value for `rendered`.
-    pub fn into_value(self, rendered: Value) -> Value {
+    pub(crate) fn into_value(self, rendered: Value) -> Value {
         match self {
             Envelope::Whole => rendered,
             Envelope::DataOnly => {
@@ -158,7 +162,7 @@ impl Envelope {
     /// What [`Envelope::into_incomplete`] keeps of `rendered`, copied, with `data` already null:
     /// `into_incomplete` of it gives what `into_incomplete` of `rendered` gives, so `rendered`
     /// itself can go elsewhere (to an artifact written after the reply).
-    pub fn incomplete_part(self, rendered: &Value) -> Value {
+    pub(crate) fn incomplete_part(self, rendered: &Value) -> Value {
         match (self, rendered) {
             (Envelope::Whole, Value::Object(map)) => {
                 Value::Object(Map::from_entries(map.iter().map(|(k, v)| {
@@ -172,7 +176,7 @@ impl Envelope {
 
     /// The `structuredContent` value for `rendered` when its data is not given: `data` is null,
     /// the metadata is kept, and `incomplete` follows.
-    pub fn into_incomplete(self, rendered: Value, incomplete: &Incomplete) -> Value {
+    pub(crate) fn into_incomplete(self, rendered: Value, incomplete: &Incomplete) -> Value {
         let mut map = match (self, rendered) {
             (Envelope::Whole, Value::Object(mut map)) => {
                 if let Some(data) = map.get_mut(DATA) {
@@ -255,7 +259,7 @@ pub fn null_non_finite(value: &mut Value) {
 /// output schema: with the flag off no structured content leaves the server; error results never carry it;
 /// a successful result without it (a server defect) gets `{data: null, incomplete: {reason:
 /// "unavailable", ...}}` so it still conforms to the advertised schema.
-pub fn enforce(
+pub(crate) fn enforce(
     mut result: CallToolResult,
     has_output_schema: bool,
     structured_output: bool,
@@ -272,7 +276,7 @@ pub fn enforce(
 }
 
 /// The value a schema tool's successful result gets when it has none.
-pub fn unavailable() -> Value {
+pub(crate) fn unavailable() -> Value {
     Envelope::DataOnly.into_incomplete(Value::Null, &Incomplete::unavailable())
 }
 

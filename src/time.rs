@@ -3,7 +3,7 @@
 
 /// `ms` (Unix milliseconds) as ISO 8601 UTC with milliseconds, e.g. `2026-01-01T00:00:00.000Z`:
 /// JavaScript's `Date.prototype.toISOString` for years 0 to 9999.
-pub fn iso8601_utc_ms(ms: u64) -> String {
+pub(crate) fn iso8601_utc_ms(ms: u64) -> String {
     let secs = ms / 1000;
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
@@ -43,7 +43,7 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 }
 
 /// An IMF-fixdate (`Wed, 21 Oct 2015 07:28:00 GMT`) as Unix milliseconds.
-pub fn parse_http_date(text: &str) -> Option<u64> {
+pub(crate) fn parse_http_date(text: &str) -> Option<u64> {
     let mut parts = text.split_whitespace();
     let _weekday = parts.next()?;
     let day: u32 = parts.next()?.parse().ok()?;
@@ -74,7 +74,7 @@ pub fn parse_http_date(text: &str) -> Option<u64> {
 
 /// The whole seconds of an ISO 8601 UTC timestamp (`2026-01-01T00:00:05.1234567Z`, fraction
 /// optional), as Unix seconds: the form GitHub puts on log lines and step times.
-pub fn parse_iso8601_seconds(text: &str) -> Option<u64> {
+pub(crate) fn parse_iso8601_seconds(text: &str) -> Option<u64> {
     let b = text.as_bytes();
     let digits = |from: usize, len: usize| -> Option<u64> {
         let part = b.get(from..from + len)?;

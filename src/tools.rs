@@ -3,19 +3,19 @@
 //! and [`output`], the path every tool's result takes (common arguments, projection, rendering,
 //! truncation, the call's artifact). [`all`] builds the registry the server offers.
 
-pub mod approvals;
+pub(crate) mod approvals;
 pub mod args;
 pub mod artifact_read;
 pub mod atlassian;
 pub mod circleci;
 pub mod github;
-pub mod logs;
-pub mod output;
+pub(crate) mod logs;
+pub(crate) mod output;
 #[cfg(feature = "panic-probe")]
-pub mod panic_probe;
-pub mod registry;
+pub(crate) mod panic_probe;
+pub(crate) mod registry;
 pub mod schema;
-pub mod toolsets;
+pub(crate) mod toolsets;
 
 use crate::upstream::Vendor;
 pub use toolsets::{Selection, Toolset};

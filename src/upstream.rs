@@ -4,18 +4,18 @@
 //! ([`link`]), streamed responses ([`stream`]), the hosts job logs may come from ([`hosts`]) and
 //! the scrubbing of credentials from every answer ([`scrub`]).
 
-pub mod body;
-pub mod client;
-pub mod error;
+pub(crate) mod body;
+pub(crate) mod client;
+pub(crate) mod error;
 pub mod hosts;
-pub mod js;
-pub mod link;
+pub(crate) mod js;
+pub(crate) mod link;
 pub mod path;
 pub mod scrub;
 pub mod stream;
-pub mod target;
-pub mod vendor;
-pub mod wire;
+pub(crate) mod target;
+pub(crate) mod vendor;
+pub(crate) mod wire;
 
 pub use client::{decode, decode_body, Admit, Client, Decoded, RawReply, UpstreamReply};
 pub use error::{ErrorKind, MemberRefusal, UndeclaredDocument, UpstreamError};
@@ -54,7 +54,7 @@ impl Method {
     }
 
     /// True for the methods that carry a request body.
-    pub fn has_body(self) -> bool {
+    pub(crate) fn has_body(self) -> bool {
         matches!(self, Method::Post | Method::Put | Method::Patch)
     }
 }

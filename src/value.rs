@@ -48,6 +48,7 @@ impl Value {
 
     /// The JavaScript `typeof`-like name used in messages: `null`, `boolean`, `number`, `string`,
     /// `array` or `object`.
+    #[cfg(test)]
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Null => "null",
@@ -76,7 +77,7 @@ impl Value {
     }
 
     /// Appends [`Value::to_compact_json`] to `out` (lets a caller presize a large buffer).
-    pub fn write_compact_json(&self, out: &mut String) {
+    pub(crate) fn write_compact_json(&self, out: &mut String) {
         write_compact(self, out);
     }
 }
@@ -156,7 +157,7 @@ impl Number {
     }
 
     /// A number from a JSON literal, or `None` when the text is not a JSON number.
-    pub fn from_literal(literal: &str) -> Option<Number> {
+    pub(crate) fn from_literal(literal: &str) -> Option<Number> {
         match parse(literal) {
             Ok(Value::Number(n)) => Some(n),
             _ => None,
@@ -164,13 +165,13 @@ impl Number {
     }
 
     /// A number from an integer.
-    pub fn from_i64(n: i64) -> Number {
+    pub(crate) fn from_i64(n: i64) -> Number {
         Number::new(&n.to_string(), n as f64)
     }
 
     /// A number from a double; `None` for NaN and infinities, which JSON cannot hold.
     /// The literal is Rust's shortest round-trip form, which JSON parsers read back exactly.
-    pub fn from_f64(value: f64) -> Option<Number> {
+    pub(crate) fn from_f64(value: f64) -> Option<Number> {
         if !value.is_finite() {
             return None;
         }
@@ -197,7 +198,7 @@ impl Number {
     }
 
     /// The value as an `i64`, when it is integral and within range.
-    pub fn as_i64(&self) -> Option<i64> {
+    pub(crate) fn as_i64(&self) -> Option<i64> {
         let v = self.as_f64();
         (v.fract() == 0.0 && v >= -(2f64.powi(63)) && v < 2f64.powi(63)).then_some(v as i64)
     }
@@ -231,7 +232,7 @@ fn write_compact(value: &Value, out: &mut String) {
 
 /// [`Value::to_compact_json`] written a piece at a time, so that a large value's JSON never
 /// exists whole (an artifact is sent to the store as it is written).
-pub struct CompactPieces<'v> {
+pub(crate) struct CompactPieces<'v> {
     stack: Vec<Frame<'v>>,
 }
 
@@ -252,7 +253,7 @@ impl<'v> CompactPieces<'v> {
     /// Appends the next piece to `out`, until `out` holds at least `min` bytes or the JSON is
     /// complete (a string is never split, so `out` may grow past `min` by one string). Returns
     /// false once the JSON is complete.
-    pub fn fill(&mut self, out: &mut String, min: usize) -> bool {
+    pub(crate) fn fill(&mut self, out: &mut String, min: usize) -> bool {
         while out.len() < min {
             let Some(top) = self.stack.last_mut() else {
                 return false;

@@ -8,7 +8,7 @@ use crate::ports::{ArtifactMeta, PartUpload, StoreError, MIN_PART_BYTES};
 
 /// Writes one artifact in parts. A store failure is logged once and turns the writer into a
 /// sink: the call goes on without an artifact.
-pub struct ArtifactWriter<'a> {
+pub(crate) struct ArtifactWriter<'a> {
     artifacts: Artifacts<'a>,
     id: ArtifactId,
     key: String,
@@ -27,7 +27,7 @@ impl<'a> ArtifactWriter<'a> {
     }
 
     /// [`ArtifactWriter::new`] with parts of `part_bytes` (tests use small parts).
-    pub fn with_part_size(
+    pub(crate) fn with_part_size(
         artifacts: Artifacts<'a>,
         owner: &Principal,
         content_type: &str,
@@ -48,7 +48,7 @@ impl<'a> ArtifactWriter<'a> {
     }
 
     /// Appends `bytes`, uploading every part that fills.
-    pub async fn write(&mut self, mut bytes: &[u8]) {
+    pub(crate) async fn write(&mut self, mut bytes: &[u8]) {
         self.written += bytes.len() as u64;
         while !self.failed && !bytes.is_empty() {
             let take = (self.part_bytes - self.buffer.len()).min(bytes.len());
@@ -89,14 +89,14 @@ impl<'a> ArtifactWriter<'a> {
     }
 
     /// Gives up: an upload already begun is aborted, nothing becomes readable.
-    pub async fn abandon(mut self) {
+    pub(crate) async fn abandon(mut self) {
         if let Some(upload) = &mut self.upload {
             let _ = upload.abort().await;
         }
     }
 
     /// Makes the artifact readable and returns its id; `None` when storing failed (logged).
-    pub async fn finish(mut self) -> Option<ArtifactId> {
+    pub(crate) async fn finish(mut self) -> Option<ArtifactId> {
         if self.failed {
             return None;
         }

@@ -15,7 +15,7 @@ const LINEAR_MAX: usize = 16;
 
 /// The numeric value of a key that JavaScript treats as an array index ("0".."4294967294",
 /// no leading zeros, no sign).
-pub fn array_index_key(key: &str) -> Option<u32> {
+pub(crate) fn array_index_key(key: &str) -> Option<u32> {
     let bytes = key.as_bytes();
     if bytes.is_empty() || bytes.len() > 10 || (bytes.len() > 1 && bytes[0] == b'0') {
         return None;
@@ -101,7 +101,7 @@ impl<K, V> JsMap<K, V> {
     }
 
     /// Whether there are no entries.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
@@ -119,12 +119,12 @@ impl<K, V> JsMap<K, V> {
     }
 
     /// Values in JavaScript key order.
-    pub fn values(&self) -> impl ExactSizeIterator<Item = &V> {
+    pub(crate) fn values(&self) -> impl ExactSizeIterator<Item = &V> {
         self.iter().map(|(_, v)| v)
     }
 
     /// The values in JavaScript key order, mutably (keys and their order cannot change).
-    pub fn values_mut(&mut self) -> impl ExactSizeIterator<Item = &mut V> {
+    pub(crate) fn values_mut(&mut self) -> impl ExactSizeIterator<Item = &mut V> {
         IterMut {
             indexed: self.extra.as_mut().map(|x| x.indexed.values_mut()),
             named: self.named.iter_mut(),
@@ -145,7 +145,7 @@ impl<K: Borrow<str> + Ord, V> JsMap<K, V> {
     }
 
     /// The value at `key`, mutably.
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
+    pub(crate) fn get_mut(&mut self, key: &str) -> Option<&mut V> {
         if let Some(n) = array_index_key(key) {
             return self.extra.as_mut()?.indexed.get_mut(&n).map(|(_, v)| v);
         }
@@ -154,7 +154,7 @@ impl<K: Borrow<str> + Ord, V> JsMap<K, V> {
     }
 
     /// Whether `key` is present.
-    pub fn contains_key(&self, key: &str) -> bool {
+    pub(crate) fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
 
@@ -172,7 +172,7 @@ impl<K: Borrow<str> + Ord, V> JsMap<K, V> {
 
 impl<K: Borrow<str> + Ord + Clone, V> JsMap<K, V> {
     /// An object from entries in insertion order, as `JSON.parse` or an object literal builds it.
-    pub fn from_entries<Q: Into<K>, I: IntoIterator<Item = (Q, V)>>(entries: I) -> Self {
+    pub(crate) fn from_entries<Q: Into<K>, I: IntoIterator<Item = (Q, V)>>(entries: I) -> Self {
         let named: Vec<(K, V)> = entries.into_iter().map(|(k, v)| (k.into(), v)).collect();
         // The common case, no integer-like and no repeated key, keeps the vector as it is.
         if !named
@@ -191,7 +191,7 @@ impl<K: Borrow<str> + Ord + Clone, V> JsMap<K, V> {
 
     /// An object of entries whose keys the caller knows to be distinct and none integer-like, in
     /// insertion order: [`JsMap::from_entries`] without its checks (the parser knows its keys).
-    pub fn from_distinct_named(named: Vec<(K, V)>) -> Self {
+    pub(crate) fn from_distinct_named(named: Vec<(K, V)>) -> Self {
         debug_assert!(
             !has_repeated_key(&named)
                 && !named

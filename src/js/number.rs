@@ -14,7 +14,7 @@ const EXACT_DIGITS: usize = 15;
 
 /// A number as ECMAScript prints it, held on the stack.
 #[derive(Clone, Copy)]
-pub struct NumberText {
+pub(crate) struct NumberText {
     bytes: [u8; 32],
     len: usize,
 }
@@ -44,7 +44,7 @@ impl NumberText {
 
 /// `String(x)` for the number parsed from the JSON literal `literal` whose double is `value`;
 /// `None` for NaN and the infinities (a literal such as `1e400` is Infinity, as in `JSON.parse`).
-pub fn format_literal(literal: &str, value: f64) -> Option<NumberText> {
+pub(crate) fn format_literal(literal: &str, value: f64) -> Option<NumberText> {
     if is_canonical_integer(literal.as_bytes()) {
         // The commonest case (ids, counts, sizes): JSON forbids leading zeros, so a short
         // integer literal other than `-0` is exactly what JavaScript prints.
@@ -62,7 +62,7 @@ pub fn format_literal(literal: &str, value: f64) -> Option<NumberText> {
 
 /// The length of [`format_literal`]'s text, without copying it when the literal is printed as
 /// written.
-pub fn format_literal_len(literal: &str, value: f64) -> Option<usize> {
+pub(crate) fn format_literal_len(literal: &str, value: f64) -> Option<usize> {
     if is_canonical_integer(literal.as_bytes()) {
         return Some(literal.len());
     }
@@ -70,7 +70,7 @@ pub fn format_literal_len(literal: &str, value: f64) -> Option<usize> {
 }
 
 /// `String(v)` for a finite double; `None` for NaN and the infinities.
-pub fn format_f64(v: f64) -> Option<NumberText> {
+pub(crate) fn format_f64(v: f64) -> Option<NumberText> {
     if !v.is_finite() {
         return None;
     }
@@ -81,7 +81,7 @@ pub fn format_f64(v: f64) -> Option<NumberText> {
 }
 
 /// `String(n)`, NaN and the infinities included.
-pub fn to_string(n: f64) -> String {
+pub(crate) fn to_string(n: f64) -> String {
     match format_f64(n) {
         Some(text) => text.as_str().to_owned(),
         None if n.is_nan() => "NaN".to_owned(),

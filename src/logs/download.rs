@@ -15,16 +15,16 @@ use crate::upstream::{Client, Target, UpstreamError, UpstreamSettings, Vendor};
 
 /// The largest log read. Memory does not depend on it (nothing is held); it bounds the time
 /// and the artifact's size.
-pub const MAX_LOG_BYTES: u64 = 512 * 1024 * 1024;
+pub(crate) const MAX_LOG_BYTES: u64 = 512 * 1024 * 1024;
 
 /// Bytes of log handled between two turns given to the event loop (decision 0093).
-pub const YIELD_BYTES: usize = 256 * 1024;
+pub(crate) const YIELD_BYTES: usize = 256 * 1024;
 
 /// Gives the isolate's event loop a turn (a 0 ms timer) after every [`YIELD_BYTES`] of log
 /// handled. A body whose bytes are already buffered resolves each read without returning to the
 /// event loop, so a large log would otherwise hold the thread for seconds: other requests wait,
 /// and timers due meanwhile (a connection's keep-alive) fire late, all at once.
-pub struct Pacer<'p> {
+pub(crate) struct Pacer<'p> {
     clock: &'p dyn Clock,
     since: usize,
 }
@@ -36,7 +36,7 @@ impl<'p> Pacer<'p> {
     }
 
     /// Counts `bytes` more handled, yielding once they add up to [`YIELD_BYTES`].
-    pub async fn handled(&mut self, bytes: usize) {
+    pub(crate) async fn handled(&mut self, bytes: usize) {
         self.since += bytes;
         if self.since >= YIELD_BYTES {
             self.since = 0;
@@ -47,7 +47,7 @@ impl<'p> Pacer<'p> {
 
 /// Why a log could not be read.
 #[derive(Debug)]
-pub enum LogError {
+pub(crate) enum LogError {
     /// The vendor API refused or failed.
     Upstream(UpstreamError),
     /// The download went wrong; the text says how, naming hosts only (never a signed URL).
@@ -68,16 +68,16 @@ impl LogError {
 }
 
 /// Where the bytes of a log go.
-pub struct Sink<'s, 'a> {
+pub(crate) struct Sink<'s, 'a> {
     /// The excerpt being built.
-    pub excerpter: &'s mut Excerpter,
+    pub(crate) excerpter: &'s mut Excerpter,
     /// The artifact being written.
-    pub writer: &'s mut ArtifactWriter<'a>,
+    pub(crate) writer: &'s mut ArtifactWriter<'a>,
 }
 
 /// Reads the log the vendor answered `target` with: the body of a 2xx, or the document a
 /// redirect names (followed once, see [`open_url`]).
-pub async fn from_vendor(
+pub(crate) async fn from_vendor(
     ports: CallPorts<'_>,
     client: &Client<'_>,
     target: &Target,
@@ -106,7 +106,7 @@ pub async fn from_vendor(
 /// Opens a signed log URL, when the call's plan declared such documents: only on an allowed
 /// host, with no credential, under the upstream timeout, the body scrubbed of the deployment's
 /// credentials. Returns the host (for messages) and the body.
-pub async fn open_url(
+pub(crate) async fn open_url(
     log: &dyn Log,
     client: &Client<'_>,
     url: &str,
@@ -208,7 +208,7 @@ async fn pump(
 
 /// Reads all of `body` (a document of `vendor`'s that must be parsed whole, such as a CircleCI
 /// step's JSON output) under the call's memory reservations, refusing more than `limit` bytes.
-pub async fn read_all(
+pub(crate) async fn read_all(
     ports: CallPorts<'_>,
     vendor: Vendor,
     mut body: Box<dyn BodyStream>,

@@ -14,41 +14,42 @@ use crate::value::{Map, Number, Value};
 use std::collections::VecDeque;
 
 /// Largest `tailLines`.
-pub const MAX_TAIL_LINES: usize = 500;
+pub(crate) const MAX_TAIL_LINES: usize = 500;
 /// Largest `context`.
-pub const MAX_CONTEXT: usize = 20;
+pub(crate) const MAX_CONTEXT: usize = 20;
 /// Most grep matches shown (the count goes on).
-pub const MAX_MATCHES: usize = 50;
+pub(crate) const MAX_MATCHES: usize = 50;
 /// Most `##[error]` lines shown (the count goes on).
-pub const MAX_ERRORS: usize = 20;
+pub(crate) const MAX_ERRORS: usize = 20;
 /// Longest raw line kept for cleaning; the rest of a longer line is dropped (the excerpt shows
 /// [`line::MAX_TEXT_CHARS`] characters of it anyway).
-pub const MAX_RAW_LINE_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_RAW_LINE_BYTES: usize = 16 * 1024;
 /// Most steps tracked; later ones are counted in the last.
-pub const MAX_STEPS: usize = 1000;
+pub(crate) const MAX_STEPS: usize = 1000;
 
 /// The first lines of the steps the runner adds itself (post-action steps, `Complete job`),
 /// which have no `##[group]` header.
-pub const RUNNER_STEP_OPENINGS: &[&str] = &["Post job cleanup.", "Cleaning up orphan processes"];
+pub(crate) const RUNNER_STEP_OPENINGS: &[&str] =
+    &["Post job cleanup.", "Cleaning up orphan processes"];
 
 /// One step of a job, as the vendor's API lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
     /// The step's number (GitHub) or position (CircleCI), from 1.
-    pub number: u64,
+    pub(crate) number: u64,
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its outcome as the vendor words it (`failure`, `success`, `skipped`...), if finished.
-    pub conclusion: Option<String>,
+    pub(crate) conclusion: Option<String>,
     /// When it started, Unix seconds (GitHub), if it did.
-    pub started_at: Option<u64>,
+    pub(crate) started_at: Option<u64>,
 }
 
 impl Step {
     /// Whether the step ended badly: failed, timed out or was cancelled (a runner that ran out
     /// of memory or time cancels the step it was running). The conclusion's first word decides,
     /// so `failed (exit code 2)` counts.
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         let word = self
             .conclusion
             .as_deref()
@@ -62,22 +63,22 @@ impl Step {
 
 /// What to keep.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     /// Lines kept from the end of each chosen step.
-    pub tail_lines: usize,
+    pub(crate) tail_lines: usize,
     /// Every step (`steps: all`) rather than the failed ones.
-    pub all_steps: bool,
+    pub(crate) all_steps: bool,
     /// The grep pattern, if any.
-    pub grep: Option<Grep>,
+    pub(crate) grep: Option<Grep>,
     /// Lines shown before and after each match.
-    pub context: usize,
+    pub(crate) context: usize,
 }
 
 /// A numbered line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     /// Its number in the log, from 1.
-    pub line: u64,
+    pub(crate) line: u64,
     /// Its cleaned, shortened text.
     pub text: String,
 }
@@ -128,7 +129,7 @@ struct GrepState {
 
 /// Builds an [`Excerpt`] from log bytes pushed in any chunking.
 #[derive(Debug)]
-pub struct Excerpter {
+pub(crate) struct Excerpter {
     options: Options,
     steps: Vec<StepState>,
     current: usize,
@@ -203,14 +204,14 @@ impl Excerpter {
 
     /// Lines pushed from now on belong to step `index` (0-based, in the order given to
     /// [`Excerpter::new`]); a line left unfinished by the previous step ends here.
-    pub fn start_step(&mut self, index: usize) {
+    pub(crate) fn start_step(&mut self, index: usize) {
         self.flush_partial();
         self.current = index.min(self.steps.len() - 1);
         self.depth = 0;
     }
 
     /// Feeds the next bytes of the log.
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
         self.bytes += bytes.len() as u64;
         while let Some(end) = bytes.iter().position(|&b| b == b'\n') {
             if self.partial.is_empty() {
@@ -330,12 +331,12 @@ impl Excerpter {
 
     /// Why the grep pattern stopped matching, once its work budget is spent: reading more of
     /// the log is wasted.
-    pub fn over_budget(&self) -> Option<OverBudget> {
+    pub(crate) fn over_budget(&self) -> Option<OverBudget> {
         self.grep.as_ref().and_then(|g| g.grep.over_budget())
     }
 
     /// The excerpt of everything pushed; an error when the grep pattern ran out of budget.
-    pub fn finish(mut self) -> Result<Excerpt, OverBudget> {
+    pub(crate) fn finish(mut self) -> Result<Excerpt, OverBudget> {
         self.flush_partial();
         if let Some(over) = self.over_budget() {
             return Err(over);
@@ -382,43 +383,43 @@ fn skipped(step: &Step) -> bool {
 
 /// One chosen step in an excerpt.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StepExcerpt {
+pub(crate) struct StepExcerpt {
     /// The step.
-    pub step: Step,
+    pub(crate) step: Step,
     /// Its first line in the log, if it wrote any.
-    pub first_line: Option<u64>,
+    pub(crate) first_line: Option<u64>,
     /// Its last line.
-    pub last_line: Option<u64>,
+    pub(crate) last_line: Option<u64>,
     /// Its last lines.
-    pub tail: Vec<Entry>,
+    pub(crate) tail: Vec<Entry>,
 }
 
 /// The grep part of an excerpt.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GrepExcerpt {
+pub(crate) struct GrepExcerpt {
     /// The pattern.
-    pub pattern: String,
+    pub(crate) pattern: String,
     /// How many lines matched (all of them, shown or not).
-    pub matches: u64,
+    pub(crate) matches: u64,
     /// The lines shown, each with whether it matched (the others are context).
     pub lines: Vec<(Entry, bool)>,
 }
 
 /// What a log comes down to.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Excerpt {
+pub(crate) struct Excerpt {
     /// Lines in the log.
     pub lines: u64,
     /// Bytes in the log.
     pub bytes: u64,
     /// The chosen steps: the failed ones (or, when none failed, the last that wrote), or all.
-    pub steps: Vec<StepExcerpt>,
+    pub(crate) steps: Vec<StepExcerpt>,
     /// The first `##[error]` lines.
-    pub errors: Vec<Entry>,
+    pub(crate) errors: Vec<Entry>,
     /// How many `##[error]` lines there are.
-    pub error_count: u64,
+    pub(crate) error_count: u64,
     /// Grep matches, when a pattern was given.
-    pub grep: Option<GrepExcerpt>,
+    pub(crate) grep: Option<GrepExcerpt>,
 }
 
 fn int(n: u64) -> Value {
@@ -442,7 +443,7 @@ fn entries(entries: &[Entry]) -> Value {
 impl Excerpt {
     /// `{lines, bytes, errorCount, errors, steps: [{number, name, conclusion, firstLine,
     /// lastLine, tail}], grep?: {pattern, matches, lines: [{line, match, text}]}}`.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let mut m = Map::new();
         m.insert("lines".into(), int(self.lines));
         m.insert("bytes".into(), int(self.bytes));

@@ -6,18 +6,18 @@ use crate::time::parse_iso8601_seconds;
 
 /// Longest line text an excerpt shows, in characters; longer lines are cut with a marker saying
 /// how much was left out.
-pub const MAX_TEXT_CHARS: usize = 400;
+pub(crate) const MAX_TEXT_CHARS: usize = 400;
 
 /// Marker of a step section's start in GitHub logs.
-pub const GROUP: &str = "##[group]";
+pub(crate) const GROUP: &str = "##[group]";
 /// Marker of a section's end in GitHub logs.
-pub const END_GROUP: &str = "##[endgroup]";
+pub(crate) const END_GROUP: &str = "##[endgroup]";
 /// Marker of an error line in GitHub logs.
-pub const ERROR: &str = "##[error]";
+pub(crate) const ERROR: &str = "##[error]";
 
 /// What a line means to the excerpt besides its text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Output.
     Plain,
     /// `##[group]<title>`: a section starts (a step's header, or a group a script opened).
@@ -30,15 +30,15 @@ pub enum Kind {
 
 /// What [`clean`] learnt about a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cleaned {
+pub(crate) struct Cleaned {
     /// The line's timestamp in whole Unix seconds, when it had one.
-    pub seconds: Option<u64>,
+    pub(crate) seconds: Option<u64>,
     /// The marker it carries.
     pub kind: Kind,
 }
 
 /// Cleans `raw` (one line, without its `\n`) into `out`, which is cleared first.
-pub fn clean(raw: &[u8], out: &mut String) -> Cleaned {
+pub(crate) fn clean(raw: &[u8], out: &mut String) -> Cleaned {
     out.clear();
     let mut raw = raw;
     while let Some(rest) = raw.strip_suffix(b"\r") {
@@ -129,7 +129,7 @@ fn skip_escape(raw: &[u8], at: usize) -> usize {
 }
 
 /// `text` as an excerpt shows it: at most [`MAX_TEXT_CHARS`] characters, then ` …[+N chars]`.
-pub fn shorten(text: &str) -> String {
+pub(crate) fn shorten(text: &str) -> String {
     match text.char_indices().nth(MAX_TEXT_CHARS) {
         None => text.to_owned(),
         Some((cut, _)) => {

@@ -16,30 +16,30 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Longest pattern accepted, in bytes.
-pub const MAX_PATTERN_BYTES: usize = 256;
+pub(crate) const MAX_PATTERN_BYTES: usize = 256;
 /// Most bytes of one line the pattern is matched against (its start): the match time is
 /// proportional to pattern size times line length, so both are bounded.
-pub const MATCH_WINDOW_BYTES: usize = 4096;
+pub(crate) const MATCH_WINDOW_BYTES: usize = 4096;
 /// Largest compiled program, in bytes as `regex-bites` counts them on the running target (wasm32
 /// in production; about 1.5 times more on a 64-bit host). `(?:.?){0,2000}QQ` (219 KiB) and
 /// `a{1000}{1000}` are refused here, at once.
-pub const COMPILED_SIZE_LIMIT: usize = 32 * 1024;
+pub(crate) const COMPILED_SIZE_LIMIT: usize = 32 * 1024;
 /// Program bytes matched without charge: a literal of [`MAX_PATTERN_BYTES`] or a pattern such as
 /// `(?i)error\[E\d+\]|FAILED` (644 bytes) costs about what reading the log does, whatever its
 /// length.
-pub const FREE_PROGRAM_BYTES: usize = 1024;
+pub(crate) const FREE_PROGRAM_BYTES: usize = 1024;
 /// Work one call's grep may do: the sum over the lines matched of window bytes times program
 /// bytes past [`FREE_PROGRAM_BYTES`]: about 140 ms of workerd CPU at worst
 /// (docs/reliability.md, `bench/job-logs-grep.mjs`).
-pub const WORK_BUDGET: u64 = 1 << 28;
+pub(crate) const WORK_BUDGET: u64 = 1 << 28;
 /// `_meta.code` of a call whose grep pattern would cost more than [`WORK_BUDGET`].
-pub const CODE_OVER_BUDGET: &str = "grep_over_budget";
+pub(crate) const CODE_OVER_BUDGET: &str = "grep_over_budget";
 /// Deepest nesting of groups and repetitions.
 const NEST_LIMIT: u32 = 32;
 
 /// A compiled `grep` pattern. Clones share one work budget: the jobs of one call draw on it.
 #[derive(Clone, Debug)]
-pub struct Grep {
+pub(crate) struct Grep {
     regex: Regex,
     program_bytes: usize,
     budget: Arc<Budget>,
@@ -58,13 +58,13 @@ struct Budget {
 
 /// A pattern stopped for want of budget: what it cost, for the model to choose a cheaper one.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OverBudget {
+pub(crate) struct OverBudget {
     /// The pattern as given.
-    pub pattern: String,
+    pub(crate) pattern: String,
     /// Its compiled size.
-    pub program_bytes: usize,
+    pub(crate) program_bytes: usize,
     /// Bytes of log it was matched against before it stopped.
-    pub scanned_bytes: u64,
+    pub(crate) scanned_bytes: u64,
 }
 
 impl fmt::Display for OverBudget {
@@ -84,7 +84,7 @@ impl fmt::Display for OverBudget {
 /// Why a `grep` pattern does not compile; its `Display` says what is wrong, for the model to
 /// correct.
 #[derive(Debug)]
-pub enum BadPattern {
+pub(crate) enum BadPattern {
     /// The pattern is empty.
     Empty,
     /// The pattern is longer than [`MAX_PATTERN_BYTES`]: its length.
@@ -159,13 +159,14 @@ impl Grep {
     }
 
     /// The compiled program's size in bytes.
-    pub fn program_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn program_bytes(&self) -> usize {
         self.program_bytes
     }
 
     /// Whether the first [`MATCH_WINDOW_BYTES`] of `line` match; `None`, without matching, once
     /// the call's work budget cannot pay for the line (and for every line after it).
-    pub fn is_match(&self, line: &str) -> Option<bool> {
+    pub(crate) fn is_match(&self, line: &str) -> Option<bool> {
         let mut end = line.len().min(MATCH_WINDOW_BYTES);
         while !line.is_char_boundary(end) {
             end -= 1;
@@ -191,7 +192,7 @@ impl Grep {
     }
 
     /// What stopped the pattern, once its budget is spent.
-    pub fn over_budget(&self) -> Option<OverBudget> {
+    pub(crate) fn over_budget(&self) -> Option<OverBudget> {
         self.budget
             .stopped
             .load(Ordering::Relaxed)

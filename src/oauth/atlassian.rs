@@ -16,11 +16,11 @@ use crate::upstream::Vendor;
 use serde_json::{json, Value as Json};
 
 /// The vendor id the person's Atlassian token is sealed under; it acts for Jira and Confluence.
-pub const VENDOR: &str = "atlassian";
+pub(crate) const VENDOR: &str = "atlassian";
 
 /// Where the person consents: Atlassian's authorization URL for `state`, returning to
 /// `redirect_uri`.
-pub fn authorization_url(app: &AtlassianApp, redirect_uri: &str, state: &str) -> String {
+pub(crate) fn authorization_url(app: &AtlassianApp, redirect_uri: &str, state: &str) -> String {
     let params = [
         ("audience", "api.atlassian.com"),
         ("client_id", app.client_id.as_str()),
@@ -73,7 +73,7 @@ pub(super) async fn token_request(
 
 /// Exchanges Atlassian's `code` for the person's token and finds the configured site's cloud id
 /// among the sites it reaches; a token that cannot reach the site is refused.
-pub async fn exchange(
+pub(crate) async fn exchange(
     app: &AtlassianApp,
     redirect_uri: &str,
     code: &str,
@@ -99,7 +99,7 @@ pub async fn exchange(
 
 /// The cloud id of the entry of `resources` (an `accessible-resources` answer) whose URL is the
 /// configured site's origin.
-pub fn cloud_id_for(resources: &Json, site_url: &str) -> Result<String, OAuthError> {
+pub(crate) fn cloud_id_for(resources: &Json, site_url: &str) -> Result<String, OAuthError> {
     let origin = |text: &str| Url::parse(text).ok().map(|u| u.origin());
     let wanted = origin(site_url);
     resources
@@ -124,7 +124,7 @@ fn valid_cloud_id(id: &str) -> bool {
 }
 
 /// The API root of `vendor` (Jira or Confluence) for the person's site on the app's gateway.
-pub fn gateway_url(app: &AtlassianApp, vendor: Vendor, cloud_id: &str) -> String {
+pub(crate) fn gateway_url(app: &AtlassianApp, vendor: Vendor, cloud_id: &str) -> String {
     atlassian_gateway_url(&app.api_url, vendor, cloud_id)
 }
 

@@ -31,7 +31,7 @@ const BROWSER_COOKIE_SECURE: &str = "__Host-mcp_oauth_browser";
 const BROWSER_COOKIE_LOCAL: &str = "mcp_oauth_browser";
 
 /// The longest `state` a client may send; it travels inside the identity provider's `state`.
-pub const MAX_CLIENT_STATE_LEN: usize = 512;
+pub(crate) const MAX_CLIENT_STATE_LEN: usize = 512;
 
 /// An authorization request waiting for consent and then for the identity provider; it only
 /// ever exists sealed (in the consent form, then in the provider's `state`) or in the store
@@ -133,7 +133,7 @@ fn browser_cookie(settings: &OAuthSettings, value: &str, max_age: u64) -> String
 /// `GET /oauth/authorize`: checks the client, the redirect URI and the whole request, and shows
 /// the consent page. Until all of them are valid, errors are shown here, never sent to a
 /// redirect URI (RFC 6749 section 4.1.2.1), so the endpoint redirects nobody anywhere.
-pub async fn start(
+pub(crate) async fn start(
     settings: &OAuthSettings,
     request: &HttpRequest,
     ports: Ports<'_>,
@@ -407,7 +407,7 @@ pub async fn decide(
 /// consented. The person must be admitted ([`identity::admit`]: the allow-list in force, and
 /// no static principal's name). With an Atlassian app configured, the person then goes on to
 /// Atlassian's consent before the code is issued.
-pub async fn callback(
+pub(crate) async fn callback(
     settings: &OAuthSettings,
     request: &HttpRequest,
     ports: Ports<'_>,
@@ -634,7 +634,7 @@ async fn to_atlassian(
 /// for the configured site, joins the person's upstream tokens. Consent declined: the sign-in
 /// completes without an Atlassian identity. An exchange that fails, or a token that cannot
 /// reach the site, ends the sign-in with the reason sent back to the client.
-pub async fn atlassian_callback(
+pub(crate) async fn atlassian_callback(
     settings: &OAuthSettings,
     request: &HttpRequest,
     ports: Ports<'_>,

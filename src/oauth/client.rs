@@ -14,13 +14,13 @@ use serde_json::{json, Value as Json};
 use std::cell::RefCell;
 
 /// The largest registration request body, in bytes.
-pub const MAX_REGISTRATION_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_REGISTRATION_BYTES: usize = 16 * 1024;
 /// The largest client metadata document fetched, in bytes.
-pub const MAX_METADATA_BYTES: usize = 5 * 1024;
+pub(crate) const MAX_METADATA_BYTES: usize = 5 * 1024;
 /// How long a metadata document fetch may take, in milliseconds.
-pub const METADATA_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const METADATA_TIMEOUT_MS: u64 = 5_000;
 /// How long a fetched metadata document is reused, in seconds.
-pub const METADATA_CACHE_SECONDS: u64 = 600;
+pub(crate) const METADATA_CACHE_SECONDS: u64 = 600;
 /// The most metadata documents an isolate keeps in memory.
 const MAX_CACHED_DOCUMENTS: usize = 32;
 
@@ -54,12 +54,12 @@ fn cache_document(client: &Client, now_ms: u64) {
 }
 
 /// The prefix of every client id this server issues: the sealed registration follows it.
-pub const CLIENT_PREFIX: &str = "mcp_c_";
+pub(crate) const CLIENT_PREFIX: &str = "mcp_c_";
 /// The most bytes a registration may hold (its name and redirect URIs as JSON): it travels in
 /// the client id, and the client id in every authorization request.
-pub const MAX_SEALED_CLIENT_BYTES: usize = 1024;
+pub(crate) const MAX_SEALED_CLIENT_BYTES: usize = 1024;
 /// The most redirect URIs a client may register.
-pub const MAX_REDIRECT_URIS: usize = 10;
+pub(crate) const MAX_REDIRECT_URIS: usize = 10;
 /// The longest client name kept, in characters.
 const MAX_NAME_CHARS: usize = 100;
 
@@ -69,9 +69,9 @@ pub struct Client {
     /// The client id (a random id, or the metadata document's URL).
     pub client_id: String,
     /// The name shown on the consent page.
-    pub client_name: String,
+    pub(crate) client_name: String,
     /// The registered redirect URIs.
-    pub redirect_uris: Vec<String>,
+    pub(crate) redirect_uris: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -214,12 +214,12 @@ pub async fn register(
 }
 
 /// True when `client_id` names a metadata document rather than a registration.
-pub fn is_metadata_url(client_id: &str) -> bool {
+pub(crate) fn is_metadata_url(client_id: &str) -> bool {
     client_id.starts_with("https://") || client_id.starts_with("http://")
 }
 
 /// The client `client_id`: a registration, or a metadata document fetched (or from cache).
-pub async fn resolve(
+pub(crate) async fn resolve(
     settings: &OAuthSettings,
     client_id: &str,
     ports: Ports<'_>,
@@ -293,7 +293,7 @@ pub async fn resolve(
 /// The host that publishes `client_id`'s metadata document, as it is fetched, when the client is
 /// identified by one: the consent page names it, since the document's author chose the client's
 /// name.
-pub fn document_host(client_id: &str) -> Option<String> {
+pub(crate) fn document_host(client_id: &str) -> Option<String> {
     if !is_metadata_url(client_id) {
         return None;
     }

@@ -40,7 +40,7 @@ impl Params {
     }
 
     /// The value of `name`, which must be present once.
-    pub fn required(&self, name: &str) -> Result<&str, OAuthError> {
+    pub(crate) fn required(&self, name: &str) -> Result<&str, OAuthError> {
         self.get(name)?
             .ok_or_else(|| OAuthError::invalid_request(format!("parameter {name} is required")))
     }
@@ -75,7 +75,7 @@ fn hex(b: u8) -> Option<u8> {
 }
 
 /// `text` safe inside HTML text and double-quoted attributes.
-pub fn html_escape(text: &str) -> String {
+pub(crate) fn html_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

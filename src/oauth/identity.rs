@@ -13,7 +13,7 @@ use crate::ports::{Level, Ports};
 /// Every check a person passes before a code is issued for them, and again at each refresh: a
 /// usable principal name, no alias that is a static token's principal name (a policy naming
 /// that principal would also mean them), and the allow-list in force.
-pub fn admit(settings: &OAuthSettings, signed_in: &SignedIn) -> Result<(), OAuthError> {
+pub(crate) fn admit(settings: &OAuthSettings, signed_in: &SignedIn) -> Result<(), OAuthError> {
     if !valid_signed_in_name(&signed_in.principal) {
         return Err(OAuthError::access_denied(
             "the identity provider's name for you is not a usable principal name",

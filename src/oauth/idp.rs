@@ -26,13 +26,13 @@ const GITHUB_SCOPES: &str = "read:user read:org";
 
 /// The principal name of the GitHub user with numeric `id`: logins are renamed and
 /// re-registered, the id never changes hands.
-pub fn github_principal(id: u64) -> String {
+pub(crate) fn github_principal(id: u64) -> String {
     format!("github{STABLE_SEPARATOR}{id}")
 }
 
 /// The principal name of OpenID Connect subject `subject` at the provider answering at
 /// `issuer`: 128 bits of SHA-256 over both, so it has a fixed length whatever the subject.
-pub fn oidc_principal(issuer: &str, subject: &str) -> String {
+pub(crate) fn oidc_principal(issuer: &str, subject: &str) -> String {
     let mut hash = Sha256::new();
     hash.update((issuer.len() as u64).to_be_bytes());
     hash.update(issuer.as_bytes());
@@ -41,7 +41,7 @@ pub fn oidc_principal(issuer: &str, subject: &str) -> String {
 }
 
 /// Where the person signs in: the provider's authorization URL for `state`, with PKCE.
-pub fn authorization_url(settings: &OAuthSettings, state: &str, challenge: &str) -> String {
+pub(crate) fn authorization_url(settings: &OAuthSettings, state: &str, challenge: &str) -> String {
     let redirect = format!("{}{CALLBACK_PATH}", settings.issuer);
     let (base, scope) = match &settings.provider {
         Provider::GitHub { web_url, .. } => {
@@ -142,7 +142,7 @@ async fn token_request(
 /// Renews a person's expiring upstream token with its refresh token, at the token endpoint it
 /// came from (GitHub App user tokens last eight hours, Atlassian's one hour; both rotate their
 /// refresh tokens, so the answer's replaces the old one, kept only when the answer has none).
-pub async fn refresh(
+pub(crate) async fn refresh(
     settings: &OAuthSettings,
     token: &UpstreamToken,
     ports: Ports<'_>,
@@ -178,11 +178,11 @@ pub async fn refresh(
 
 /// The vendor id under which an OpenID Connect provider's own token is kept in a grant: it acts
 /// for no tool, and serves only to read the person's claims again at each refresh.
-pub const OIDC_VENDOR: &str = "oidc";
+pub(crate) const OIDC_VENDOR: &str = "oidc";
 
 /// Exchanges the provider's `code` and reads who signed in ([`identify`]). The admission (the
 /// allow-list and the rest) is [`super::identity::admit`]'s.
-pub async fn sign_in(
+pub(crate) async fn sign_in(
     settings: &OAuthSettings,
     code: &str,
     verifier: &str,
@@ -194,7 +194,7 @@ pub async fn sign_in(
 
 /// Exchanges the provider's `code` (with the PKCE `verifier`) for the person's token at the
 /// provider; the provider's refusal is `access_denied`.
-pub async fn exchange(
+pub(crate) async fn exchange(
     settings: &OAuthSettings,
     code: &str,
     verifier: &str,
@@ -229,7 +229,7 @@ pub async fn exchange(
 /// `token` as the person's first upstream token; and the verified e-mail address, if any. A
 /// sign-in and every refresh read the person this way. A token the provider no longer accepts
 /// is `access_denied`.
-pub async fn identify(
+pub(crate) async fn identify(
     settings: &OAuthSettings,
     token: UpstreamToken,
     http: &dyn UpstreamHttp,

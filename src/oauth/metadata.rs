@@ -7,14 +7,14 @@ use serde_json::{json, Value as Json};
 
 /// Where the protected resource metadata of `/mcp` is (the path-suffixed form of RFC 9728
 /// section 3.1; the bare form is served too).
-pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+pub(crate) const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 /// The bare protected resource metadata path.
-pub const RESOURCE_METADATA_ROOT: &str = "/.well-known/oauth-protected-resource";
+pub(crate) const RESOURCE_METADATA_ROOT: &str = "/.well-known/oauth-protected-resource";
 /// The authorization server metadata path (the issuer has no path, so nothing is appended).
-pub const SERVER_METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
+pub(crate) const SERVER_METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
 
 /// RFC 9728 metadata of the MCP endpoint.
-pub fn resource_metadata(settings: &OAuthSettings) -> Json {
+pub(crate) fn resource_metadata(settings: &OAuthSettings) -> Json {
     json!({
         "resource": settings.resource,
         "authorization_servers": [settings.issuer],
@@ -25,7 +25,7 @@ pub fn resource_metadata(settings: &OAuthSettings) -> Json {
 }
 
 /// RFC 8414 metadata of this authorization server.
-pub fn server_metadata(settings: &OAuthSettings) -> Json {
+pub(crate) fn server_metadata(settings: &OAuthSettings) -> Json {
     let at = |path: &str| format!("{}{path}", settings.issuer);
     json!({
         "issuer": settings.issuer,
@@ -47,7 +47,7 @@ pub fn server_metadata(settings: &OAuthSettings) -> Json {
 
 /// The `WWW-Authenticate` value of a 401 that invites OAuth: RFC 6750 with the RFC 9728
 /// `resource_metadata` parameter; `invalid_token` when a token was presented.
-pub fn challenge(settings: &OAuthSettings, token_presented: bool) -> String {
+pub(crate) fn challenge(settings: &OAuthSettings, token_presented: bool) -> String {
     let error = if token_presented {
         "error=\"invalid_token\", "
     } else {

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a sealed value is for; the name is bound into the seal as its context.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Purpose {
+pub(crate) enum Purpose {
     /// The authorization request shown on the consent page, posted back with the decision.
     Consent,
     /// The `state` sent to the identity provider and returned on its callback.
@@ -25,7 +25,7 @@ pub enum Purpose {
 
 impl Purpose {
     /// The purpose's name, for logs.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Purpose::Consent => "consent",
             Purpose::ProviderState => "provider_state",
@@ -52,7 +52,7 @@ struct Envelope<T> {
 
 /// Why a sealed value was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     /// Not base64url, tampered with, sealed for another purpose or with another key.
     Invalid,
     /// Authentic, but past its expiry.
@@ -61,7 +61,7 @@ pub enum Refused {
 
 /// Seals `value` for `purpose`, valid until `expires_ms` (ms since the epoch) when given; the
 /// result is base64url text, safe in a URL or a form field.
-pub async fn seal<T: Serialize>(
+pub(crate) async fn seal<T: Serialize>(
     settings: &OAuthSettings,
     cipher: &dyn Cipher,
     purpose: Purpose,
@@ -81,7 +81,7 @@ pub async fn seal<T: Serialize>(
 }
 
 /// Opens what [`seal`] sealed for the same `purpose`, if it is authentic and unexpired.
-pub async fn open<T: DeserializeOwned>(
+pub(crate) async fn open<T: DeserializeOwned>(
     settings: &OAuthSettings,
     cipher: &dyn Cipher,
     clock: &dyn Clock,

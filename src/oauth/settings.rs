@@ -10,26 +10,26 @@ use sha2::{Digest, Sha256};
 use std::fmt;
 
 /// The access token lifetime when `MCP_OAUTH_ACCESS_TTL_SECONDS` is unset: one hour.
-pub const DEFAULT_ACCESS_TTL_SECONDS: u64 = 3_600;
+pub(crate) const DEFAULT_ACCESS_TTL_SECONDS: u64 = 3_600;
 
 /// The refresh token lifetime when `MCP_OAUTH_REFRESH_TTL_SECONDS` is unset: 30 days.
-pub const DEFAULT_REFRESH_TTL_SECONDS: u64 = 30 * 86_400;
+pub(crate) const DEFAULT_REFRESH_TTL_SECONDS: u64 = 30 * 86_400;
 
 /// The shortest `MCP_OAUTH_ENCRYPTION_KEY` accepted, in characters.
-pub const MIN_ENCRYPTION_KEY_LEN: usize = 32;
+pub(crate) const MIN_ENCRYPTION_KEY_LEN: usize = 32;
 
 /// GitHub's web root, where its OAuth endpoints live.
-pub const GITHUB_WEB_DEFAULT: &str = "https://github.com";
+pub(crate) const GITHUB_WEB_DEFAULT: &str = "https://github.com";
 
 /// Atlassian's authorization server, where people consent and tokens are issued.
-pub const ATLASSIAN_AUTH_DEFAULT: &str = "https://auth.atlassian.com";
+pub(crate) const ATLASSIAN_AUTH_DEFAULT: &str = "https://auth.atlassian.com";
 
 /// Atlassian's API gateway: the sites a token reaches, and the products under `/ex/...`.
-pub const ATLASSIAN_API_DEFAULT: &str = "https://api.atlassian.com";
+pub(crate) const ATLASSIAN_API_DEFAULT: &str = "https://api.atlassian.com";
 
 /// The Atlassian scopes requested when `MCP_OAUTH_ATLASSIAN_SCOPES` is unset: reading Jira and
 /// Confluence, and `offline_access` for refresh tokens (access tokens last an hour).
-pub const ATLASSIAN_SCOPES_DEFAULT: &str = "read:jira-work read:jira-user \
+pub(crate) const ATLASSIAN_SCOPES_DEFAULT: &str = "read:jira-work read:jira-user \
      read:confluence-content.all read:confluence-space.summary search:confluence offline_access";
 
 /// The path of the MCP endpoint, which is the protected resource.
@@ -37,12 +37,12 @@ const RESOURCE_PATH: &str = "/mcp";
 
 /// The 256-bit key that seals what a grant carries; `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct GrantKey([u8; 32]);
+pub(crate) struct GrantKey([u8; 32]);
 
 impl GrantKey {
     /// The key derived from the secret's text: SHA-256 over a label and the text, so any
     /// sufficiently long secret works and the key is never the secret itself.
-    pub fn derive(secret: &str) -> GrantKey {
+    pub(crate) fn derive(secret: &str) -> GrantKey {
         let mut hash = Sha256::new();
         hash.update(b"devtools-mcp-edge oauth grant key\n");
         hash.update(secret.as_bytes());
@@ -50,7 +50,7 @@ impl GrantKey {
     }
 
     /// The key bytes, for the cipher port only.
-    pub fn bytes(&self) -> &[u8; 32] {
+    pub(crate) fn bytes(&self) -> &[u8; 32] {
         &self.0
     }
 }
@@ -64,7 +64,7 @@ impl fmt::Debug for GrantKey {
 /// What names a person signed in with OpenID Connect (`MCP_OAUTH_PRINCIPAL_CLAIM`): only claims
 /// that are stable and verified may.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PrincipalClaim {
+pub(crate) enum PrincipalClaim {
     /// `sub` (the default): `oidc~` and a hash of the provider and the subject, which the
     /// provider never gives to another person.
     Subject,
@@ -86,24 +86,24 @@ impl PrincipalClaim {
 
 /// An OpenID Connect provider's endpoints and claims.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OidcProvider {
+pub(crate) struct OidcProvider {
     /// The provider's authorization endpoint.
-    pub authorization_url: String,
+    pub(crate) authorization_url: String,
     /// Its token endpoint.
-    pub token_url: String,
+    pub(crate) token_url: String,
     /// Its userinfo endpoint, which gives the claims (no ID token signature to check).
-    pub userinfo_url: String,
+    pub(crate) userinfo_url: String,
     /// The scopes requested (space-separated).
-    pub scopes: String,
+    pub(crate) scopes: String,
     /// What names the principal.
-    pub principal_claim: PrincipalClaim,
+    pub(crate) principal_claim: PrincipalClaim,
     /// The claim holding a list of group names, if any.
-    pub groups_claim: Option<String>,
+    pub(crate) groups_claim: Option<String>,
 }
 
 /// The identity provider sign-in is delegated to.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Provider {
+pub(crate) enum Provider {
     /// GitHub (an OAuth App, or a GitHub App's user-to-server flow): the principal is the login,
     /// groups are the organisations, and the person's token is sealed into the grant, for policy
     /// rules that choose the `signed-in-user` identity.
@@ -119,7 +119,7 @@ pub enum Provider {
 
 impl Provider {
     /// The name shown on the consent page and in logs.
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             Provider::GitHub { .. } => "GitHub",
             Provider::Oidc(_) => "your identity provider",
@@ -131,44 +131,49 @@ impl Provider {
 /// provider, the person is also asked to consent at Atlassian, and their Atlassian token is
 /// sealed into the grant for rules that choose `signed-in-user` for Jira or Confluence.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AtlassianApp {
+pub(crate) struct AtlassianApp {
     /// The app's client id.
     pub client_id: String,
     /// Its client secret.
-    pub client_secret: Secret,
+    pub(crate) client_secret: Secret,
     /// The scopes requested (space-separated).
-    pub scopes: String,
+    pub(crate) scopes: String,
     /// The authorization server's root (`https://auth.atlassian.com`).
-    pub auth_url: String,
+    pub(crate) auth_url: String,
     /// The API gateway's root (`https://api.atlassian.com`).
-    pub api_url: String,
+    pub(crate) api_url: String,
     /// The configured site (`ATLASSIAN_BASE_URL`, or the `ATLASSIAN_SITE_NAME` URL): the one
     /// of the person's accessible sites the token is used for.
-    pub site_url: String,
+    pub(crate) site_url: String,
 }
 
 /// Who may sign in. A person passes when any list admits them; with every list empty nobody
 /// does (startup refuses that configuration). Each list is matched against what the identity
 /// provider verified, never against a name the person chose unverified.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AllowList {
+pub(crate) struct AllowList {
     /// People: GitHub logins, verified e-mail addresses or stable principal names,
     /// case-insensitive.
-    pub users: Vec<String>,
+    pub(crate) users: Vec<String>,
     /// The identity provider's groups whose members may sign in (GitHub organisations, or OIDC
     /// groups), by their bare name (`acme`) or namespaced (`github:acme`), case-insensitive.
-    pub groups: Vec<String>,
+    pub(crate) groups: Vec<String>,
     /// E-mail domains (the part after `@` of a verified e-mail), case-insensitive.
-    pub domains: Vec<String>,
+    pub(crate) domains: Vec<String>,
     /// The static tokens' principal names (`MCP_AUTH_TOKENS`): nobody whose alias is one of
     /// them signs in, or a policy naming that principal would also mean them.
-    pub static_names: Vec<String>,
+    pub(crate) static_names: Vec<String>,
 }
 
 impl AllowList {
     /// True when the person named `principal`, with the verified `attributes` of a sign-in
     /// (aliases and namespaced provider groups) and verified `email`, may sign in.
-    pub fn admits(&self, principal: &str, attributes: &[String], email: Option<&str>) -> bool {
+    pub(crate) fn admits(
+        &self,
+        principal: &str,
+        attributes: &[String],
+        email: Option<&str>,
+    ) -> bool {
         let eq = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
         let (aliases, groups) = split_attributes(attributes);
         let bare = |g: &str| {
@@ -202,7 +207,7 @@ impl AllowList {
     }
 
     /// True when one of `aliases` is a static token's principal name (in any case).
-    pub fn is_static_name(&self, aliases: &[String]) -> bool {
+    pub(crate) fn is_static_name(&self, aliases: &[String]) -> bool {
         aliases.iter().any(|a| {
             self.static_names
                 .iter()
@@ -211,7 +216,7 @@ impl AllowList {
     }
 
     /// True when no list admits anyone.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.users.is_empty() && self.groups.is_empty() && self.domains.is_empty()
     }
 }
@@ -220,48 +225,48 @@ impl AllowList {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OAuthSettings {
     /// The issuer: this server's public origin, without a trailing slash.
-    pub issuer: String,
+    pub(crate) issuer: String,
     /// The protected resource every token is bound to: the issuer plus `/mcp`.
     pub resource: String,
     /// True when the issuer is a loopback host (a local run): client metadata documents may
     /// then be fetched from loopback over http, as local clients serve them.
-    pub local: bool,
+    pub(crate) local: bool,
     /// Seals what grants carry.
-    pub grant_key: GrantKey,
+    pub(crate) grant_key: GrantKey,
     /// Where people sign in.
-    pub provider: Provider,
+    pub(crate) provider: Provider,
     /// This server's client id at the identity provider.
     pub client_id: String,
     /// Its client secret there.
-    pub client_secret: Secret,
+    pub(crate) client_secret: Secret,
     /// Who may sign in.
-    pub allow: AllowList,
+    pub(crate) allow: AllowList,
     /// Access token lifetime.
     pub access_ttl_seconds: u64,
     /// Refresh token (and grant) lifetime.
-    pub refresh_ttl_seconds: u64,
+    pub(crate) refresh_ttl_seconds: u64,
     /// Atlassian's three-legged OAuth, chained after the sign-in, when configured.
-    pub atlassian: Option<AtlassianApp>,
+    pub(crate) atlassian: Option<AtlassianApp>,
     /// Private-use redirect schemes allowed besides the reverse-domain ones
     /// (`MCP_OAUTH_REDIRECT_SCHEMES`).
-    pub redirect_schemes: Vec<String>,
+    pub(crate) redirect_schemes: Vec<String>,
 }
 
 impl OAuthSettings {
     /// The protected resource for `issuer`: the MCP endpoint under it.
-    pub fn resource_for(issuer: &str) -> String {
+    pub(crate) fn resource_for(issuer: &str) -> String {
         format!("{issuer}{RESOURCE_PATH}")
     }
 }
 
 /// True when `issuer` (already checked by [`issuer`]) is a loopback origin: a local run.
-pub fn is_local(issuer: &str) -> bool {
+pub(crate) fn is_local(issuer: &str) -> bool {
     Url::parse(issuer).is_ok_and(|u| is_loopback_host(&u.host))
 }
 
 /// The issuer: `https://host[:port]`, or `http://` for a loopback host; no path, query or
 /// fragment (the metadata URL is built by appending the well-known path to it).
-pub fn issuer(text: &str) -> Result<String, BadSetting> {
+pub(crate) fn issuer(text: &str) -> Result<String, BadSetting> {
     let text = text.trim().trim_end_matches('/');
     let url = Url::parse(text).map_err(|e| BadSetting::NotAUrl(text.to_owned(), e))?;
     let secure = url.scheme == "https" || (url.scheme == "http" && is_loopback_host(&url.host));
@@ -277,7 +282,7 @@ pub fn issuer(text: &str) -> Result<String, BadSetting> {
 /// True when GitHub's web root `web_url` (where people sign in) and API root `api_url` (where
 /// their token is read from and sent by tools) are one GitHub: the same host, or github.com
 /// with api.github.com. A person's token must only go to the GitHub it came from.
-pub fn github_roots_agree(web_url: &str, api_url: &str) -> bool {
+pub(crate) fn github_roots_agree(web_url: &str, api_url: &str) -> bool {
     match (Url::parse(web_url), Url::parse(api_url)) {
         (Ok(web), Ok(api)) => {
             let (web, api) = (web.host.to_ascii_lowercase(), api.host.to_ascii_lowercase());
@@ -288,7 +293,7 @@ pub fn github_roots_agree(web_url: &str, api_url: &str) -> bool {
 }
 
 /// An identity-provider endpoint: https, or http to loopback when the server itself is local.
-pub fn endpoint_url(text: &str, local: bool) -> Result<String, BadSetting> {
+pub(crate) fn endpoint_url(text: &str, local: bool) -> Result<String, BadSetting> {
     let text = text.trim().trim_end_matches('/');
     let url = Url::parse(text).map_err(|e| BadSetting::NotAUrl(text.to_owned(), e))?;
     let ok =
@@ -302,7 +307,7 @@ pub fn endpoint_url(text: &str, local: bool) -> Result<String, BadSetting> {
 /// Why an OAuth setting read here cannot be used; each variant holds the text as given
 /// (trimmed), never a secret.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BadSetting {
+pub(crate) enum BadSetting {
     /// A principal claim other than `sub` or `email` (its first 40 characters).
     Claim(String),
     /// Not a URL, and how.

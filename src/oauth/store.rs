@@ -19,11 +19,11 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
-pub use crate::auth::{is_issued_token, ACCESS_PREFIX, REFRESH_PREFIX};
+pub(crate) use crate::auth::{is_issued_token, ACCESS_PREFIX, REFRESH_PREFIX};
 /// The prefix of every authorization code.
-pub const CODE_PREFIX: &str = "mcp_ac_";
+pub(crate) const CODE_PREFIX: &str = "mcp_ac_";
 /// How long an authorization code can be exchanged, in seconds.
-pub const CODE_TTL_SECONDS: u64 = 600;
+pub(crate) const CODE_TTL_SECONDS: u64 = 600;
 /// Random bytes in every token and code (256 bits).
 const TOKEN_BYTES: usize = 32;
 /// KV keeps nothing for less than a minute.
@@ -32,7 +32,7 @@ const KV_MIN_TTL: u64 = 60;
 const CLAIM_MARGIN_SECONDS: u64 = 60;
 
 /// The storage name of a token or code: the hex SHA-256 of its text.
-pub fn token_hash(token: &str) -> String {
+pub(crate) fn token_hash(token: &str) -> String {
     Sha256::digest(token.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -126,9 +126,9 @@ pub struct TokenSet {
     /// The access token.
     pub access_token: String,
     /// Always `Bearer`.
-    pub token_type: &'static str,
+    pub(crate) token_type: &'static str,
     /// Seconds until the access token expires.
-    pub expires_in: u64,
+    pub(crate) expires_in: u64,
     /// The refresh token (rotated on every use).
     pub refresh_token: String,
     /// The granted scope.
@@ -150,13 +150,13 @@ pub struct Authenticated {
     /// The principal name.
     pub principal: String,
     /// The verified attributes, namespaced as in [`SignedIn::groups`].
-    pub groups: Vec<String>,
+    pub(crate) groups: Vec<String>,
     /// The person's upstream tokens, unsealed.
     pub upstream: Vec<UpstreamToken>,
     /// The client the token was issued to.
     pub client_id: String,
     /// The grant's id, to store renewed upstream tokens under.
-    pub grant: String,
+    pub(crate) grant: String,
 }
 
 /// Why an access token was not accepted.
@@ -253,7 +253,7 @@ impl<'a> TokenStore<'a> {
     }
 
     /// A fresh random value with `prefix`: 256 bits, base64url.
-    pub fn mint(&self, prefix: &str) -> String {
+    pub(crate) fn mint(&self, prefix: &str) -> String {
         let mut bytes = [0u8; TOKEN_BYTES];
         self.ports.rng.fill(&mut bytes);
         format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes))
@@ -517,7 +517,7 @@ impl<'a> TokenStore<'a> {
 
     /// The `refresh_token` grant: the token is spent and a new pair issued; a spent token that
     /// comes back revokes the whole grant (OAuth 2.1 section 4.3.1).
-    pub async fn refresh(
+    pub(crate) async fn refresh(
         &self,
         token: &str,
         client_id: &str,
@@ -612,7 +612,7 @@ impl<'a> TokenStore<'a> {
 
     /// Stores renewed upstream tokens in grant `grant_id`, sealed as at sign-in; a grant revoked
     /// meanwhile stays revoked.
-    pub async fn replace_upstream(
+    pub(crate) async fn replace_upstream(
         &self,
         grant_id: &str,
         tokens: &[UpstreamToken],
@@ -657,7 +657,7 @@ impl<'a> TokenStore<'a> {
 
     /// RFC 7009: a refresh token revokes its grant (and so every access token of it); an access
     /// token revokes itself. Unknown tokens, and tokens of other clients, are left alone.
-    pub async fn revoke(&self, token: &str, client_id: &str) -> Result<(), OAuthError> {
+    pub(crate) async fn revoke(&self, token: &str, client_id: &str) -> Result<(), OAuthError> {
         let hash = token_hash(token);
         if token.starts_with(REFRESH_PREFIX) {
             if let Some(record) = self
@@ -700,14 +700,14 @@ impl<'a> TokenStore<'a> {
     }
 
     /// Revokes grant `grant_id`, and so every access and refresh token of it.
-    pub async fn revoke_grant(&self, grant_id: &str) -> Result<(), OAuthError> {
+    pub(crate) async fn revoke_grant(&self, grant_id: &str) -> Result<(), OAuthError> {
         self.delete_grant(grant_id).await.map_err(unavailable)
     }
 
     /// The grant behind a refresh token that [`TokenStore::refresh`] may accept (known, of
     /// `client_id`, not yet used, unexpired, its grant present), read without changing
     /// anything; `None` otherwise, leaving the refusal (and a replay's revocation) to `refresh`.
-    pub async fn grant_behind_refresh(
+    pub(crate) async fn grant_behind_refresh(
         &self,
         token: &str,
         client_id: &str,
@@ -739,7 +739,7 @@ impl<'a> TokenStore<'a> {
     /// Stores what the identity provider verified at a refresh in grant `grant_id`: the
     /// person's attributes and upstream tokens (sealed as at sign-in); a grant revoked
     /// meanwhile stays revoked.
-    pub async fn update_identity(
+    pub(crate) async fn update_identity(
         &self,
         grant_id: &str,
         attributes: Vec<String>,
@@ -751,13 +751,13 @@ impl<'a> TokenStore<'a> {
 
 /// Who a grant was issued to, as a refresh re-checks it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GrantIdentity {
+pub(crate) struct GrantIdentity {
     /// The grant's id.
-    pub grant: String,
+    pub(crate) grant: String,
     /// The stable principal name.
     pub principal: String,
     /// The verified attributes, namespaced as in [`SignedIn::groups`].
-    pub attributes: Vec<String>,
+    pub(crate) attributes: Vec<String>,
     /// The person's upstream tokens, unsealed.
     pub upstream: Vec<UpstreamToken>,
 }

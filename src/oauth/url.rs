@@ -7,31 +7,31 @@ use crate::outbound::is_loopback;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// The longest URL accepted anywhere in OAuth (client ids, redirect URIs).
-pub const MAX_URL_LEN: usize = 2_048;
+pub(crate) const MAX_URL_LEN: usize = 2_048;
 
 /// An absolute URL, split. Percent-escapes are kept as they are.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Url {
+pub(crate) struct Url {
     /// The scheme, lower case.
-    pub scheme: String,
+    pub(crate) scheme: String,
     /// The host, lower case, IPv6 literals without brackets; empty without an authority.
     pub host: String,
     /// The port, when given.
-    pub port: Option<u16>,
+    pub(crate) port: Option<u16>,
     /// True when the authority carried `user[:password]@`.
-    pub userinfo: bool,
+    pub(crate) userinfo: bool,
     /// The path (empty, or starting with `/` when there is an authority).
     pub path: String,
     /// The query, without `?`.
     pub query: Option<String>,
     /// The fragment, without `#`.
-    pub fragment: Option<String>,
+    pub(crate) fragment: Option<String>,
 }
 
 /// Why [`Url::parse`] cannot split a text; its text completes "the URL ...", and echoes nothing
 /// of the URL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Malformed {
+pub(crate) enum Malformed {
     /// Longer than [`MAX_URL_LEN`].
     TooLong,
     /// Spaces, control characters or backslashes.
@@ -121,7 +121,7 @@ impl Url {
     }
 
     /// `scheme://host[:port]`.
-    pub fn origin(&self) -> String {
+    pub(crate) fn origin(&self) -> String {
         let host = if self.host.contains(':') {
             format!("[{}]", self.host)
         } else {
@@ -143,7 +143,7 @@ fn is_scheme(text: &str) -> bool {
 }
 
 /// `localhost`, `*.localhost`, `127.0.0.0/8` or `::1`.
-pub fn is_loopback_host(host: &str) -> bool {
+pub(crate) fn is_loopback_host(host: &str) -> bool {
     host == "localhost"
         || host.ends_with(".localhost")
         || host.parse::<Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
@@ -195,7 +195,7 @@ const BROWSER_SCHEME_FAMILIES: &[&str] = &[
 /// True for a scheme that hands what it carries to a browser or runs it: a listed one, one of
 /// a browser's family, or any that names `http` (`x-safari-https`, `opera-http`), which can
 /// only be carrying a web address.
-pub fn is_browser_scheme(scheme: &str) -> bool {
+pub(crate) fn is_browser_scheme(scheme: &str) -> bool {
     BROWSER_SCHEMES.contains(&scheme)
         || BROWSER_SCHEME_FAMILIES
             .iter()
@@ -208,7 +208,7 @@ pub fn is_browser_scheme(scheme: &str) -> bool {
 /// reverse-domain form (`com.example.app:/cb`) or listed in `extra_schemes`. The URI must be
 /// written as the WHATWG parser writes it back (a bare origin may omit the `/`), so the consent
 /// page shows what the browser will open; no user, no fragment.
-pub fn redirect_uri_problem(text: &str, extra_schemes: &[String]) -> Option<String> {
+pub(crate) fn redirect_uri_problem(text: &str, extra_schemes: &[String]) -> Option<String> {
     let url = match url::Url::parse(text) {
         Ok(url) => url,
         Err(e) => return Some(format!("{text:?} is not a URL: {e}")),
@@ -262,7 +262,7 @@ fn is_reverse_domain(scheme: &str) -> bool {
 /// Reads `MCP_OAUTH_REDIRECT_SCHEMES`: comma-separated private-use schemes (lower case) that
 /// redirect URIs may use although they are not in reverse-domain form; the error names the
 /// entry that is not a scheme, or is one that hands URLs to a browser.
-pub fn redirect_schemes(text: &str) -> Result<Vec<String>, BadScheme> {
+pub(crate) fn redirect_schemes(text: &str) -> Result<Vec<String>, BadScheme> {
     let mut schemes = Vec::new();
     for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
         let scheme = entry.to_ascii_lowercase();
@@ -279,7 +279,7 @@ pub fn redirect_schemes(text: &str) -> Result<Vec<String>, BadScheme> {
 
 /// An entry of `MCP_OAUTH_REDIRECT_SCHEMES` that cannot be allowed, as given.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BadScheme {
+pub(crate) enum BadScheme {
     /// Not a URI scheme.
     NotAScheme(String),
     /// `http`, `https`, or a scheme that hands the URL to a browser.
@@ -303,7 +303,7 @@ impl std::error::Error for BadScheme {}
 
 /// True when `presented` is the registered redirect `registered`: exactly equal, or (RFC 8252
 /// section 7.3) both loopback http URIs differing only in the port.
-pub fn redirect_matches(registered: &str, presented: &str) -> bool {
+pub(crate) fn redirect_matches(registered: &str, presented: &str) -> bool {
     if registered == presented {
         return true;
     }

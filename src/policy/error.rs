@@ -36,7 +36,7 @@ pub enum PolicyError {
 
 /// Who can act on a [`PolicyError`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
+pub(crate) enum Class {
     /// The document's author: its text is to be fixed.
     Document,
     /// The deployment's operator: a secret the document names is to be set.
@@ -58,12 +58,12 @@ impl Class {
 
 impl PolicyError {
     /// This error, as the problem of the entry named `entry`.
-    pub fn at(self, entry: String) -> PolicyError {
+    pub(crate) fn at(self, entry: String) -> PolicyError {
         PolicyError::At(entry, Box::new(self))
     }
 
     /// Who can act on it.
-    pub fn class(&self) -> Class {
+    pub(crate) fn class(&self) -> Class {
         match self {
             PolicyError::At(_, inner) => inner.class(),
             PolicyError::NotJson { .. }

@@ -42,7 +42,7 @@ impl ToolGlob {
     }
 
     /// True when `name` matches.
-    pub fn matches(&self, name: &str) -> bool {
+    pub(crate) fn matches(&self, name: &str) -> bool {
         wildcard(self.0.as_bytes(), name.as_bytes())
     }
 }
@@ -64,7 +64,7 @@ enum Segment {
 
 /// A path glob such as `/rest/api/3/issue/**` or `/2.0/repositories/acme/*/pullrequests`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PathGlob {
+pub(crate) struct PathGlob {
     text: String,
     segments: Vec<Segment>,
 }
@@ -131,7 +131,7 @@ impl PathGlob {
     /// True when `path`, an [`ApiPath::path`], matches. ASCII case is ignored: GitHub owners
     /// and Jira keys are case-insensitive upstream, so `/ADMIN` must not slip past a rule on
     /// `/admin`.
-    pub fn matches(&self, path: &str) -> bool {
+    pub(crate) fn matches(&self, path: &str) -> bool {
         let path = path.to_ascii_lowercase();
         let path = path.strip_prefix('/').unwrap_or(&path);
         let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();

@@ -25,7 +25,7 @@ impl fmt::Debug for ManualClock {
 
 impl ManualClock {
     /// A clock reading `now_ms`.
-    pub fn at(now_ms: u64) -> ManualClock {
+    pub(crate) fn at(now_ms: u64) -> ManualClock {
         ManualClock {
             now: Rc::new(Cell::new(now_ms)),
             sleepers: Rc::default(),
@@ -135,7 +135,7 @@ pub struct MemoryCache {
     pub failing: Cell<bool>,
     /// When true, every call first yields once, as a network store does, so that the other
     /// futures of a join run between one call's start and its effect.
-    pub yielding: Cell<bool>,
+    pub(crate) yielding: Cell<bool>,
 }
 
 impl MemoryCache {
@@ -545,9 +545,9 @@ impl HashCipher {
 #[derive(Debug, Default)]
 pub struct CountingLimiter {
     /// Requests admitted per key; `None` admits all.
-    pub limit: Cell<Option<u32>>,
+    pub(crate) limit: Cell<Option<u32>>,
     /// Answer every request with an error, as a deployment without the binding does.
-    pub unbound: Cell<bool>,
+    pub(crate) unbound: Cell<bool>,
     counts: RefCell<HashMap<String, u32>>,
 }
 

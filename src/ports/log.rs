@@ -96,7 +96,7 @@ impl<'a, T: Into<Field<'a>>> From<Option<T>> for Field<'a> {
 }
 
 /// The line for `event` at `level` with `fields` in order, within [`MAX_LINE_BYTES`].
-pub fn format(level: Level, event: &str, fields: &[(&str, Field<'_>)]) -> String {
+pub(crate) fn format(level: Level, event: &str, fields: &[(&str, Field<'_>)]) -> String {
     let mut line = String::with_capacity(96);
     line.push_str("{\"level\":\"");
     line.push_str(level.as_str());

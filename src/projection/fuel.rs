@@ -16,17 +16,17 @@ impl Fuel {
     }
 
     /// What one request may spend: one projection run's default fuel.
-    pub fn request() -> Fuel {
+    pub(crate) fn request() -> Fuel {
         Fuel::new(Limits::default().fuel)
     }
 
     /// Units left.
-    pub fn left(&self) -> u64 {
+    pub(crate) fn left(&self) -> u64 {
         self.0.get()
     }
 
     /// Whether nothing is left.
-    pub fn spent(&self) -> bool {
+    pub(crate) fn spent(&self) -> bool {
         self.left() == 0
     }
 

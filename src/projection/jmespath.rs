@@ -14,7 +14,6 @@ use crate::projection::meter::{self, Limits};
 use crate::value::Value;
 
 use parser::Node;
-pub use parser::MAX_NESTING;
 use val::Val;
 
 /// A compiled JMESPath expression.
@@ -50,7 +49,7 @@ impl RuntimeError {
 
     /// True when the expression was stopped by its budget (`projection::Limits`), which the
     /// reference does not have.
-    pub fn is_budget(&self) -> bool {
+    pub(crate) fn is_budget(&self) -> bool {
         self.budget
     }
 }

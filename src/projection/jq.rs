@@ -37,7 +37,7 @@ use budget::recursive_defs;
 use metered::M;
 
 /// Programs longer than this are refused before parsing.
-pub const MAX_PROGRAM_BYTES: usize = 4096;
+pub(crate) const MAX_PROGRAM_BYTES: usize = 4096;
 /// Bracket nesting deeper than this is refused before parsing (it bounds the parser's stack).
 pub const MAX_PROGRAM_NESTING: usize = 64;
 /// Inputs nested deeper than this are refused: jaq's serializer and path walkers recurse once

@@ -6,7 +6,7 @@ use crate::js::{json_string_units, write_json_string};
 use crate::value::Value;
 
 /// Appends `JSON.stringify(value, null, 2)` to `out`.
-pub fn write_json(value: &Value, out: &mut impl Sink) {
+pub(crate) fn write_json(value: &Value, out: &mut impl Sink) {
     write_value(value, 0, true, out);
 }
 
@@ -18,7 +18,7 @@ pub fn stringify(value: &Value) -> String {
 }
 
 /// Appends `JSON.stringify(value)` (compact, numbers printed the JavaScript way) to `out`.
-pub fn write_json_compact(value: &Value, out: &mut impl Sink) {
+pub(crate) fn write_json_compact(value: &Value, out: &mut impl Sink) {
     write_value(value, 0, false, out);
 }
 
@@ -110,7 +110,7 @@ fn newline_indent(depth: usize, out: &mut impl Sink) {
 
 /// Writes `s` as a JSON string literal with `JSON.stringify`'s escapes.
 #[inline]
-pub fn write_string(s: &str, out: &mut impl Sink) {
+pub(crate) fn write_string(s: &str, out: &mut impl Sink) {
     if !out.keeps() {
         out.count(json_string_units(s));
         return;

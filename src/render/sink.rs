@@ -10,7 +10,7 @@ use super::truncate::{find_cut_in, utf16_len, Cut};
 
 /// A text output the renderers append to. Generic (not `dyn`) so that rendering into a `String`
 /// compiles to direct appends, with no indirect call per piece of text.
-pub trait Sink {
+pub(crate) trait Sink {
     /// Appends `s`.
     fn push_str(&mut self, s: &str);
     /// Appends `c`.
@@ -54,14 +54,14 @@ impl Sink for String {
 
 /// A sink that keeps nothing: the length of what is written, in UTF-16 units.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counter {
+pub(crate) struct Counter {
     units: usize,
 }
 
 impl Counter {
     /// The length of what `write` writes into a counter.
     #[inline]
-    pub fn units_of(write: impl FnOnce(&mut Counter)) -> usize {
+    pub(crate) fn units_of(write: impl FnOnce(&mut Counter)) -> usize {
         let mut counter = Counter::default();
         write(&mut counter);
         counter.units
@@ -103,7 +103,7 @@ impl Sink for Counter {
 /// A rendering's first characters (every one that starts at or before UTF-16 unit index `max`,
 /// which is all [`find_cut_in`] looks at) and the length of the whole, in UTF-16 units.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Bounded {
+pub(crate) struct Bounded {
     kept: String,
     /// UTF-16 units written; counted only from the piece that takes `kept` past `max` bytes.
     units: usize,
@@ -132,7 +132,7 @@ impl Bounded {
     }
 
     /// The length of everything written, in UTF-16 units.
-    pub fn units(&self) -> usize {
+    pub(crate) fn units(&self) -> usize {
         if self.counting {
             self.units
         } else {
@@ -155,7 +155,7 @@ impl Bounded {
     }
 
     /// The kept text (the whole text when it fits `max`) and where it must be cut, if it must.
-    pub fn finish(self) -> (String, Option<Cut>) {
+    pub(crate) fn finish(self) -> (String, Option<Cut>) {
         let cut = find_cut_in(&self.kept, self.units(), self.max);
         let mut text = self.kept;
         if let Some(cut) = &cut {

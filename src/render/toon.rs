@@ -22,7 +22,7 @@ fn is_proto(key: &str) -> bool {
 }
 
 /// Appends the TOON encoding of `value` to `out`.
-pub fn write_toon(value: &Value, out: &mut impl Sink) {
+pub(crate) fn write_toon(value: &Value, out: &mut impl Sink) {
     let mut enc = Encoder { out, first: true };
     match value {
         Value::Array(items) => enc.array(None, items, 0),

@@ -9,14 +9,14 @@ use crate::projection::Fuel;
 use serde_json::json;
 
 /// The most messages one batch may hold; a longer batch is refused as a whole.
-pub const MAX_BATCH_MESSAGES: usize = 50;
+pub(crate) const MAX_BATCH_MESSAGES: usize = 50;
 
 /// `error.data.code` of a batch call refused because the batch spent one request's budget.
-pub const CODE_BATCH_BUDGET: &str = "batch_budget_exceeded";
+pub(crate) const CODE_BATCH_BUDGET: &str = "batch_budget_exceeded";
 
 /// The budget of one batch's calls.
 #[derive(Debug)]
-pub struct BatchBudget {
+pub(crate) struct BatchBudget {
     memory: BatchMemory,
     fuel: Fuel,
     deadline_ms: u64,
@@ -34,17 +34,17 @@ impl BatchBudget {
     }
 
     /// The fuel the batch's projections draw on.
-    pub fn fuel(&self) -> &Fuel {
+    pub(crate) fn fuel(&self) -> &Fuel {
         &self.fuel
     }
 
     /// Counts `response` as held until the batch's response is written.
-    pub fn hold(&self, response: &Response) {
+    pub(crate) fn hold(&self, response: &Response) {
         self.memory.hold_reply(reply_bytes(response));
     }
 
     /// The error a call not yet started gets at `now_ms`, when the batch has spent a bound.
-    pub fn exceeded(&self, now_ms: u64) -> Option<ErrorObject> {
+    pub(crate) fn exceeded(&self, now_ms: u64) -> Option<ErrorObject> {
         let (bound, detail) = if now_ms >= self.deadline_ms {
             (
                 "time",

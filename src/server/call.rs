@@ -23,17 +23,12 @@ use serde_json::{Map, Value as Json};
 use std::panic::AssertUnwindSafe;
 
 /// Answers one `tools/call` request, its projections drawing on `fuel`.
-pub async fn call_tool(
+pub(crate) async fn call_tool(
     cx: &Context<'_>,
     version: ProtocolVersion,
     params: Option<Map<String, Json>>,
     fuel: &Fuel,
 ) -> Result<ResultJson, ErrorObject> {
-    let meta = params
-        .as_ref()
-        .and_then(|p| p.get("_meta"))
-        .and_then(Json::as_object)
-        .cloned();
     let params: CallToolParams = parse_required(params)?;
     let tool = cx
         .registry
@@ -82,7 +77,6 @@ pub async fn call_tool(
                     let context = ToolContext {
                         principal: cx.principal,
                         protocol_version: version,
-                        meta: meta.as_ref(),
                         ports: cx.ports.for_call(&memory),
                         settings: &cx.config.tools,
                         upstream: &client,
@@ -118,7 +112,7 @@ pub async fn call_tool(
 
 /// `_meta.code` of a call refused because the isolate's memory was spent on other large
 /// results: retryable, unlike the tool's other errors.
-pub const CODE_BUSY: &str = "server_busy";
+pub(crate) const CODE_BUSY: &str = "server_busy";
 
 /// Names a failed result as refused for want of memory, for clients that retry by code.
 fn mark_busy(result: &mut CallToolResult) {
@@ -131,7 +125,7 @@ fn mark_busy(result: &mut CallToolResult) {
 /// The arguments checked against the tool's input schema (every violation named), then
 /// deserialized once into the tool's typed arguments, and the upstream request the call makes
 /// built once from them: what the gate decides on is what the tool sends.
-pub fn validate<'a>(
+pub(crate) fn validate<'a>(
     tool: &'a dyn Tool,
     arguments: &Map<String, Json>,
     upstream: &UpstreamSettings,
@@ -144,7 +138,7 @@ pub fn validate<'a>(
 
 /// Runs the prepared call. A panic (on the host; on wasm32 it aborts the isolate) is logged and
 /// answered as an internal error.
-pub async fn invoke<'a>(
+pub(crate) async fn invoke<'a>(
     name: &str,
     runner: Runner<'a>,
     cx: ToolContext<'a>,
@@ -168,7 +162,7 @@ pub async fn invoke<'a>(
 /// before 2025-11-25 are -32602 instead; an internal error's detail goes to the log only), the
 /// structured-output rule applies to schema tools, the identity that acted under policy is
 /// named in `_meta`, and the result takes the revision's shape.
-pub fn finish(
+pub(crate) fn finish(
     outcome: Result<CallToolResult, ToolError>,
     spec: &ToolSpec,
     structured_output: bool,

@@ -17,7 +17,7 @@ const CORS_MAX_AGE: &str = "600";
 /// Authenticates by bearer token. A request without `Authorization` runs as the anonymous
 /// principal only when all three hold: `MCP_ALLOW_ANONYMOUS` is on, no token is configured (a
 /// deployment with tokens never goes anonymous), and it was addressed to a loopback host.
-pub fn authenticate(
+pub(crate) fn authenticate(
     config: &Config,
     request: &HttpRequest,
     log: &dyn Log,
@@ -58,7 +58,7 @@ pub fn authenticate(
 }
 
 /// True for `localhost`, `*.localhost`, `127.0.0.0/8` and `[::1]`, with or without a port.
-pub fn is_loopback_host(host: Option<&str>) -> bool {
+pub(crate) fn is_loopback_host(host: Option<&str>) -> bool {
     let Some(host) = host.map(|h| h.trim().to_ascii_lowercase()) else {
         return false;
     };
@@ -79,7 +79,7 @@ pub fn is_loopback_host(host: Option<&str>) -> bool {
 }
 
 /// `application/json`, any case, with optional parameters (`; charset=utf-8`).
-pub fn is_json_content_type(value: Option<&str>) -> bool {
+pub(crate) fn is_json_content_type(value: Option<&str>) -> bool {
     value.is_some_and(|v| {
         v.split(';')
             .next()
@@ -90,7 +90,7 @@ pub fn is_json_content_type(value: Option<&str>) -> bool {
 /// True unless `Accept` is present and admits neither `application/json` nor a wildcard that
 /// covers it. The spec asks clients to list both JSON and SSE; we only ever answer JSON, so only
 /// JSON's acceptability matters.
-pub fn accepts_json(value: Option<&str>) -> bool {
+pub(crate) fn accepts_json(value: Option<&str>) -> bool {
     let Some(value) = value else { return true };
     value.split(',').any(|range| {
         let mut parts = range.split(';');
@@ -105,7 +105,7 @@ pub fn accepts_json(value: Option<&str>) -> bool {
 }
 
 /// Adds the CORS headers that let a browser page at an allowed `origin` read the response.
-pub fn with_cors(response: HttpResponse, origin: &str) -> HttpResponse {
+pub(crate) fn with_cors(response: HttpResponse, origin: &str) -> HttpResponse {
     response
         .with_header("Access-Control-Allow-Origin", origin)
         .with_header("Access-Control-Expose-Headers", "WWW-Authenticate")
@@ -113,7 +113,7 @@ pub fn with_cors(response: HttpResponse, origin: &str) -> HttpResponse {
 }
 
 /// The answer to a CORS preflight (`OPTIONS /mcp`) from an allowed origin.
-pub fn preflight(origin: &str) -> HttpResponse {
+pub(crate) fn preflight(origin: &str) -> HttpResponse {
     with_cors(HttpResponse::empty(204), origin)
         .with_header("Access-Control-Allow-Methods", "POST")
         .with_header("Access-Control-Allow-Headers", CORS_ALLOW_HEADERS)

@@ -10,16 +10,16 @@ use crate::tools::toolsets::{self, NotOffered, Selection, Toolset};
 use serde_json::json;
 
 /// Header naming the toolsets, comma-separated.
-pub const TOOLSETS_HEADER: &str = "X-MCP-Toolsets";
+pub(crate) const TOOLSETS_HEADER: &str = "X-MCP-Toolsets";
 /// Header asking for read-only tools only: `true` or `false` (also `1`, `0`).
-pub const READONLY_HEADER: &str = "X-MCP-Readonly";
+pub(crate) const READONLY_HEADER: &str = "X-MCP-Readonly";
 
 /// The path segment of read-only mode.
 const READONLY: &str = "readonly";
 
 /// Where a client chose the tools of a connection wrongly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Chooser {
+pub(crate) enum Chooser {
     /// The URL path (`/mcp/x/<toolsets>`).
     Path,
     /// The toolsets header.
@@ -32,9 +32,9 @@ pub enum Chooser {
 
 /// A selection that cannot be served: which choice is wrong, and a text saying how.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BadSelection {
+pub(crate) struct BadSelection {
     /// Which choice is wrong.
-    pub chooser: Chooser,
+    pub(crate) chooser: Chooser,
     text: String,
 }
 
@@ -51,7 +51,7 @@ fn bad(chooser: Chooser, text: String) -> BadSelection {
 
 /// What the path chose when it is an MCP endpoint (`None`: it is not one); an error when it
 /// names toolsets wrongly.
-pub fn endpoint(path: &str) -> Option<Result<Selection, BadSelection>> {
+pub(crate) fn endpoint(path: &str) -> Option<Result<Selection, BadSelection>> {
     let rest = path.strip_prefix(MCP_PATH)?;
     if rest.is_empty() {
         return Some(Ok(Selection::ALL));
@@ -82,7 +82,7 @@ pub fn endpoint(path: &str) -> Option<Result<Selection, BadSelection>> {
 
 /// The connection's selection: the path's, narrowed by the headers. An error names what is
 /// wrong and how to choose.
-pub fn selection(path: Selection, request: &HttpRequest) -> Result<Selection, BadSelection> {
+pub(crate) fn selection(path: Selection, request: &HttpRequest) -> Result<Selection, BadSelection> {
     let toolsets = match request.header(TOOLSETS_HEADER).map(str::trim) {
         None => None,
         Some(list) => Some(toolsets::parse_list(list).map_err(|e| {
@@ -121,7 +121,7 @@ pub fn selection(path: Selection, request: &HttpRequest) -> Result<Selection, Ba
 }
 
 /// The 400 body's error for a selection that cannot be served.
-pub fn invalid(reason: &BadSelection) -> ErrorObject {
+pub(crate) fn invalid(reason: &BadSelection) -> ErrorObject {
     ErrorObject::new(
         ErrorCode::SERVER_ERROR,
         format!(
@@ -135,7 +135,7 @@ pub fn invalid(reason: &BadSelection) -> ErrorObject {
 }
 
 /// The -32602 a `tools/call` gets for a tool the connection does not offer.
-pub fn not_offered(name: &str, why: NotOffered, selection: &Selection) -> ErrorObject {
+pub(crate) fn not_offered(name: &str, why: NotOffered, selection: &Selection) -> ErrorObject {
     let reason = match why {
         NotOffered::ReadOnly => {
             "it can change data, and this connection is read-only (/mcp/readonly, \

@@ -14,19 +14,19 @@ use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
 /// What one body is dispatched with.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// Settings.
-    pub config: &'a Config,
+    pub(crate) config: &'a Config,
     /// Tools.
-    pub registry: &'a Registry,
+    pub(crate) registry: &'a Registry,
     /// The authenticated caller.
     pub principal: &'a Principal,
     /// The outside world.
     pub ports: Ports<'a>,
     /// The HTTP request (headers are checked against the body).
-    pub request: &'a HttpRequest,
+    pub(crate) request: &'a HttpRequest,
     /// The tools this connection is offered.
-    pub selection: &'a Selection,
+    pub(crate) selection: &'a Selection,
     /// The isolate's memory budget, which each call's upstream bodies are read under.
     pub memory: &'a MemoryBudget,
 }

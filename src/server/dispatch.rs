@@ -28,7 +28,7 @@ use std::panic::AssertUnwindSafe;
 
 /// How long a 2026-07-28 client may reuse `tools/list` and `server/discover` results. The tool
 /// set only changes with a deployment, so a few minutes of staleness is harmless.
-pub const LIST_CACHE_HINTS: CacheHints = CacheHints {
+pub(crate) const LIST_CACHE_HINTS: CacheHints = CacheHints {
     ttl_ms: 300_000,
     // Private: the list depends on the connection's toolsets and, under a policy, on the principal.
     cache_scope: CacheScope::Private,
@@ -38,7 +38,7 @@ const INSTRUCTIONS: &str = "Tools here read CI and project data (GitHub Actions,
 Confluence, Bitbucket). Results are compact text; large results are truncated and say so.";
 
 /// Parses and answers one body (already authenticated, size- and type-checked).
-pub async fn handle_body(cx: &Context<'_>) -> HttpResponse {
+pub(crate) async fn handle_body(cx: &Context<'_>) -> HttpResponse {
     if jsonrpc::has_more_values_than(&cx.request.body, jsonrpc::MAX_VALUES) {
         let reason = format!(
             "the body holds more than {} JSON values, the most one request may hold; send \

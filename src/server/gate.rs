@@ -21,20 +21,20 @@ use serde_json::{json, Map, Value as Json};
 use std::fmt;
 
 /// Result `_meta` key naming the upstream identity that acted.
-pub const UPSTREAM_META: &str = "mcp-devtools/upstream";
+pub(crate) const UPSTREAM_META: &str = "mcp-devtools/upstream";
 /// Refusal code: denied.
-pub const CODE_DENIED: &str = "policy_denied";
+pub(crate) const CODE_DENIED: &str = "policy_denied";
 /// Refusal code: approval required.
-pub const CODE_APPROVAL: &str = "approval_required";
+pub(crate) const CODE_APPROVAL: &str = "approval_required";
 /// Refusal code: approval is required, and no request can be recorded now because a bound of
 /// the approval ledger is reached (`_meta.limit` says which); the call may succeed later.
-pub const CODE_APPROVAL_LIMIT: &str = "approval_limit";
+pub(crate) const CODE_APPROVAL_LIMIT: &str = "approval_limit";
 /// Refusal code: the rule acts as the signed-in person, who has no usable token of their own.
-pub const CODE_SIGN_IN: &str = "sign_in_required";
+pub(crate) const CODE_SIGN_IN: &str = "sign_in_required";
 
 /// The policy in force for one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Loaded {
+pub(crate) enum Loaded {
     /// No policy configured: everything is allowed with the default credentials.
     Off,
     /// A valid policy.
@@ -45,11 +45,11 @@ pub enum Loaded {
 
 /// A policy that cannot be used: where it was read from, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Broken {
+pub(crate) struct Broken {
     /// `None` for the `MCP_POLICY` setting, else the KV key in `POLICY`.
-    pub kv_key: Option<String>,
+    pub(crate) kv_key: Option<String>,
     /// Why.
-    pub error: PolicyError,
+    pub(crate) error: PolicyError,
 }
 
 impl fmt::Display for Broken {
@@ -68,7 +68,7 @@ impl fmt::Display for Broken {
 
 /// Reads and validates the policy, a KV-held one from `state`; its identities' secrets come
 /// from `secrets`.
-pub async fn load(
+pub(crate) async fn load(
     settings: &PolicySettings,
     state: &dyn CacheStore,
     secrets: &dyn Settings,
@@ -102,7 +102,7 @@ pub async fn load(
 
 /// What the gate lets happen to a call.
 #[derive(Debug)]
-pub enum Gate {
+pub(crate) enum Gate {
     /// No policy: the call runs as it always did.
     Off,
     /// The call is refused with this result.
@@ -123,7 +123,7 @@ pub enum Gate {
 /// was (allowed, or approval required when the call ran on an approval) and as the identity
 /// the call acts as.
 #[derive(Debug)]
-pub struct Members {
+pub(crate) struct Members {
     policy: Policy,
     principal: String,
     tool: String,
@@ -153,7 +153,12 @@ impl Admit for Members {
 /// The decision on a call that may make every request in `targets`: each target is decided,
 /// and the strictest decision rules (a denial on any target denies the call, an approval on
 /// any requires one); targets that would act as different identities deny it.
-pub fn decide_targets(policy: &Policy, who: &str, tool: &str, targets: &Targets) -> Decision {
+pub(crate) fn decide_targets(
+    policy: &Policy,
+    who: &str,
+    tool: &str,
+    targets: &Targets,
+) -> Decision {
     let strictness = |effect: Effect| match effect {
         Effect::Allow => 0,
         Effect::ApprovalRequired => 1,
@@ -186,7 +191,7 @@ pub fn decide_targets(policy: &Policy, who: &str, tool: &str, targets: &Targets)
 
 /// Decides a call before its tool runs, on the tool's access class and, for the rules, on the
 /// targets the prepared call carries: every request the tool may send.
-pub async fn gate(
+pub(crate) async fn gate(
     spec: &ToolSpec,
     targets: &Targets,
     arguments: &Map<String, Json>,
@@ -264,7 +269,7 @@ pub async fn gate(
 /// Under policy, adds to each listed tool's description how the policy restricts it for
 /// `principal`, so a client can see why a call is refused. With `hide_unusable`, a tool the
 /// principal can never use (every call denied, or approvers only) is left out instead.
-pub async fn describe(
+pub(crate) async fn describe(
     tools: &mut Vec<ToolDescriptor>,
     registry: &Registry,
     principal: &Principal,
@@ -330,7 +335,7 @@ fn restriction_note(restriction: Restriction) -> Option<&'static str> {
 }
 
 /// The `_meta` of a result that ran under policy: `{vendor, identity}` of the acting credential.
-pub fn add_upstream_meta(result: &mut CallToolResult, vendor: Vendor, identity: &str) {
+pub(crate) fn add_upstream_meta(result: &mut CallToolResult, vendor: Vendor, identity: &str) {
     result.meta.get_or_insert_with(Map::new).insert(
         UPSTREAM_META.into(),
         json!({ "vendor": vendor.id(), "identity": identity }),

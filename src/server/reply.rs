@@ -10,7 +10,7 @@ const JSON: &str = "application/json";
 
 /// Serializes `body` as the JSON reply with `status`. Serialization of these types cannot fail
 /// in practice; if it ever did, the client still gets a well-formed -32603.
-pub fn json_reply(status: u16, body: &impl Serialize) -> HttpResponse {
+pub(crate) fn json_reply(status: u16, body: &impl Serialize) -> HttpResponse {
     let mut bytes = Vec::with_capacity(128);
     written(status, serde_json::to_writer(&mut bytes, body), bytes)
 }
@@ -29,7 +29,7 @@ fn written(status: u16, outcome: serde_json::Result<()>, bytes: Vec<u8>) -> Http
 /// The reply holding `responses` (one, or a batch's array), each written by
 /// [`Response::write_json`] into a buffer sized for their results, so that a large result is
 /// copied once and not parsed again.
-pub fn responses_reply(status: u16, responses: &[Response], batch: bool) -> HttpResponse {
+pub(crate) fn responses_reply(status: u16, responses: &[Response], batch: bool) -> HttpResponse {
     let results: usize = responses
         .iter()
         .filter_map(|r| r.result.as_ref())
@@ -55,7 +55,7 @@ pub fn responses_reply(status: u16, responses: &[Response], batch: bool) -> Http
 }
 
 /// A reply holding one JSON-RPC error response.
-pub fn rpc_error_reply(status: u16, id: Option<Id>, error: ErrorObject) -> HttpResponse {
+pub(crate) fn rpc_error_reply(status: u16, id: Option<Id>, error: ErrorObject) -> HttpResponse {
     json_reply(status, &Response::failure(id, error))
 }
 
@@ -63,7 +63,7 @@ pub fn rpc_error_reply(status: u16, id: Option<Id>, error: ErrorObject) -> HttpR
 /// unroutable input is the client's fault (400), a server fault is 500, and errors about what
 /// a well-formed request asked for (unknown method or tool, bad params) ride on 200 like any
 /// JSON-RPC response.
-pub fn status_for(error: &ErrorObject) -> u16 {
+pub(crate) fn status_for(error: &ErrorObject) -> u16 {
     match error.code {
         ErrorCode::PARSE_ERROR
         | ErrorCode::INVALID_REQUEST
@@ -75,7 +75,7 @@ pub fn status_for(error: &ErrorObject) -> u16 {
 }
 
 /// The text of a panic payload (`panic!` with a literal or a formatted message).
-pub fn panic_message(payload: &(dyn Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -12,15 +12,15 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value as Json};
 
 /// The header naming the request's protocol revision.
-pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
+pub(crate) const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
 /// 2026-07-28: the header mirroring the body's `method`.
-pub const METHOD_HEADER: &str = "Mcp-Method";
+pub(crate) const METHOD_HEADER: &str = "Mcp-Method";
 /// 2026-07-28: the header mirroring `params.name` of `tools/call`.
-pub const NAME_HEADER: &str = "Mcp-Name";
+pub(crate) const NAME_HEADER: &str = "Mcp-Name";
 
 /// The `MCP-Protocol-Version` header as a revision: `Ok(None)` when absent, `Err` (the reply)
 /// when it names a revision this server does not speak.
-pub fn header_version(
+pub(crate) fn header_version(
     header: Option<&str>,
     id: Option<Id>,
 ) -> Result<Option<ProtocolVersion>, HttpResponse> {
@@ -59,7 +59,7 @@ fn unsupported_version(requested: &str) -> ErrorObject {
 /// `_meta` protocol version must equal it, whatever it names, so a disagreement is always
 /// HeaderMismatch and never depends on which of the two values this server happens to know.
 /// Every error here is answered with HTTP 400 ([`REFUSAL_STATUS`]).
-pub fn effective_version(
+pub(crate) fn effective_version(
     http: &HttpRequest,
     method: &str,
     params: Option<&Map<String, Json>>,
@@ -95,12 +95,12 @@ pub fn effective_version(
 /// The HTTP status of every refusal [`effective_version`] returns: the malformed `_meta`
 /// (-32602), header disagreements (-32020) and unsupported revisions (-32022) are all
 /// `400 Bad Request` in 2026-07-28.
-pub const REFUSAL_STATUS: u16 = 400;
+pub(crate) const REFUSAL_STATUS: u16 = 400;
 
 /// The answer to a JSON-RPC response POSTed by the client. This server sends no requests, so
 /// under the 2025 revisions one is acknowledged (202) and dropped; 2026-07-28 allows only a
 /// request or a notification as a POST body, so there it is an invalid request.
-pub fn client_response_reply(header: Option<&str>) -> HttpResponse {
+pub(crate) fn client_response_reply(header: Option<&str>) -> HttpResponse {
     match header.and_then(ProtocolVersion::parse) {
         Some(version) if version.is_stateless() => rpc_error_reply(
             REFUSAL_STATUS,

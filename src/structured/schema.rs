@@ -20,9 +20,9 @@ pub enum Contract {
 }
 
 /// Name of the paged contract's metadata member.
-pub const NEXT_PAGE: &str = "nextPage";
+pub(crate) const NEXT_PAGE: &str = "nextPage";
 /// Name of the CircleCI contract's metadata member.
-pub const CACHE: &str = "cache";
+pub(crate) const CACHE: &str = "cache";
 
 impl Contract {
     /// The JSON Schema advertised as the tool's `outputSchema` when structured output is on.

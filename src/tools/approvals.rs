@@ -13,20 +13,20 @@ use crate::tools::registry::{Access, Tool, ToolContext, ToolError, ToolSpec, Typ
 use serde_json::{json, Value as Json};
 
 /// Name of the listing tool.
-pub const APPROVAL_LIST: &str = "approval_list";
+pub(crate) const APPROVAL_LIST: &str = "approval_list";
 /// Name of the deciding tool.
-pub const APPROVAL_DECIDE: &str = "approval_decide";
+pub(crate) const APPROVAL_DECIDE: &str = "approval_decide";
 
 const NO_POLICY: &str = "This server runs without an enterprise policy (MCP_POLICY or \
 MCP_POLICY_KV_KEY), so no call needs approval and there is nothing to list or decide.";
 
 /// `approval_list`.
-pub struct ApprovalList(ToolSpec);
+pub(crate) struct ApprovalList(ToolSpec);
 /// `approval_decide`.
-pub struct ApprovalDecide(ToolSpec);
+pub(crate) struct ApprovalDecide(ToolSpec);
 
 /// Both tools, in listing order.
-pub fn tools() -> Vec<Box<dyn Tool>> {
+pub(crate) fn tools() -> Vec<Box<dyn Tool>> {
     vec![
         Box::new(ApprovalList(ToolSpec {
             descriptor: ToolDescriptor {
@@ -149,7 +149,7 @@ fn page_text(records: &[Record], next_cursor: Option<Cursor>) -> Result<String, 
 
 arguments! {
     /// `approval_list`'s arguments.
-    pub struct ListArgs: open {
+    pub(crate) struct ListArgs: open {
         /// Where the page starts: the previous page's `nextCursor`.
         cursor: Option<String> = Field::string("cursor")
             .describe("The nextCursor of the previous page; omit for the first."),
@@ -158,7 +158,7 @@ arguments! {
 
 arguments! {
     /// `approval_decide`'s arguments.
-    pub struct DecideArgs: open {
+    pub(crate) struct DecideArgs: open {
         /// The request to decide.
         approval_id: String = Field::string("approvalId")
             .min(1)

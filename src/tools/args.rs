@@ -19,11 +19,11 @@ use std::fmt;
 /// The most entries `queryParams` may hold: far more than any API query takes, and small enough
 /// that the URL stays within what upstreams accept; a larger map is refused before its entries
 /// are read.
-pub const MAX_QUERY_PARAMS: usize = 1_000;
+pub(crate) const MAX_QUERY_PARAMS: usize = 1_000;
 
 /// The JSON Schema form of a [`Field`]'s value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Type {
+pub(crate) enum Type {
     /// A string; `min`/`max` bound its length in characters.
     String,
     /// A whole number; `min`/`max` bound it.
@@ -54,11 +54,11 @@ pub enum Fallback {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Field {
     /// The argument's name in a call.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// The value's form.
-    pub ty: Type,
+    pub(crate) ty: Type,
     /// The allowed strings, when only some are (empty: any).
-    pub one_of: &'static [&'static str],
+    pub(crate) one_of: &'static [&'static str],
     /// The least value or length.
     pub min: Option<u64>,
     /// The greatest value or length.
@@ -88,27 +88,27 @@ impl Field {
     }
 
     /// A whole-number argument.
-    pub const fn integer(name: &'static str) -> Field {
+    pub(crate) const fn integer(name: &'static str) -> Field {
         Field::new(name, Type::Integer)
     }
 
     /// A boolean argument.
-    pub const fn boolean(name: &'static str) -> Field {
+    pub(crate) const fn boolean(name: &'static str) -> Field {
         Field::new(name, Type::Boolean)
     }
 
     /// An argument of any JSON object.
-    pub const fn object(name: &'static str) -> Field {
+    pub(crate) const fn object(name: &'static str) -> Field {
         Field::new(name, Type::Object)
     }
 
     /// An object of strings.
-    pub const fn string_map(name: &'static str) -> Field {
+    pub(crate) const fn string_map(name: &'static str) -> Field {
         Field::new(name, Type::StringMap)
     }
 
     /// A string that must be one of `choices`.
-    pub const fn one_of(name: &'static str, choices: &'static [&'static str]) -> Field {
+    pub(crate) const fn one_of(name: &'static str, choices: &'static [&'static str]) -> Field {
         Field {
             one_of: choices,
             ..Field::new(name, Type::String)
@@ -116,7 +116,7 @@ impl Field {
     }
 
     /// A positive id of at least `min`, or a name of 1 to `max_len` characters.
-    pub const fn id_or_name(name: &'static str, min: u64, max_len: u64) -> Field {
+    pub(crate) const fn id_or_name(name: &'static str, min: u64, max_len: u64) -> Field {
         Field {
             min: Some(min),
             max: Some(max_len),
@@ -125,7 +125,7 @@ impl Field {
     }
 
     /// The same field with at least `min` (a value, or a string's length).
-    pub const fn min(self, min: u64) -> Field {
+    pub(crate) const fn min(self, min: u64) -> Field {
         Field {
             min: Some(min),
             ..self
@@ -133,7 +133,7 @@ impl Field {
     }
 
     /// The same field with at most `max` (a value, or a string's length).
-    pub const fn max(self, max: u64) -> Field {
+    pub(crate) const fn max(self, max: u64) -> Field {
         Field {
             max: Some(max),
             ..self
@@ -141,7 +141,7 @@ impl Field {
     }
 
     /// The same field taking `value` when left out.
-    pub const fn default(self, value: Fallback) -> Field {
+    pub(crate) const fn default(self, value: Fallback) -> Field {
         Field {
             default: Some(value),
             ..self
@@ -149,7 +149,7 @@ impl Field {
     }
 
     /// The same field described by `text`.
-    pub const fn describe(self, text: &'static str) -> Field {
+    pub(crate) const fn describe(self, text: &'static str) -> Field {
         Field {
             description: text,
             ..self
@@ -158,7 +158,7 @@ impl Field {
 
     /// The field's schema fragment. Keywords come in one order for every field (type, enum,
     /// bounds, default, description), which is the order the listed schemas have always had.
-    pub fn schema(&self) -> Json {
+    pub(crate) fn schema(&self) -> Json {
         let mut s = Map::new();
         let (lower, upper) = match self.ty {
             Type::String => ("minLength", "maxLength"),
@@ -213,7 +213,7 @@ impl Field {
     }
 
     /// This field's argument refused for `problem`.
-    pub fn refused(&self, problem: ArgProblem) -> ArgError {
+    pub(crate) fn refused(&self, problem: ArgProblem) -> ArgError {
         ArgError {
             name: self.name,
             problem,
@@ -227,14 +227,14 @@ impl Field {
 #[derive(Debug)]
 pub struct ArgError {
     /// The argument's name in a call.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// What is wrong with it.
-    pub problem: ArgProblem,
+    pub(crate) problem: ArgProblem,
 }
 
 /// What is wrong with an argument.
 #[derive(Debug)]
-pub enum ArgProblem {
+pub(crate) enum ArgProblem {
     /// Left out, and it has no default.
     Missing,
     /// Not of its declared type: what it should have been.
@@ -381,7 +381,7 @@ impl Arguments for Map<String, Json> {
 
 /// The input schema of `A`: every declared argument's fragment, the required ones, and whether
 /// others are refused.
-pub fn input_schema<A: Arguments>() -> Json {
+pub(crate) fn input_schema<A: Arguments>() -> Json {
     let mut properties = Map::new();
     let mut required = Vec::new();
     for (field, needed) in A::properties() {
@@ -404,7 +404,7 @@ pub fn input_schema<A: Arguments>() -> Json {
 
 /// Replaces the description of the argument `name` in `schema`, for a tool whose wording
 /// depends on its instance (a vendor, a verb) while its argument type is shared.
-pub fn describe(schema: &mut Json, name: &str, text: impl Into<String>) {
+pub(crate) fn describe(schema: &mut Json, name: &str, text: impl Into<String>) {
     if let Some(property) = schema
         .get_mut("properties")
         .and_then(|p| p.get_mut(name))
@@ -420,7 +420,7 @@ pub fn take<T: ArgValue>(map: &mut Map<String, Json>, field: &Field) -> Result<T
 }
 
 /// Whether a call must give `field` when read as a `T`: neither optional nor defaulted.
-pub const fn required<T: ArgValue>(field: &Field) -> bool {
+pub(crate) const fn required<T: ArgValue>(field: &Field) -> bool {
     !T::OPTIONAL && field.default.is_none()
 }
 
@@ -492,37 +492,37 @@ macro_rules! arguments {
 pub(crate) use arguments;
 
 /// `owner` of a GitHub repository.
-pub const OWNER: Field = Field::string("owner")
+pub(crate) const OWNER: Field = Field::string("owner")
     .min(1)
     .max(100)
     .describe("User or organization login, e.g. `octo-org`.");
 /// `repo`, a GitHub repository's name.
-pub const REPO: Field = Field::string("repo")
+pub(crate) const REPO: Field = Field::string("repo")
     .min(1)
     .max(100)
     .describe("Repository name, e.g. `hello-world`.");
 /// GitHub's page size when none is given (its own default).
-pub const DEFAULT_PER_PAGE: u64 = 30;
+pub(crate) const DEFAULT_PER_PAGE: u64 = 30;
 /// GitHub's largest page.
-pub const MAX_PER_PAGE: u64 = 100;
+pub(crate) const MAX_PER_PAGE: u64 = 100;
 /// `perPage`: items per page of a paged list.
-pub const PER_PAGE: Field = Field::integer("perPage")
+pub(crate) const PER_PAGE: Field = Field::integer("perPage")
     .min(1)
     .max(MAX_PER_PAGE)
     .default(Fallback::Integer(DEFAULT_PER_PAGE))
     .describe("Items per page.");
 /// `page`: which page of a paged list.
-pub const PAGE: Field = Field::integer("page")
+pub(crate) const PAGE: Field = Field::integer("page")
     .min(1)
     .describe("Page to read: 1, or a result's `nextPage`.");
 /// `jq`: the projection expression.
-pub const JQ: Field = Field::string("jq").describe(projection::TOOL_DESCRIPTION);
+pub(crate) const JQ: Field = Field::string("jq").describe(projection::TOOL_DESCRIPTION);
 /// `outputFormat`: TOON or JSON.
-pub const OUTPUT_FORMAT: Field = Field::one_of("outputFormat", &["toon", "json"])
+pub(crate) const OUTPUT_FORMAT: Field = Field::one_of("outputFormat", &["toon", "json"])
     .default(Fallback::Text("toon"))
     .describe("`toon`: compact, tables for uniform arrays; `json`: indented JSON.");
 /// `queryParams`: the query parameter map of a passthrough.
-pub const QUERY_PARAMS: Field = Field::string_map("queryParams").describe(
+pub(crate) const QUERY_PARAMS: Field = Field::string_map("queryParams").describe(
     "Query parameters, URL-encoded for you in the order given; numbers and booleans as \
      strings, e.g. {\"limit\": \"50\"}.",
 );
@@ -530,7 +530,7 @@ pub const QUERY_PARAMS: Field = Field::string_map("queryParams").describe(
 arguments! {
     /// The shared arguments, typed.
     #[derive(Clone, Default, PartialEq, Eq)]
-    pub struct CommonArgs: open {
+    pub(crate) struct CommonArgs: open {
         /// The projection expression, if any.
         jq: Option<String> = JQ,
         /// TOON or JSON.
@@ -544,7 +544,7 @@ arguments! {
 /// reads them): integer-like names first, ascending, then the rest as given. Every value must be
 /// a string, and there are at most [`MAX_QUERY_PARAMS`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct QueryParams(pub Vec<(String, String)>);
+pub(crate) struct QueryParams(pub Vec<(String, String)>);
 
 impl<'de> Deserialize<'de> for QueryParams {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<QueryParams, D::Error> {
@@ -594,11 +594,11 @@ impl<'de> Deserialize<'de> for QueryParams {
 /// A call's arguments read once: the shared ones and the tool's own `T`, which never sees the
 /// shared names.
 #[derive(Clone, Debug, PartialEq)]
-pub struct WithCommon<T> {
+pub(crate) struct WithCommon<T> {
     /// `jq`, `outputFormat` and `queryParams`.
-    pub common: CommonArgs,
+    pub(crate) common: CommonArgs,
     /// The tool's own arguments.
-    pub own: T,
+    pub(crate) own: T,
 }
 
 impl<T: Arguments> Arguments for WithCommon<T> {
@@ -643,7 +643,7 @@ mod tests {
 
     arguments! {
         /// A tool's own arguments, for these tests.
-        pub struct Own: closed {
+        pub(crate) struct Own: closed {
             path: String = PATH,
             shared QUERY_PARAMS,
             shared JQ,

@@ -19,18 +19,18 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 /// The tool's name.
-pub const NAME: &str = "artifact_read";
+pub(crate) const NAME: &str = "artifact_read";
 /// Bytes per chunk when `maxBytes` is not given.
-pub const DEFAULT_MAX_BYTES: u64 = 65_536;
+pub(crate) const DEFAULT_MAX_BYTES: u64 = 65_536;
 /// The smallest chunk `maxBytes` is clamped to.
-pub const MIN_MAX_BYTES: u64 = 1;
+pub(crate) const MIN_MAX_BYTES: u64 = 1;
 /// The largest chunk `maxBytes` is clamped to (1 MiB; its base64 is about 1.4 MB of text).
-pub const MAX_MAX_BYTES: u64 = 1_048_576;
+pub(crate) const MAX_MAX_BYTES: u64 = 1_048_576;
 /// Bytes of memory a read holds per byte of its chunk: the bytes, their base64, the text that
 /// holds it and the reply written from that text.
-pub const MEMORY_PER_CHUNK_BYTE: usize = 5;
+pub(crate) const MEMORY_PER_CHUNK_BYTE: usize = 5;
 /// The only encoding of `data`.
-pub const ENCODING: &str = "base64";
+pub(crate) const ENCODING: &str = "base64";
 
 const DESCRIPTION: &str = "Reads an artifact: the complete result a tool saved when its text \
 was truncated (the notice names the id) or its structuredContent was too large \
@@ -44,7 +44,7 @@ most), and if its write failed adds so to that text (`_meta.code` `artifact_writ
 repeat the original call.";
 
 /// The `artifact_read` tool.
-pub struct ArtifactRead(ToolSpec);
+pub(crate) struct ArtifactRead(ToolSpec);
 
 impl ArtifactRead {
     /// The tool with its spec.
@@ -86,7 +86,7 @@ fn spec() -> ToolSpec {
 arguments! {
     /// The tool's arguments.
     #[derive(Clone, PartialEq, Eq)]
-    pub struct Args: closed {
+    pub(crate) struct Args: closed {
         /// The artifact's id.
         artifact_id: String = Field::string("artifactId").describe(
             "The artifact id (a UUID) from a truncation notice or from `incomplete.artifactId`.",

@@ -31,7 +31,7 @@ const METHODS: [Method; 5] = [
 
 /// A passthrough tool: one vendor, one HTTP method; `A` is its arguments, with a body for the
 /// verbs that send one.
-pub struct Passthrough<A> {
+pub(crate) struct Passthrough<A> {
     vendor: Vendor,
     method: Method,
     spec: ToolSpec,
@@ -40,7 +40,7 @@ pub struct Passthrough<A> {
 
 /// The arguments of a passthrough tool: the path, the shared ones (`queryParams`, `jq`,
 /// `outputFormat`), and a body for POST, PUT and PATCH.
-pub trait PassthroughArgs: Arguments {
+pub(crate) trait PassthroughArgs: Arguments {
     /// The API path as given.
     fn path(&self) -> &str;
     /// The request body, for the verbs that send one.
@@ -49,7 +49,7 @@ pub trait PassthroughArgs: Arguments {
 
 arguments! {
     /// GET and DELETE: a path. The reference drops a body given to them, and so does this type.
-    pub struct ReadArgs: open {
+    pub(crate) struct ReadArgs: open {
         /// The API path.
         path: String = PATH,
         shared QUERY_PARAMS,
@@ -60,7 +60,7 @@ arguments! {
 
 arguments! {
     /// POST, PUT and PATCH: a path and a JSON object body.
-    pub struct WriteArgs: open {
+    pub(crate) struct WriteArgs: open {
         /// The path and the shared arguments.
         flatten read: ReadArgs,
         /// The request body.
@@ -141,15 +141,16 @@ impl<A: PassthroughArgs> UpstreamTool for Passthrough<A> {
 }
 
 /// The vendors of these tools, in registration order.
-pub const VENDORS: [Vendor; 3] = [Vendor::Jira, Vendor::Confluence, Vendor::Bitbucket];
+pub(crate) const VENDORS: [Vendor; 3] = [Vendor::Jira, Vendor::Confluence, Vendor::Bitbucket];
 
 /// All fifteen tools: Jira, Confluence, Bitbucket; GET, POST, PUT, PATCH, DELETE.
-pub fn tools() -> Vec<Box<dyn Tool>> {
+#[cfg(test)]
+fn tools() -> Vec<Box<dyn Tool>> {
     VENDORS.into_iter().flat_map(vendor_tools).collect()
 }
 
 /// One vendor's five tools: GET, POST, PUT, PATCH, DELETE.
-pub fn vendor_tools(vendor: Vendor) -> Vec<Box<dyn Tool>> {
+pub(crate) fn vendor_tools(vendor: Vendor) -> Vec<Box<dyn Tool>> {
     METHODS
         .into_iter()
         .map(|method| -> Box<dyn Tool> {
@@ -163,7 +164,7 @@ pub fn vendor_tools(vendor: Vendor) -> Vec<Box<dyn Tool>> {
 }
 
 /// The tool name: `jira_get`, `conf_post`, `bb_delete`...
-pub fn tool_name(vendor: Vendor, method: Method) -> String {
+pub(crate) fn tool_name(vendor: Vendor, method: Method) -> String {
     let prefix = match vendor {
         Vendor::Confluence => "conf",
         Vendor::Bitbucket => "bb",

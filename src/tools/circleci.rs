@@ -19,10 +19,10 @@ use crate::upstream::{self, ApiPath, Method, Target, Targets, UpstreamSettings, 
 use crate::value::{Map, Number, Value};
 
 /// Name of the tool.
-pub const GET: &str = "circleci_get";
+pub(crate) const GET: &str = "circleci_get";
 
 /// The CircleCI tools, for the registry.
-pub fn tools() -> Vec<Box<dyn Tool>> {
+pub(crate) fn tools() -> Vec<Box<dyn Tool>> {
     vec![Box::new(Upstream(CircleGet(spec())))]
 }
 
@@ -51,7 +51,7 @@ cached here. Responses are cached briefly per caller, except pipelines, workflow
 
 arguments! {
     /// `circleci_get`'s arguments (`queryParams`, `jq` and `outputFormat` are the shared ones).
-    pub struct Args: closed {
+    pub(crate) struct Args: closed {
         /// The API path.
         path: String = Field::string("path").min(1).max(2000).describe(
             "API path under https://circleci.com/api/v2 (or the configured CircleCI server), \
@@ -95,7 +95,7 @@ fn api_path(raw: &str) -> Result<ApiPath, ToolError> {
 ///
 /// Insights (`/insights/...`) are aggregates CircleCI itself refreshes with a delay; they are
 /// cached although their paths say `workflows` and `jobs`.
-pub fn is_live_path(path: &ApiPath) -> bool {
+pub(crate) fn is_live_path(path: &ApiPath) -> bool {
     let segments: Vec<String> = path
         .path()
         .split('/')

@@ -3,7 +3,7 @@
 //! shared upstream client (never cached: run and job status changes by the second) and answers
 //! `{data, nextPage}`, where `nextPage` comes from the `Link` header.
 
-pub mod spec;
+pub(crate) mod spec;
 
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
 use crate::structured::{Contract, Envelope};
@@ -20,7 +20,7 @@ use crate::value::{Map, Number, Value};
 arguments! {
     /// What every GitHub list tool takes first: the repository, the page, and the shared `jq`
     /// and `outputFormat`.
-    pub struct RepoPage: open {
+    pub(crate) struct RepoPage: open {
         owner: String = OWNER,
         repo: String = REPO,
         per_page: u64 = PER_PAGE,

@@ -2,9 +2,9 @@
 //! share (`tailLines`, `grep`, `context`, `steps`), one log read into its excerpt and its
 //! artifact, and the result every job gets.
 
-pub mod cache;
-pub mod circleci;
-pub mod github;
+pub(crate) mod cache;
+pub(crate) mod circleci;
+pub(crate) mod github;
 
 use crate::artifacts::stream::ArtifactWriter;
 use crate::artifacts::{ArtifactId, Artifacts};
@@ -25,18 +25,18 @@ use crate::upstream::body::reserve_buffer;
 use crate::value::{Map, Number, Value};
 
 /// Lines kept from the end of each failed step when `tailLines` is not given.
-pub const DEFAULT_TAIL_LINES: u64 = 30;
+pub(crate) const DEFAULT_TAIL_LINES: u64 = 30;
 /// Lines around each grep match when `context` is not given.
-pub const DEFAULT_CONTEXT: u64 = 2;
+pub(crate) const DEFAULT_CONTEXT: u64 = 2;
 /// Most jobs one call reads the logs of.
-pub const MAX_JOBS: usize = 10;
+pub(crate) const MAX_JOBS: usize = 10;
 /// Content type of a log artifact.
-pub const LOG_CONTENT_TYPE: &str = "text/plain; charset=utf-8";
+pub(crate) const LOG_CONTENT_TYPE: &str = "text/plain; charset=utf-8";
 
 arguments! {
     /// The excerpt arguments both tools take after their own, then the shared `jq` and
     /// `outputFormat`.
-    pub struct LogArgs: open {
+    pub(crate) struct LogArgs: open {
         tail_lines: u64 = Field::integer("tailLines")
             .min(0)
             .max(MAX_TAIL_LINES as u64)
@@ -68,7 +68,7 @@ arguments! {
 
 impl LogArgs {
     /// The excerpt options; a bad pattern is an invalid-arguments error saying why.
-    pub fn options(&self) -> Result<Options, ToolError> {
+    pub(crate) fn options(&self) -> Result<Options, ToolError> {
         let grep = match &self.grep {
             None => None,
             Some(pattern) => {
@@ -86,7 +86,7 @@ impl LogArgs {
 
 /// The spec of either tool whose arguments are `A` (ending with [`LogArgs`]): the job-log output
 /// schema, read-only annotations, the policy's rules.
-pub fn spec<A: Arguments>(name: &str, title: &str, description: &str) -> ToolSpec {
+pub(crate) fn spec<A: Arguments>(name: &str, title: &str, description: &str) -> ToolSpec {
     ToolSpec {
         descriptor: ToolDescriptor {
             name: name.into(),
@@ -107,11 +107,13 @@ pub fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
 
 /// Memory a log streamed through [`log_writer`] holds at most: the artifact part being filled,
 /// the copy of the last one handed to the store, and the excerpt's lines with the chunk in hand.
-pub const LOG_BUFFER_BYTES: usize = 2 * MIN_PART_BYTES + 2 * 1024 * 1024;
+pub(crate) const LOG_BUFFER_BYTES: usize = 2 * MIN_PART_BYTES + 2 * 1024 * 1024;
 
 /// A writer for the complete log of one job, once the call's memory reservations cover
 /// [`LOG_BUFFER_BYTES`]; a busy error when the isolate has no room for them.
-pub async fn log_writer<'a>(call: &ToolContext<'a>) -> Result<ArtifactWriter<'a>, ToolError> {
+pub(crate) async fn log_writer<'a>(
+    call: &ToolContext<'a>,
+) -> Result<ArtifactWriter<'a>, ToolError> {
     if let Err(busy) = reserve_buffer(call.ports.memory, call.ports.clock, LOG_BUFFER_BYTES).await {
         return Err(ToolError::Failed(format!(
             "Error: the server is busy with other large results and has no memory free to read \
@@ -128,19 +130,19 @@ pub async fn log_writer<'a>(call: &ToolContext<'a>) -> Result<ArtifactWriter<'a>
 
 /// What one job contributes to a result.
 #[derive(Debug)]
-pub struct JobReport {
+pub(crate) struct JobReport {
     /// The job's fields as the vendor names them (`id`, `name`, `status`, `conclusion`, `url`),
     /// plus `annotations` or `failedTests` when the vendor has them.
-    pub fields: Map,
+    pub(crate) fields: Map,
     /// The excerpt, or why the log could not be read.
     pub log: Result<Excerpt, LogError>,
     /// The complete log's artifact, when it was saved.
-    pub artifact: Option<ArtifactId>,
+    pub(crate) artifact: Option<ArtifactId>,
 }
 
 impl JobReport {
     /// `{...fields, log | logError, logArtifactId}`.
-    pub fn to_value(self) -> Value {
+    pub(crate) fn into_value(self) -> Value {
         let mut map = self.fields;
         match self.log {
             Ok(excerpt) => {
@@ -160,14 +162,14 @@ impl JobReport {
 }
 
 /// A whole number for a result.
-pub fn int(n: u64) -> Value {
+pub(crate) fn int(n: u64) -> Value {
     Value::Number(Number::from_i64(i64::try_from(n).unwrap_or(i64::MAX)))
 }
 
 /// The result: `{jobs, moreJobs}` projected, rendered and finished like every tool's; an error
 /// coded [`CODE_OVER_BUDGET`] when the grep pattern spent its budget on any job (the other
 /// jobs' matches would be partial).
-pub async fn respond(
+pub(crate) async fn respond(
     call: &ToolContext<'_>,
     common: &CommonArgs,
     jobs: Vec<JobReport>,
@@ -183,7 +185,7 @@ pub async fn respond(
     let mut map = Map::new();
     map.insert(
         "jobs".into(),
-        Value::Array(jobs.into_iter().map(JobReport::to_value).collect()),
+        Value::Array(jobs.into_iter().map(JobReport::into_value).collect()),
     );
     map.insert("moreJobs".into(), int(more_jobs as u64));
     let value = crate::tools::output::project(Value::Object(map), common.jq.as_deref(), call);

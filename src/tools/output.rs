@@ -23,7 +23,7 @@ const ARTIFACT_PIECE_BYTES: usize = 64 * 1024;
 
 /// A JSON argument as a [`Value`], keys in JavaScript order (as the reference's
 /// `JSON.stringify(body)` writes them).
-pub fn json_to_value(json: &Json) -> Value {
+pub(crate) fn json_to_value(json: &Json) -> Value {
     match json {
         Json::Null => Value::Null,
         Json::Bool(b) => Value::Bool(*b),
@@ -39,24 +39,24 @@ pub fn json_to_value(json: &Json) -> Value {
 /// Applies the `jq` argument within the call's fuel and memory: the projected value, `body`
 /// itself when there is no expression, or the `_jqError`/`_originalData` value when the
 /// expression fails (never an error).
-pub fn project(body: Value, jq: Option<&str>, call: &ToolContext<'_>) -> Value {
+pub(crate) fn project(body: Value, jq: Option<&str>, call: &ToolContext<'_>) -> Value {
     projection::project_within(body, jq, call.fuel, Some(call.ports.memory))
 }
 
 /// A value rendered for a tool result.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Rendered {
+pub(crate) struct Rendered {
     /// The value the text was rendered from (after projection).
-    pub value: Value,
+    pub(crate) value: Value,
     /// The format used.
-    pub format: OutputFormat,
+    pub(crate) format: OutputFormat,
     /// The text; when it was cut, only the kept prefix (the guidance block, which names the
     /// artifact, is added by [`Rendered::finish`]).
     pub text: String,
     /// Where the full rendering was cut, if it was.
     pub cut: Option<Cut>,
     /// How the structured envelope is built from `value`, for the tools with an output schema.
-    pub envelope: Option<Envelope>,
+    pub(crate) envelope: Option<Envelope>,
 }
 
 impl Rendered {
@@ -77,7 +77,7 @@ impl Rendered {
 
     /// Marks the result as one of a tool with an output schema, whose envelope is built from
     /// the rendered value as `envelope` says.
-    pub fn with_envelope(mut self, envelope: Envelope) -> Rendered {
+    pub(crate) fn with_envelope(mut self, envelope: Envelope) -> Rendered {
         self.envelope = Some(envelope);
         self
     }
@@ -87,7 +87,7 @@ impl Rendered {
     /// structured value is over `MCP_STRUCTURED_MAX_BYTES`, the full value is saved as the
     /// call's one artifact, named by both the guidance block and `incomplete.artifactId` (or,
     /// if saving failed, by neither).
-    pub async fn finish(mut self, call: &ToolContext<'_>) -> CallToolResult {
+    pub(crate) async fn finish(mut self, call: &ToolContext<'_>) -> CallToolResult {
         let limit = call.settings.structured_max_bytes;
         let structured = self.envelope.filter(|_| call.settings.structured_output);
         if self.envelope.is_some() && (structured.is_some() || self.cut.is_some()) {
@@ -184,7 +184,7 @@ impl Content for ArtifactContent {
 
 /// Projects `body` with `args.jq` (within the call's fuel and memory) and renders it in
 /// `args.output_format`.
-pub fn render_body(body: Value, args: &CommonArgs, call: &ToolContext<'_>) -> Rendered {
+pub(crate) fn render_body(body: Value, args: &CommonArgs, call: &ToolContext<'_>) -> Rendered {
     let value = project(body, args.jq.as_deref(), call);
     Rendered::new(value, args.output_format, call.settings)
 }
@@ -193,7 +193,7 @@ pub fn render_body(body: Value, args: &CommonArgs, call: &ToolContext<'_>) -> Re
 /// byte for byte and so cannot say when to retry; for them the retry hint of a 429 (or a 503 with
 /// Retry-After) goes
 /// in a second text block (GitHub and CircleCI texts carry it already).
-pub fn upstream_error(error: &UpstreamError) -> CallToolResult {
+pub(crate) fn upstream_error(error: &UpstreamError) -> CallToolResult {
     let mut result = CallToolResult::error(error.text());
     if error.vendor().is_atlassian() {
         if let Some(hint) = error.retry_hint() {

@@ -7,18 +7,18 @@ use crate::tools::args::{arguments, input_schema};
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec, TypedTool};
 
 /// The tool's name.
-pub const NAME: &str = "panic_probe";
+pub(crate) const NAME: &str = "panic_probe";
 
 /// `panic_probe`.
-pub struct PanicProbe(ToolSpec);
+pub(crate) struct PanicProbe(ToolSpec);
 
 arguments! {
     /// `panic_probe` takes no arguments.
-    pub struct Args: open {}
+    pub(crate) struct Args: open {}
 }
 
 /// The tool with its spec.
-pub fn tool() -> Box<dyn crate::tools::Tool> {
+pub(crate) fn tool() -> Box<dyn crate::tools::Tool> {
     Box::new(PanicProbe(ToolSpec {
         descriptor: ToolDescriptor {
             name: NAME.into(),

@@ -54,22 +54,22 @@ pub struct ToolSettings {
     pub artifact_retention_seconds: u64,
     /// Whether the schema tools advertise output schemas and return `structuredContent`
     /// (`MCP_STRUCTURED_OUTPUT`).
-    pub structured_output: bool,
+    pub(crate) structured_output: bool,
     /// Largest serialized `structuredContent` value, in bytes (`MCP_STRUCTURED_MAX_BYTES`).
-    pub structured_max_bytes: usize,
+    pub(crate) structured_max_bytes: usize,
     /// Whether an enterprise policy is configured (the approval tools have nothing to do
     /// without one).
-    pub policy_configured: bool,
+    pub(crate) policy_configured: bool,
 }
 
 /// `MCP_TEXT_MAX_CHARS` when not set.
-pub const DEFAULT_TEXT_MAX_CHARS: usize = 40_000;
+pub(crate) const DEFAULT_TEXT_MAX_CHARS: usize = 40_000;
 /// `HTTP_CACHE_TTL_SECONDS` when not set: Workers KV's minimum TTL.
-pub const DEFAULT_CACHE_TTL_SECONDS: u64 = 60;
+pub(crate) const DEFAULT_CACHE_TTL_SECONDS: u64 = 60;
 /// `STREAMING_ARTIFACT_RETENTION_SECONDS` when not set: one hour.
-pub const DEFAULT_ARTIFACT_RETENTION_SECONDS: u64 = 3_600;
+pub(crate) const DEFAULT_ARTIFACT_RETENTION_SECONDS: u64 = 3_600;
 /// `MCP_STRUCTURED_MAX_BYTES` when not set: 256 KiB.
-pub const DEFAULT_STRUCTURED_MAX_BYTES: usize = 256 * 1024;
+pub(crate) const DEFAULT_STRUCTURED_MAX_BYTES: usize = 256 * 1024;
 
 impl Default for ToolSettings {
     /// Every setting at its built-in default, structured output off, no policy.
@@ -92,8 +92,6 @@ pub struct ToolContext<'a> {
     pub principal: &'a Principal,
     /// The protocol revision the request was made under.
     pub protocol_version: ProtocolVersion,
-    /// The request's `_meta`, if any (progress tokens, client metadata).
-    pub meta: Option<&'a Map<String, Json>>,
     /// What the call may use of the outside world besides the vendors: artifacts, the HTTP
     /// cache, approvals, clock, randomness, log, the call's memory and the background.
     pub ports: CallPorts<'a>,
@@ -128,7 +126,6 @@ impl<'a> ToolContext<'a> {
         ToolContext {
             principal,
             protocol_version: ProtocolVersion::LATEST_INITIALIZE,
-            meta: None,
             ports: ports.for_call(memory),
             settings,
             upstream,
@@ -204,13 +201,13 @@ pub(crate) fn read_args<A: Arguments>(arguments: &Json) -> Result<A, ToolError> 
 pub struct Prepared<'a> {
     /// Every upstream request the call may make (vendor, method, canonical path), for policy
     /// and for the client, which sends no other; none for a tool that makes none.
-    pub targets: Targets,
+    pub(crate) targets: Targets,
     /// The call itself.
-    pub runner: Runner<'a>,
+    pub(crate) runner: Runner<'a>,
 }
 
 /// A prepared call, ready to run: the one place a tool's future is boxed.
-pub type Runner<'a> =
+pub(crate) type Runner<'a> =
     Box<dyn FnOnce(ToolContext<'a>) -> LocalBoxFuture<'a, Result<CallToolResult, ToolError>> + 'a>;
 
 /// A tool that makes no upstream request of its own, written against its typed arguments as
@@ -233,7 +230,7 @@ pub trait TypedTool: Send + Sync {
 /// [`Targets`] and [`run`](UpstreamTool::run) reaches the vendor through a client that sends
 /// no other, so what a rule matched is what goes out.
 #[allow(async_fn_in_trait)]
-pub trait UpstreamTool: Send + Sync {
+pub(crate) trait UpstreamTool: Send + Sync {
     /// The typed arguments, declared with `arguments!`; the spec's `input_schema` is theirs.
     type Args: Arguments;
     /// What the run needs that was worked out with the targets (the target itself, for a
@@ -257,7 +254,7 @@ pub trait UpstreamTool: Send + Sync {
 }
 
 /// An [`UpstreamTool`] as the registry holds it.
-pub struct Upstream<T>(pub T);
+pub(crate) struct Upstream<T>(pub T);
 
 impl<T: TypedTool> Tool for T {
     fn spec(&self) -> &ToolSpec {
@@ -403,7 +400,7 @@ impl Registry {
 
     /// Whether `selection` offers the tool called `name` (`policy`: an enterprise policy is
     /// configured); `None` when there is no such tool.
-    pub fn offered(
+    pub(crate) fn offered(
         &self,
         name: &str,
         selection: &Selection,
@@ -445,7 +442,7 @@ impl Registry {
 
     /// The JSON text of the `tools` array [`Registry::descriptors`] would give, from entries
     /// serialized once per registry; `None` if an entry could not be serialized.
-    pub fn descriptors_json(
+    pub(crate) fn descriptors_json(
         &self,
         output_schemas: bool,
         selection: &Selection,

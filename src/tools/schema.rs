@@ -8,7 +8,7 @@ use serde_json::{Map, Value as Json};
 
 /// Checks `value` against `schema` and returns every violation found, each naming the path
 /// (`arguments.filters[2].name`) and what was expected.
-pub fn validate(schema: &Json, value: &Json) -> Result<(), Vec<String>> {
+pub(crate) fn validate(schema: &Json, value: &Json) -> Result<(), Vec<String>> {
     let mut errors = Vec::new();
     check(schema, value, "arguments", &mut errors);
     if errors.is_empty() {

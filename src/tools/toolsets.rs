@@ -27,7 +27,7 @@ pub enum Toolset {
 
 impl Toolset {
     /// The toolsets a connection may name, in the order they are listed in messages.
-    pub const SELECTABLE: [Toolset; 5] = [
+    pub(crate) const SELECTABLE: [Toolset; 5] = [
         Toolset::Github,
         Toolset::Circleci,
         Toolset::Jira,
@@ -36,7 +36,7 @@ impl Toolset {
     ];
 
     /// The name used in URL paths, headers and messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Toolset::Github => "github",
             Toolset::Circleci => "circleci",
@@ -56,7 +56,7 @@ impl Toolset {
     }
 
     /// The selectable names, comma-separated, for messages.
-    pub fn selectable_names() -> String {
+    pub(crate) fn selectable_names() -> String {
         Toolset::SELECTABLE.map(Toolset::name).join(", ")
     }
 }
@@ -70,7 +70,7 @@ impl fmt::Display for Toolset {
 /// Reads a comma-separated list of toolset names (`github,jira`; spaces around names are
 /// ignored, a repeated name counts once). Unknown or empty names are an error naming them and the
 /// choices.
-pub fn parse_list(list: &str) -> Result<Vec<Toolset>, UnknownToolsets> {
+pub(crate) fn parse_list(list: &str) -> Result<Vec<Toolset>, UnknownToolsets> {
     let mut chosen = Vec::new();
     let mut unknown = Vec::new();
     for name in list.split(',').map(str::trim) {
@@ -90,7 +90,7 @@ pub fn parse_list(list: &str) -> Result<Vec<Toolset>, UnknownToolsets> {
 /// The names in a toolset list that name no toolset, as given; its `Display` names them and
 /// the choices.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnknownToolsets(pub Vec<String>);
+pub(crate) struct UnknownToolsets(pub Vec<String>);
 
 impl fmt::Display for UnknownToolsets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -114,14 +114,14 @@ impl std::error::Error for UnknownToolsets {}
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Selection {
     /// The chosen toolsets; `None` offers every tool.
-    pub toolsets: Option<Vec<Toolset>>,
+    pub(crate) toolsets: Option<Vec<Toolset>>,
     /// Only tools annotated `readOnlyHint: true`.
-    pub read_only: bool,
+    pub(crate) read_only: bool,
 }
 
 /// Why a tool is not offered on a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NotOffered {
+pub(crate) enum NotOffered {
     /// It belongs to a toolset the connection did not choose (`None`: to none).
     Toolset(Option<Toolset>),
     /// It may change data and the connection is read-only.
@@ -137,7 +137,7 @@ impl Selection {
 
     /// Both choices at once: the toolsets both name (either alone when the other names none)
     /// and read-only when either is. A header can narrow what a URL chose, never widen it.
-    pub fn and(self, other: Selection) -> Selection {
+    pub(crate) fn and(self, other: Selection) -> Selection {
         let toolsets = match (self.toolsets, other.toolsets) {
             (Some(a), Some(b)) => Some(a.into_iter().filter(|t| b.contains(t)).collect()),
             (a, b) => a.or(b),
@@ -150,7 +150,7 @@ impl Selection {
 
     /// Whether a tool of `toolset` listed as `descriptor` is offered; `policy` says whether an
     /// enterprise policy is configured (the approval tools come with a vendor toolset only then).
-    pub fn offers(
+    pub(crate) fn offers(
         &self,
         toolset: Option<Toolset>,
         descriptor: &ToolDescriptor,
@@ -176,7 +176,7 @@ impl Selection {
     }
 
     /// How the selection reads in a message: `toolsets github, jira, read-only`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut text = match &self.toolsets {
             None => "every toolset".to_owned(),
             Some(t) if t.is_empty() => "no toolset".to_owned(),
@@ -194,7 +194,7 @@ impl Selection {
 
 /// True when the tool is annotated as changing nothing; a tool without the annotation counts as
 /// one that may.
-pub fn is_read_only(descriptor: &ToolDescriptor) -> bool {
+pub(crate) fn is_read_only(descriptor: &ToolDescriptor) -> bool {
     descriptor
         .annotations
         .as_ref()

@@ -10,7 +10,7 @@ use crate::ports::{
 
 /// Why a body was not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Unread {
+pub(crate) enum Unread {
     /// No answer, or a body over the limit.
     Transport(TransportError),
     /// The isolate's memory budget had no room for the body.
@@ -21,7 +21,7 @@ pub enum Unread {
 /// whatever its status, under the call's memory reservations. An answer declaring more than
 /// `unread_over` bytes comes back with its headers and no body, for the caller to refuse from
 /// its `Content-Length` (a vendor whose reference refuses such answers with a text of its own).
-pub async fn fetch(
+pub(crate) async fn fetch(
     http: &dyn UpstreamHttp,
     clock: &dyn Clock,
     memory: &CallMemory,
@@ -86,7 +86,7 @@ pub async fn read(
 
 /// Reserves the cost of a body of `bytes` already in hand (read back from a store) before what is
 /// built from it: the call's share of the budget, waiting a while for room when there is none.
-pub async fn reserve_held(
+pub(crate) async fn reserve_held(
     memory: &CallMemory,
     clock: &dyn Clock,
     bytes: usize,
@@ -100,7 +100,7 @@ pub async fn reserve_held(
 /// Reserves `bytes` of memory for a buffer the call reads through besides its upstream bodies
 /// (an artifact's chunk, a streamed log's part), before it is read: see
 /// [`crate::memory::CallMemory::hold_buffer`].
-pub async fn reserve_buffer(
+pub(crate) async fn reserve_buffer(
     memory: &CallMemory,
     clock: &dyn Clock,
     bytes: usize,
@@ -143,7 +143,7 @@ fn grown(covered: usize, len: usize, max_body: usize) -> usize {
 /// buffer, the reply) fits in that hole even after the few small allocations made meanwhile have
 /// taken their share, instead of growing memory by its whole size. A released body gives the
 /// slack back at its first release.
-pub fn capacity(declared: usize) -> usize {
+pub(crate) fn capacity(declared: usize) -> usize {
     declared
         .saturating_add(declared / 32)
         .saturating_add(64 * 1024)

@@ -60,7 +60,7 @@ impl<'a> Client<'a> {
 
     /// The first request the tool asked for outside its plan, if any: a fault of the tool,
     /// which the call then answers as an internal error whatever the tool made of it.
-    pub fn undeclared(&self) -> Option<String> {
+    pub(crate) fn undeclared(&self) -> Option<String> {
         self.undeclared.borrow().clone()
     }
 
@@ -132,7 +132,7 @@ impl<'a> Client<'a> {
     /// Sends `target` and returns a 2xx answer undecoded, or the error any other outcome is.
     /// The URL is the vendor's configured base plus the target's path plus `query`,
     /// form-encoded.
-    pub async fn send_raw(
+    pub(crate) async fn send_raw(
         &self,
         target: &Target,
         query: &[(String, String)],
@@ -144,7 +144,7 @@ impl<'a> Client<'a> {
 
     /// Sends a GET of `target` and returns the answer unread, whatever its status (a job log
     /// is streamed, or followed to where the vendor redirects).
-    pub async fn open(&self, target: &Target) -> Result<Opened, UpstreamError> {
+    pub(crate) async fn open(&self, target: &Target) -> Result<Opened, UpstreamError> {
         self.check(target)?;
         stream::open(self.ports, self.settings, target).await
     }
@@ -152,7 +152,7 @@ impl<'a> Client<'a> {
     /// [`decode`], refusing what a vendor that [promises JSON](Vendor::requires_valid_json)
     /// sent declared `application/json` (or `+json`) but broken: an error, not a string a
     /// program would mistake for data. Other vendors' bodies decode as the references do.
-    pub fn decode_checked(
+    pub(crate) fn decode_checked(
         &self,
         target: &Target,
         raw: &RawReply,
@@ -168,7 +168,7 @@ impl<'a> Client<'a> {
 
     /// The settings a document on an allowed log host is fetched under (its timeout, and the
     /// credentials its answer is scrubbed of); refused when the plan declared no documents.
-    pub fn documents(&self) -> Result<&'a UpstreamSettings, UndeclaredDocument> {
+    pub(crate) fn documents(&self) -> Result<&'a UpstreamSettings, UndeclaredDocument> {
         if self.targets.documents() {
             return Ok(self.settings);
         }
@@ -180,7 +180,7 @@ impl<'a> Client<'a> {
     /// Opens `request`, a GET of a document on a log host built with the settings
     /// [`Client::documents`] gives (checked host, no credential), its answer scrubbed of every
     /// configured credential; refused, with nothing sent, when the plan declared no documents.
-    pub async fn open_document(
+    pub(crate) async fn open_document(
         &self,
         request: UpstreamRequest,
     ) -> Result<StreamedResponse, TransportError> {
@@ -192,12 +192,12 @@ impl<'a> Client<'a> {
 
     /// The endpoint `vendor`'s requests go to, when it is configured (cache keys name its
     /// identity).
-    pub fn endpoint(&self, vendor: Vendor) -> Option<Endpoint> {
+    pub(crate) fn endpoint(&self, vendor: Vendor) -> Option<Endpoint> {
         self.settings.endpoint(vendor)
     }
 
     /// The most bytes of a body read (`UPSTREAM_MAX_BYTES`).
-    pub fn max_bytes(&self) -> usize {
+    pub(crate) fn max_bytes(&self) -> usize {
         self.settings.max_bytes
     }
 }
@@ -216,17 +216,17 @@ pub struct RawReply {
     /// The URL requested (no credential is ever part of it).
     pub url: String,
     /// When the body was read, Unix milliseconds (the Clock port).
-    pub received_at_ms: u64,
+    pub(crate) received_at_ms: u64,
 }
 
 /// A body decoded to a value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decoded {
     /// The value: parsed JSON, `{}` for 204 or blank bodies, or the text as a string.
-    pub value: Value,
+    pub(crate) value: Value,
     /// True when the body was parsed as JSON (the reference saves a raw file only then, so
     /// only then does its truncation block name one).
-    pub parsed_json: bool,
+    pub(crate) parsed_json: bool,
 }
 
 /// A successful answer, decoded.
@@ -239,11 +239,11 @@ pub struct UpstreamReply {
     /// The decoded body.
     pub body: Value,
     /// True when the body was parsed as JSON.
-    pub parsed_json: bool,
+    pub(crate) parsed_json: bool,
     /// The URL requested.
     pub url: String,
     /// When the body was read, Unix milliseconds.
-    pub received_at_ms: u64,
+    pub(crate) received_at_ms: u64,
 }
 
 /// Sends `target` unchecked (see [`Client::send_raw`]).
@@ -415,7 +415,7 @@ pub fn decode_body(vendor: Vendor, status: u16, headers: &Headers, body: &[u8]) 
 /// (only when asked to, and only past the first [`crate::value::RELEASE_BYTES`]): there is no
 /// text left to answer with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Released;
+pub(crate) struct Released;
 
 /// [`decode_body`] of the body's text; with `release`, an owned text is given to the parser,
 /// which releases it as it goes ([`crate::value::parse_owned`]).

@@ -254,7 +254,7 @@ impl UpstreamError {
     /// When to retry, as a sentence for the model, for a rate limit (429, GitHub's rate-limit
     /// 403) or a 503: `Retry after N seconds (at <UTC time>).`, or advice to wait when the vendor
     /// gave no time. `None` for every other failure.
-    pub fn retry_hint(&self) -> Option<String> {
+    pub(crate) fn retry_hint(&self) -> Option<String> {
         let ErrorKind::Status {
             status, headers, ..
         } = &self.kind
@@ -331,7 +331,7 @@ impl std::error::Error for UpstreamError {}
 
 /// The text of a call refused for want of memory: the same for every vendor (no reference
 /// server has this failure), saying that it is temporary and how to ask for less.
-pub fn busy_text(vendor: Vendor, body_bytes: usize) -> String {
+pub(crate) fn busy_text(vendor: Vendor, body_bytes: usize) -> String {
     format!(
         "Error: the server is busy with other large results and has no memory free for this {} \
          API response ({body_bytes} bytes) right now. Retry in a few seconds, or narrow the \

@@ -15,7 +15,7 @@ pub const DEFAULT_LOG_HOSTS: &[&str] = &[
 
 /// The allow-list: entries `host`, `host:port` or `*.domain` (any subdomain, not the domain).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogHosts(Vec<String>);
+pub(crate) struct LogHosts(Vec<String>);
 
 impl Default for LogHosts {
     fn default() -> LogHosts {
@@ -24,6 +24,12 @@ impl Default for LogHosts {
 }
 
 impl LogHosts {
+    /// The entries, as configured.
+    #[cfg(test)]
+    fn entries(&self) -> &[String] {
+        &self.0
+    }
+
     /// Parses a comma-separated list; the error says which entry is wrong.
     pub fn parse(text: &str) -> Result<LogHosts, BadLogHosts> {
         let mut hosts = Vec::new();
@@ -47,11 +53,6 @@ impl LogHosts {
         Ok(LogHosts(hosts))
     }
 
-    /// The entries, as configured.
-    pub fn entries(&self) -> &[String] {
-        &self.0
-    }
-
     /// `url` as parsed, when it is an `https` URL (or `http` to a listed loopback address, for
     /// local runs) on an allowed host; otherwise why not, naming only the host.
     pub fn check(&self, url: &str) -> Result<OutboundUrl, UrlRefused> {
@@ -66,7 +67,7 @@ impl LogHosts {
 
 /// Why `LOG_REDIRECT_HOSTS` cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BadLogHosts {
+pub(crate) enum BadLogHosts {
     /// An entry, lower-cased, that is not `host`, `host:port` or `*.domain`.
     Entry(String),
     /// No entry at all.

@@ -9,10 +9,10 @@ use crate::value::{parse, Value};
 use std::borrow::Cow;
 
 pub use crate::js::{is_blank, parse_int};
-pub use crate::render::json::stringify;
+pub(crate) use crate::render::json::stringify;
 
 /// JavaScript truthiness of a JSON value (`""`, `0`, `-0`, `NaN`, `false` and `null` are falsy).
-pub fn truthy(value: &Value) -> bool {
+pub(crate) fn truthy(value: &Value) -> bool {
     match value {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -26,13 +26,13 @@ pub fn truthy(value: &Value) -> bool {
 }
 
 /// The value at `key` when truthy, as JavaScript's `x.key && ...` tests it.
-pub fn truthy_field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+pub(crate) fn truthy_field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
     value.get(key).filter(|v| truthy(v))
 }
 
 /// `String(value)`: strings as they are, numbers the JavaScript way, arrays joined with `,`
 /// (null items empty), objects as `[object Object]`.
-pub fn to_string(value: &Value) -> String {
+pub(crate) fn to_string(value: &Value) -> String {
     let mut out = String::new();
     write_js_string(value, &mut out);
     out
@@ -66,7 +66,7 @@ fn write_js_string(value: &Value, out: &mut String) {
 }
 
 /// `array.join(separator)` over a JSON array.
-pub fn join(items: &[Value], separator: &str) -> String {
+pub(crate) fn join(items: &[Value], separator: &str) -> String {
     let mut out = String::new();
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
@@ -80,20 +80,20 @@ pub fn join(items: &[Value], separator: &str) -> String {
 }
 
 /// `JSON.stringify(value, null, 2)`.
-pub fn stringify_pretty(value: &Value) -> String {
+pub(crate) fn stringify_pretty(value: &Value) -> String {
     let mut out = String::new();
     write_json(value, &mut out);
     out
 }
 
 /// `await response.text()`: UTF-8 with invalid sequences replaced and a leading BOM removed.
-pub fn response_text(bytes: &[u8]) -> String {
+pub(crate) fn response_text(bytes: &[u8]) -> String {
     response_str(bytes).into_owned()
 }
 
 /// [`response_text`] borrowed when the bytes are valid UTF-8, so a large body is not copied
 /// just to be parsed.
-pub fn response_str(bytes: &[u8]) -> Cow<'_, str> {
+pub(crate) fn response_str(bytes: &[u8]) -> Cow<'_, str> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     // The strict check first: it takes ASCII a word at a time, where the lossy decoder's scan
     // is several times slower on a valid body, which almost every body is.
@@ -105,7 +105,7 @@ pub fn response_str(bytes: &[u8]) -> Cow<'_, str> {
 
 /// [`response_text`] of a body the caller gives up: its own buffer when it is valid UTF-8 without
 /// a BOM, as almost every body is, so a large body is never copied.
-pub fn response_string(mut bytes: Vec<u8>) -> String {
+pub(crate) fn response_string(mut bytes: Vec<u8>) -> String {
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         bytes.drain(..3);
     }
@@ -116,7 +116,7 @@ pub fn response_string(mut bytes: Vec<u8>) -> String {
 }
 
 /// `JSON.parse(text)`, `None` where JavaScript would throw.
-pub fn json_parse(text: &str) -> Option<Value> {
+pub(crate) fn json_parse(text: &str) -> Option<Value> {
     parse(text).ok()
 }
 

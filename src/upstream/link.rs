@@ -8,7 +8,7 @@ use crate::ports::Headers;
 
 /// The page number of the `rel="next"` link across every `Link` header in `headers`, or `None`
 /// when there is none (the last page) or its target has no usable `page` parameter.
-pub fn next_page(headers: &Headers) -> Option<u64> {
+pub(crate) fn next_page(headers: &Headers) -> Option<u64> {
     headers
         .iter()
         .filter(|(name, _)| name.eq_ignore_ascii_case("link"))
@@ -16,7 +16,7 @@ pub fn next_page(headers: &Headers) -> Option<u64> {
 }
 
 /// The page number of the first `rel="next"` link-value in one `Link` header value.
-pub fn next_page_in(value: &str) -> Option<u64> {
+pub(crate) fn next_page_in(value: &str) -> Option<u64> {
     links(value)
         .into_iter()
         .find(|link| link.rels.iter().any(|r| r.eq_ignore_ascii_case("next")))

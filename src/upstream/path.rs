@@ -174,7 +174,7 @@ impl ApiPath {
     /// digits (`%2f` is `%2F`), and every other byte outside the segment's allowed characters
     /// percent-encoded, a `%` that starts no escape included. Policy globs put their segments
     /// through the same function, so both sides of a match have one spelling.
-    pub fn canonical_segment(segment: &str) -> String {
+    pub(crate) fn canonical_segment(segment: &str) -> String {
         let bytes = segment.as_bytes();
         let mut out = String::with_capacity(bytes.len());
         let mut i = 0;
@@ -214,13 +214,13 @@ impl ApiPath {
     }
 
     /// The path's segments, without the leading `/` (a trailing `/` gives an empty last one).
-    pub fn segments(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn segments(&self) -> impl Iterator<Item = &str> {
         self.path.strip_prefix('/').unwrap_or(&self.path).split('/')
     }
 
     /// True when the path holds a byte outside ASCII (the canonical form escapes them, so as
     /// `%80` to `%FF`).
-    pub fn has_non_ascii(&self) -> bool {
+    pub(crate) fn has_non_ascii(&self) -> bool {
         self.path
             .as_bytes()
             .windows(2)

@@ -23,7 +23,7 @@ pub const MIN_SECRET_BYTES: usize = 8;
 
 /// The secrets one request's answer is cleaned of.
 #[derive(Clone)]
-pub struct Scrubber {
+pub(crate) struct Scrubber {
     /// `None` when there is nothing to replace.
     finder: Option<AhoCorasick>,
     /// What is replaced, for telling whether a chunk ends with the start of one.
@@ -99,7 +99,7 @@ impl Scrubber {
     }
 
     /// `error` with its detail scrubbed.
-    pub fn transport(&self, error: TransportError) -> TransportError {
+    pub(crate) fn transport(&self, error: TransportError) -> TransportError {
         match error {
             TransportError::Network(detail) => TransportError::Network(self.text(&detail)),
             other => other,
@@ -177,7 +177,7 @@ fn forms(value: &str) -> Vec<String> {
 
 /// Sends `request` and opens its answer with every text in it scrubbed by `scrubber`: the one
 /// way an upstream answer is read.
-pub async fn open(
+pub(crate) async fn open(
     http: &dyn UpstreamHttp,
     request: UpstreamRequest,
     scrubber: &Scrubber,

@@ -11,10 +11,10 @@ use super::{js, Method};
 use crate::ports::{header, BodyStream, Clock, Headers, Level, Ports};
 
 /// Most bytes of an error answer's body read for its message.
-pub const MAX_ERROR_BODY: usize = 64 * 1024;
+pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// An answer whose body is still to be read.
-pub struct Opened {
+pub(crate) struct Opened {
     /// HTTP status.
     pub status: u16,
     /// Response headers.
@@ -25,7 +25,7 @@ pub struct Opened {
 
 impl Opened {
     /// The `Location` of a redirect.
-    pub fn location(&self) -> Option<&str> {
+    pub(crate) fn location(&self) -> Option<&str> {
         header(&self.headers, "location")
     }
 }
@@ -79,7 +79,11 @@ pub(super) async fn open(
 
 /// The error a non-2xx answer is, with at most [`MAX_ERROR_BODY`] bytes of its body read for the
 /// message (as [`super::send`] would report it).
-pub async fn status_error(clock: &dyn Clock, target: &Target, mut opened: Opened) -> UpstreamError {
+pub(crate) async fn status_error(
+    clock: &dyn Clock,
+    target: &Target,
+    mut opened: Opened,
+) -> UpstreamError {
     let mut body = Vec::new();
     while body.len() < MAX_ERROR_BODY {
         match opened.body.next_chunk().await {

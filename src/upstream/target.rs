@@ -12,13 +12,13 @@ use super::Method;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     /// The vendor.
-    pub vendor: Vendor,
+    pub(crate) vendor: Vendor,
     /// The HTTP method.
-    pub method: Method,
+    pub(crate) method: Method,
     /// The canonical path with the vendor's prefix (Bitbucket `/2.0`), and its own query.
     pub path: ApiPath,
     /// The API root the path is on.
-    pub root: Root,
+    pub(crate) root: Root,
     /// The form policy matches: the path without its query or a trailing `/`, and with Jira's
     /// API version as `3` (`/rest/api/2/...` and `/rest/api/latest/...` are the same resources).
     matched: String,
@@ -57,7 +57,7 @@ impl Target {
     }
 
     /// A GET of `path` on CircleCI's API v1.1 root.
-    pub fn circleci_v1(path: &ApiPath) -> Target {
+    pub(crate) fn circleci_v1(path: &ApiPath) -> Target {
         let mut target = Target::new(Vendor::CircleCi, Method::Get, path);
         target.matched.insert_str(0, CIRCLECI_V1_MATCHED);
         target.root = Root::CircleCiV1;
@@ -143,7 +143,7 @@ impl Family {
 
     /// The member for `id`; `None` when its path does not parse (a head or tail that was not
     /// built from checked parts).
-    pub fn member(&self, id: u64) -> Option<Target> {
+    pub(crate) fn member(&self, id: u64) -> Option<Target> {
         let path = ApiPath::parse(&format!("{}/{id}{}", self.head, self.tail)).ok()?;
         Some(Target::new(self.vendor, self.method, &path))
     }
@@ -180,7 +180,7 @@ pub struct Targets {
 
 /// How [`Targets`] holds a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Declared {
+pub(crate) enum Declared {
     /// A target decided with the call.
     Fixed,
     /// A member of a declared family, to be decided by itself before it is sent.
@@ -191,7 +191,7 @@ pub enum Declared {
 
 impl Targets {
     /// A call that makes no upstream request.
-    pub const fn none() -> Targets {
+    pub(crate) const fn none() -> Targets {
         Targets {
             fixed: Vec::new(),
             families: Vec::new(),
@@ -205,7 +205,7 @@ impl Targets {
     }
 
     /// These targets and `target`.
-    pub fn and(mut self, target: Target) -> Targets {
+    pub(crate) fn and(mut self, target: Target) -> Targets {
         if !self.fixed.contains(&target) {
             self.fixed.push(target);
         }
@@ -213,39 +213,40 @@ impl Targets {
     }
 
     /// These targets and the members of `family`.
-    pub fn and_family(mut self, family: Family) -> Targets {
+    pub(crate) fn and_family(mut self, family: Family) -> Targets {
         self.families.push(family);
         self
     }
 
     /// These targets and documents on the allowed log hosts.
-    pub fn and_documents(mut self) -> Targets {
+    pub(crate) fn and_documents(mut self) -> Targets {
         self.documents = true;
         self
     }
 
     /// The targets decided with the call, in the order the plan named them.
-    pub fn fixed(&self) -> &[Target] {
+    pub(crate) fn fixed(&self) -> &[Target] {
         &self.fixed
     }
 
     /// The first target: the one a refusal or an approval request names.
-    pub fn first(&self) -> Option<&Target> {
+    #[cfg(test)]
+    pub(crate) fn first(&self) -> Option<&Target> {
         self.fixed.first()
     }
 
     /// Whether the call learns some of its requests as it runs.
-    pub fn has_families(&self) -> bool {
+    pub(crate) fn has_families(&self) -> bool {
         !self.families.is_empty()
     }
 
     /// Whether the call may fetch documents on the allowed log hosts.
-    pub fn documents(&self) -> bool {
+    pub(crate) fn documents(&self) -> bool {
         self.documents
     }
 
     /// How the call's plan holds `target`.
-    pub fn declares(&self, target: &Target) -> Declared {
+    pub(crate) fn declares(&self, target: &Target) -> Declared {
         if self.fixed.contains(target) {
             Declared::Fixed
         } else if self.families.iter().any(|f| f.contains(target)) {

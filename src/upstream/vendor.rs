@@ -34,7 +34,7 @@ impl Vendor {
     ];
 
     /// The product name used in messages (`Jira`, `GitHub`...).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Vendor::GitHub => "GitHub",
             Vendor::CircleCi => "CircleCI",
@@ -45,7 +45,7 @@ impl Vendor {
     }
 
     /// A stable lower-case identifier (cache keys, log lines).
-    pub fn id(self) -> &'static str {
+    pub(crate) fn id(self) -> &'static str {
         match self {
             Vendor::GitHub => "github",
             Vendor::CircleCi => "circleci",
@@ -65,7 +65,7 @@ impl Vendor {
 
     /// `path` as requested from this vendor, and so as policy sees it: with the vendor's prefix
     /// (Bitbucket `/2.0`) unless it already starts with it.
-    pub fn request_path(self, path: &ApiPath) -> ApiPath {
+    pub(crate) fn request_path(self, path: &ApiPath) -> ApiPath {
         match self.path_prefix() {
             Some(prefix) => path.clone().with_prefix(prefix),
             None => path.clone(),
@@ -74,7 +74,7 @@ impl Vendor {
 
     /// The largest body, in bytes, this vendor's reference accepts by its declared
     /// `Content-Length`, checked before the status; `None` when only the read limit applies.
-    pub fn declared_length_limit(self) -> Option<f64> {
+    pub(crate) fn declared_length_limit(self) -> Option<f64> {
         match self {
             Vendor::Bitbucket => Some(BITBUCKET_MAX_RESPONSE),
             Vendor::GitHub | Vendor::CircleCi | Vendor::Jira | Vendor::Confluence => None,
@@ -83,7 +83,7 @@ impl Vendor {
 
     /// True when a 2xx `text/plain` body is the text itself, even empty or JSON-looking: the
     /// Bitbucket reference returns diffs and raw files so.
-    pub fn keeps_plain_text(self) -> bool {
+    pub(crate) fn keeps_plain_text(self) -> bool {
         match self {
             Vendor::Bitbucket => true,
             Vendor::GitHub | Vendor::CircleCi | Vendor::Jira | Vendor::Confluence => false,
@@ -93,7 +93,7 @@ impl Vendor {
     /// True when a body declared JSON that does not parse is an error: GitHub and CircleCI
     /// promise JSON, so text there would be mistaken for data. The Atlassian references keep
     /// such a body as text, and so do we.
-    pub fn requires_valid_json(self) -> bool {
+    pub(crate) fn requires_valid_json(self) -> bool {
         match self {
             Vendor::GitHub | Vendor::CircleCi => true,
             Vendor::Jira | Vendor::Confluence | Vendor::Bitbucket => false,
@@ -101,18 +101,18 @@ impl Vendor {
     }
 
     /// True for the three Atlassian products, whose texts reproduce the reference servers.
-    pub fn is_atlassian(self) -> bool {
+    pub(crate) fn is_atlassian(self) -> bool {
         matches!(self, Vendor::Jira | Vendor::Confluence | Vendor::Bitbucket)
     }
 
     /// True for the vendors whose credential is a Basic pair (user, token) rather than a token.
-    pub fn uses_basic_pair(self) -> bool {
+    pub(crate) fn uses_basic_pair(self) -> bool {
         matches!(self, Vendor::Jira | Vendor::Confluence | Vendor::Bitbucket)
     }
 
     /// True for the vendors a signed-in person can bring a token of their own for: the sign-in
     /// gives GitHub and Atlassian OAuth tokens, and Atlassian's reach Jira and Confluence.
-    pub fn takes_personal_token(self) -> bool {
+    pub(crate) fn takes_personal_token(self) -> bool {
         matches!(self, Vendor::GitHub | Vendor::Jira | Vendor::Confluence)
     }
 
@@ -151,7 +151,7 @@ impl Vendor {
     }
 
     /// The settings that must be present for this vendor, as a sentence for error texts.
-    pub fn required_settings(self) -> &'static str {
+    pub(crate) fn required_settings(self) -> &'static str {
         match self {
             Vendor::GitHub => "the secret GITHUB_TOKEN",
             Vendor::CircleCi => "the secret CIRCLECI_TOKEN",
@@ -196,51 +196,51 @@ impl fmt::Debug for Secret {
 }
 
 /// The Bitbucket reference's response size limit (`DATA_LIMITS.MAX_RESPONSE_SIZE`).
-pub const BITBUCKET_MAX_RESPONSE: f64 = 10.0 * 1024.0 * 1024.0;
+pub(crate) const BITBUCKET_MAX_RESPONSE: f64 = 10.0 * 1024.0 * 1024.0;
 
 /// GitHub's default API root.
-pub const GITHUB_DEFAULT_URL: &str = "https://api.github.com";
+pub(crate) const GITHUB_DEFAULT_URL: &str = "https://api.github.com";
 /// CircleCI's default API root (v2).
-pub const CIRCLECI_DEFAULT_URL: &str = "https://circleci.com/api/v2";
+pub(crate) const CIRCLECI_DEFAULT_URL: &str = "https://circleci.com/api/v2";
 /// Bitbucket Cloud's default API host (paths get `/2.0`).
-pub const BITBUCKET_DEFAULT_URL: &str = "https://api.bitbucket.org";
+pub(crate) const BITBUCKET_DEFAULT_URL: &str = "https://api.bitbucket.org";
 /// The GitHub REST API version requested.
-pub const GITHUB_API_VERSION: &str = "2022-11-28";
+pub(crate) const GITHUB_API_VERSION: &str = "2022-11-28";
 /// The `User-Agent` sent to GitHub, which refuses requests without one.
-pub const USER_AGENT: &str = "devtools-mcp-edge";
+pub(crate) const USER_AGENT: &str = "devtools-mcp-edge";
 
 /// The vendor settings, validated: base URLs without a trailing `/`, credentials as secrets.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpstreamSettings {
     /// GitHub API root (`GITHUB_API_URL`).
-    pub github_api_url: String,
+    pub(crate) github_api_url: String,
     /// `GITHUB_TOKEN`.
-    pub github_token: Option<Secret>,
+    pub(crate) github_token: Option<Secret>,
     /// CircleCI API root (`CIRCLECI_API_URL`).
-    pub circleci_api_url: String,
+    pub(crate) circleci_api_url: String,
     /// `CIRCLECI_TOKEN`.
-    pub circleci_token: Option<Secret>,
+    pub(crate) circleci_token: Option<Secret>,
     /// Jira and Confluence root: `ATLASSIAN_BASE_URL`, else `https://{ATLASSIAN_SITE_NAME}.atlassian.net`.
-    pub atlassian_base_url: Option<String>,
+    pub(crate) atlassian_base_url: Option<String>,
     /// `ATLASSIAN_USER_EMAIL`.
-    pub atlassian_user_email: Option<Secret>,
+    pub(crate) atlassian_user_email: Option<Secret>,
     /// `ATLASSIAN_API_TOKEN`.
-    pub atlassian_api_token: Option<Secret>,
+    pub(crate) atlassian_api_token: Option<Secret>,
     /// Bitbucket API host (`BITBUCKET_API_URL`).
-    pub bitbucket_api_url: String,
+    pub(crate) bitbucket_api_url: String,
     /// `ATLASSIAN_BITBUCKET_USERNAME`.
-    pub bitbucket_username: Option<Secret>,
+    pub(crate) bitbucket_username: Option<Secret>,
     /// `ATLASSIAN_BITBUCKET_APP_PASSWORD`.
-    pub bitbucket_app_password: Option<Secret>,
+    pub(crate) bitbucket_app_password: Option<Secret>,
     /// How long one request may take, in milliseconds (`UPSTREAM_TIMEOUT_MS`).
     pub timeout_ms: u64,
     /// The largest response body read, in bytes (`UPSTREAM_MAX_BYTES`).
-    pub max_bytes: usize,
+    pub(crate) max_bytes: usize,
     /// The hosts job logs may be downloaded from (`LOG_REDIRECT_HOSTS`).
-    pub log_hosts: LogHosts,
+    pub(crate) log_hosts: LogHosts,
     /// The identity acting for one vendor on this call, when a policy decision named one
     /// ([`UpstreamSettings::acting_as`]); every other vendor keeps its configured credential.
-    pub acting: Option<Box<Acting>>,
+    pub(crate) acting: Option<Box<Acting>>,
 }
 
 /// The identity a policy decision names for one vendor, with the credential it resolves to:
@@ -248,10 +248,10 @@ pub struct UpstreamSettings {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Acting {
     /// The vendor it acts for.
-    pub vendor: Vendor,
+    pub(crate) vendor: Vendor,
     /// Its name, reported in the result's `_meta` (`default`, a document's identity,
     /// `signed-in-user`).
-    pub name: String,
+    pub(crate) name: String,
     source: Source,
 }
 
@@ -274,7 +274,7 @@ enum Source {
 
 impl Acting {
     /// The vendor's configured credential, under `name`.
-    pub fn configured(vendor: Vendor, name: &str) -> Acting {
+    pub(crate) fn configured(vendor: Vendor, name: &str) -> Acting {
         Acting {
             vendor,
             name: name.to_owned(),
@@ -296,7 +296,7 @@ impl Acting {
     /// gives no token ([`Vendor::takes_personal_token`]) or an Atlassian token without the
     /// gateway root of the person's site, which has nowhere to go (never the deployment's site
     /// URL).
-    pub fn personal(
+    pub(crate) fn personal(
         vendor: Vendor,
         name: &str,
         token: &Secret,
@@ -331,7 +331,7 @@ impl Acting {
 
 /// The root of `vendor` (Jira or Confluence) on the Atlassian API gateway `gateway_url` for the
 /// site `cloud_id`.
-pub fn atlassian_gateway_url(gateway_url: &str, vendor: Vendor, cloud_id: &str) -> String {
+pub(crate) fn atlassian_gateway_url(gateway_url: &str, vendor: Vendor, cloud_id: &str) -> String {
     format!(
         "{}/ex/{}/{cloud_id}",
         gateway_url.trim_end_matches('/'),
@@ -340,10 +340,10 @@ pub fn atlassian_gateway_url(gateway_url: &str, vendor: Vendor, cloud_id: &str) 
 }
 
 /// The timeout when `UPSTREAM_TIMEOUT_MS` is not set: the reference servers' 30 s.
-pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 /// The body limit when `UPSTREAM_MAX_BYTES` is not set: 16 MiB, whose cost (64 MiB at four bytes
 /// of memory per byte of body) fits in the default memory budget beside the JS heap.
-pub const DEFAULT_MAX_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_BYTES: usize = 16 * 1024 * 1024;
 
 impl Default for UpstreamSettings {
     /// Public default URLs, default limits and no credentials.
@@ -371,7 +371,7 @@ impl UpstreamSettings {
     /// Everything needed to call `vendor`, or `None` when its settings are incomplete: its
     /// root, and the credential of the identity acting for it on this call (the configured one
     /// when none acts for it).
-    pub fn endpoint(&self, vendor: Vendor) -> Option<Endpoint> {
+    pub(crate) fn endpoint(&self, vendor: Vendor) -> Option<Endpoint> {
         let acting = self.acting.as_deref();
         let source = match acting {
             Some(a) if a.vendor == vendor => &a.source,
@@ -436,7 +436,7 @@ impl UpstreamSettings {
     }
 
     /// These settings with `acting` acting for its vendor on one call.
-    pub fn acting_as(&self, acting: Acting) -> UpstreamSettings {
+    pub(crate) fn acting_as(&self, acting: Acting) -> UpstreamSettings {
         UpstreamSettings {
             acting: Some(Box::new(acting)),
             ..self.clone()
@@ -445,7 +445,7 @@ impl UpstreamSettings {
 
     /// CircleCI's API v1.1 root beside the configured v2 root (`.../api/v2` -> `.../api/v1.1`),
     /// for what only v1.1 serves (a job's steps with their output URLs).
-    pub fn circleci_v1_url(&self) -> String {
+    pub(crate) fn circleci_v1_url(&self) -> String {
         match self.circleci_api_url.strip_suffix("/v2") {
             Some(root) => format!("{root}/v1.1"),
             None => format!("{}/v1.1", self.circleci_api_url),
@@ -455,7 +455,7 @@ impl UpstreamSettings {
     /// Every configured credential and the acting identity's (tokens and passwords, not the
     /// user names that go with them, which identify and appear in data), which no upstream
     /// text may carry back.
-    pub fn credential_values(&self) -> Vec<&str> {
+    pub(crate) fn credential_values(&self) -> Vec<&str> {
         [
             &self.github_token,
             &self.circleci_token,
@@ -472,11 +472,11 @@ impl UpstreamSettings {
 
 /// The credential header of a vendor and the secret it was built from.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Credential {
+pub(crate) struct Credential {
     /// Header name (`Authorization`, `Circle-Token`).
-    pub header: &'static str,
+    pub(crate) header: &'static str,
     /// Header value (holds the secret).
-    pub value: Secret,
+    pub(crate) value: Secret,
     /// What identifies the credential for cache partitioning (the token, or `user:token`).
     pub identity: Secret,
 }
@@ -510,18 +510,18 @@ impl Credential {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Endpoint {
     /// The vendor.
-    pub vendor: Vendor,
+    pub(crate) vendor: Vendor,
     /// API root without a trailing `/`; the request host is always this one's.
-    pub base_url: String,
+    pub(crate) base_url: String,
     /// The credential header.
-    pub credential: Credential,
+    pub(crate) credential: Credential,
     /// Fixed headers sent after the credential, in order.
     pub headers: Vec<(String, String)>,
 }
 
 /// Validates a base URL setting: `http(s)://host[:port][/path]`, no query, fragment or userinfo;
 /// returned without a trailing `/`.
-pub fn base_url(text: &str) -> Result<String, BadRoot> {
+pub(crate) fn base_url(text: &str) -> Result<String, BadRoot> {
     let text = text.trim();
     let rest = text
         .strip_prefix("https://")
@@ -535,7 +535,7 @@ pub fn base_url(text: &str) -> Result<String, BadRoot> {
 }
 
 /// `https://{site}.atlassian.net` for a site name such as `acme`.
-pub fn site_url(site: &str) -> Result<String, BadRoot> {
+pub(crate) fn site_url(site: &str) -> Result<String, BadRoot> {
     let valid = !site.is_empty()
         && site.len() <= 63
         && site.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
@@ -547,16 +547,16 @@ pub fn site_url(site: &str) -> Result<String, BadRoot> {
 
 /// Why a vendor's root setting cannot be used: the text as given, and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BadRoot {
+pub(crate) struct BadRoot {
     /// The setting's text.
-    pub given: String,
+    pub(crate) given: String,
     /// What is wrong with it.
-    pub problem: RootProblem,
+    pub(crate) problem: RootProblem,
 }
 
 /// What is wrong with a vendor's root setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RootProblem {
+pub(crate) enum RootProblem {
     /// A base URL that starts with neither `https://` nor `http://`.
     Scheme,
     /// A base URL with no host, or with user, query or fragment.

@@ -139,11 +139,11 @@ struct Slot {
 
 impl Interner {
     /// Longest key shared, in bytes.
-    pub const MAX_KEY_BYTES: usize = 64;
+    pub(crate) const MAX_KEY_BYTES: usize = 64;
     /// Most keys shared in one parse.
-    pub const MAX_KEYS: usize = 4096;
+    pub(crate) const MAX_KEYS: usize = 4096;
     /// The id of a key not shared, and the owner of an object that is no key's value.
-    pub const UNSHARED: u32 = u32::MAX;
+    pub(crate) const UNSHARED: u32 = u32::MAX;
     /// Most keys of an object remembered for the guess.
     const SHAPE_KEYS: usize = 256;
 
@@ -157,7 +157,7 @@ impl Interner {
     /// The guess for the `index`-th key of an object that is the value of the key of id `owner`,
     /// and its id, when `json` (the JSON text after the key's opening quote) starts with it: the
     /// key as written, then the closing quote.
-    pub fn guessed(&self, owner: u32, index: usize, json: &[u8]) -> Option<(Key, u32)> {
+    pub(crate) fn guessed(&self, owner: u32, index: usize, json: &[u8]) -> Option<(Key, u32)> {
         let id = *self.slot(owner)?.shape.get(index)?;
         let slot = self.slot(id)?;
         let key = slot.key.as_bytes();
@@ -168,7 +168,7 @@ impl Interner {
 
     /// The key `text` and its id for [`Interner::close_object`] ([`Interner::UNSHARED`] when the
     /// key is not shared).
-    pub fn key_and_id(&mut self, text: &str) -> (Key, u32) {
+    pub(crate) fn key_and_id(&mut self, text: &str) -> (Key, u32) {
         let id = match self.ids.get(text) {
             Some(&id) => id,
             None if text.len() > Self::MAX_KEY_BYTES || self.slots.len() >= Self::MAX_KEYS => {
@@ -195,7 +195,7 @@ impl Interner {
     /// The owner of the whole text's value, which no key owns: the items of a top-level array
     /// are guessed from the item before, as a key's are. Its slot is never a key's: no text
     /// finds it and no object's keys include it.
-    pub fn root(&mut self) -> u32 {
+    pub(crate) fn root(&mut self) -> u32 {
         if let Some(id) = self.root {
             return id;
         }
@@ -221,7 +221,7 @@ impl Interner {
     /// and none integer-like, so that the object keeps its entries as they come
     /// ([`crate::js::JsMap::from_distinct_named`]); false when in doubt (a key not shared), so
     /// that the object is built the general way.
-    pub fn close_object(&mut self, owner: u32, ids: &[u32]) -> bool {
+    pub(crate) fn close_object(&mut self, owner: u32, ids: &[u32]) -> bool {
         if let Some(slot) = self.slots.get_mut(owner as usize) {
             let ids = &ids[..ids.len().min(Self::SHAPE_KEYS)];
             if slot.shape != ids {

@@ -15,7 +15,7 @@ pub const MAX_DEPTH: usize = 512;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
     /// What was wrong.
-    pub message: &'static str,
+    pub(crate) message: &'static str,
     /// Byte offset into the input.
     pub offset: usize,
 }

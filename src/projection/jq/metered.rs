@@ -26,9 +26,9 @@ use crate::projection::meter;
 const ITEMS_PER_LOOK: usize = 4096;
 
 /// The deepest value a program may build.
-pub const MAX_VALUE_DEPTH: u32 = 512;
+pub(crate) const MAX_VALUE_DEPTH: u32 = 512;
 /// The longest string or array, in bytes or items, a single operation may build.
-pub const MAX_VALUE_SIZE: usize = 16 << 20;
+pub(crate) const MAX_VALUE_SIZE: usize = 16 << 20;
 
 /// A jaq-json value, an upper bound on its nesting depth, and its size once known.
 #[derive(Clone, Debug)]

@@ -19,7 +19,7 @@ use super::Budgeted;
 use crate::projection::meter;
 
 /// The longest pattern compiled, in bytes.
-pub const MAX_PATTERN_BYTES: usize = 4096;
+pub(crate) const MAX_PATTERN_BYTES: usize = 4096;
 /// The compiled size bounds a pattern is tried under, smallest first, in bytes. The largest is
 /// the most a pattern may take; regex-bites' own default is 10 MiB.
 const SIZE_BOUNDS: [usize; 4] = [1 << 10, 4 << 10, 16 << 10, 64 << 10];

@@ -8,7 +8,7 @@ use crate::tools::registry::{Tool, ToolError};
 use serde_json::Value as Json;
 
 /// The GitHub list tools, for the registry.
-pub fn tools() -> Vec<Box<dyn Tool>> {
+pub(crate) fn tools() -> Vec<Box<dyn Tool>> {
     vec![List::<RunsArgs>::boxed(), List::<JobsArgs>::boxed()]
 }
 
@@ -32,7 +32,7 @@ const RUN_STATUSES: &[&str] = &[
 
 /// `workflowId`: a number or a workflow file name.
 #[derive(Debug, Clone, PartialEq)]
-pub enum WorkflowId {
+pub(crate) enum WorkflowId {
     /// A numeric workflow id.
     Id(u64),
     /// A workflow file name.
@@ -78,7 +78,7 @@ fn workflow_segment(id: &WorkflowId) -> Result<String, ToolError> {
 
 arguments! {
     /// `github_list_workflow_runs`' arguments.
-    pub struct RunsArgs: closed {
+    pub(crate) struct RunsArgs: closed {
         flatten at: RepoPage,
         workflow_id: Option<WorkflowId> = Field::id_or_name("workflowId", 1, 255)
             .describe("Only runs of this workflow: its id or file name, e.g. `ci.yml`."),
@@ -132,7 +132,7 @@ github_get_job_logs with its id. Live data, never cached.";
 
 arguments! {
     /// `github_list_workflow_jobs`' arguments.
-    pub struct JobsArgs: closed {
+    pub(crate) struct JobsArgs: closed {
         flatten at: RepoPage,
         run_id: u64 = Field::integer("runId").min(1)
             .describe("A run's `id` from github_list_workflow_runs."),

@@ -28,7 +28,7 @@ struct Entry {
 }
 
 /// The cache of completed jobs' logs for one call.
-pub struct LogCache<'c, 'a> {
+pub(crate) struct LogCache<'c, 'a> {
     call: &'c ToolContext<'a>,
     cache: HttpCache<'a>,
     identity: Option<UpstreamIdentity>,
@@ -36,13 +36,13 @@ pub struct LogCache<'c, 'a> {
 }
 
 /// A job served from the cache: its fields, steps and log artifact.
-pub struct Hit {
+pub(crate) struct Hit {
     /// The job's result fields.
-    pub fields: Map,
+    pub(crate) fields: Map,
     /// Its steps.
-    pub steps: Vec<Step>,
+    pub(crate) steps: Vec<Step>,
     /// The artifact holding its complete log.
-    pub artifact: ArtifactId,
+    pub(crate) artifact: ArtifactId,
 }
 
 impl<'c, 'a> LogCache<'c, 'a> {
@@ -68,7 +68,7 @@ impl<'c, 'a> LogCache<'c, 'a> {
 
     /// The cached job `job` (a vendor-unique name such as `o/r/123`), when its entry and its
     /// artifact are both still there.
-    pub async fn lookup(&self, job: &str) -> Option<Hit> {
+    pub(crate) async fn lookup(&self, job: &str) -> Option<Hit> {
         let hit = self.cache.lookup(&self.key(job)?).await?;
         let entry: Entry = serde_json::from_slice(&hit.body).ok()?;
         let Ok(Value::Object(fields)) = crate::value::parse(&entry.fields) else {
@@ -125,7 +125,7 @@ impl<'c, 'a> LogCache<'c, 'a> {
     }
 
     /// Feeds the artifact `id` into `excerpter`; false when it could not be read to the end.
-    pub async fn replay(&self, id: &ArtifactId, excerpter: &mut Excerpter) -> bool {
+    pub(crate) async fn replay(&self, id: &ArtifactId, excerpter: &mut Excerpter) -> bool {
         let artifacts = Artifacts::new(
             self.call.ports,
             self.call.settings.artifact_retention_seconds,

@@ -16,14 +16,14 @@ use crate::value::{Map, Value};
 use serde::Deserialize;
 
 /// The tool's name.
-pub const NAME: &str = "circleci_get_job_logs";
+pub(crate) const NAME: &str = "circleci_get_job_logs";
 /// Most step outputs downloaded per job (each is a request).
-pub const MAX_OUTPUTS: usize = 40;
+pub(crate) const MAX_OUTPUTS: usize = 40;
 /// Most failed tests listed.
-pub const MAX_TESTS: usize = 20;
+pub(crate) const MAX_TESTS: usize = 20;
 
 /// The tool, for the registry.
-pub fn tool() -> Box<dyn Tool> {
+pub(crate) fn tool() -> Box<dyn Tool> {
     Box::new(Upstream(GetJobLogs(spec())))
 }
 
@@ -41,7 +41,7 @@ E.g. `jq`: `jobs[0].{tests: failedTests, tail: log.steps[*].tail}`.",
 
 arguments! {
     /// The tool's arguments: the job, then the excerpt's.
-    pub struct Args: closed {
+    pub(crate) struct Args: closed {
         project_slug: Option<String> = Field::string("projectSlug").min(1).max(300).describe(
             "Project slug `vcs/org/repo`, e.g. `gh/octo-org/hello-world` (not needed with `url`).",
         ),

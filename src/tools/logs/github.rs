@@ -18,14 +18,14 @@ use crate::upstream::{
 use crate::value::{Map, Value};
 
 /// The tool's name.
-pub const NAME: &str = "github_get_job_logs";
+pub(crate) const NAME: &str = "github_get_job_logs";
 /// Annotations read per job (GitHub's page size for check-run annotations is at most 50).
 const MAX_ANNOTATIONS: u64 = 50;
 /// GitHub's job conclusions that mean the job did not succeed.
 const FAILED: &[&str] = &["failure", "timed_out", "cancelled", "startup_failure"];
 
 /// The tool, for the registry.
-pub fn tool() -> Box<dyn Tool> {
+pub(crate) fn tool() -> Box<dyn Tool> {
     Box::new(Upstream(GetJobLogs(spec())))
 }
 
@@ -44,7 +44,7 @@ no GitHub call. E.g. `jq`: `jobs[*].{name: name, tail: log.steps[*].tail}`.",
 
 arguments! {
     /// The tool's arguments: the job or run, then the excerpt's.
-    pub struct Args: closed {
+    pub(crate) struct Args: closed {
         owner: Option<String> = OWNER.describe("Repository owner (not needed with `url`)."),
         repo: Option<String> = REPO.describe("Repository name (not needed with `url`)."),
         job_id: Option<u64> = Field::integer("jobId")
