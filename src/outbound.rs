@@ -168,7 +168,8 @@ fn authority(url: &Url) -> String {
 /// `localhost`, `127.0.0.0/8` or `::1`, as a parser reads the host.
 pub(crate) fn is_loopback(host: &Host<&str>) -> bool {
     match host {
-        Host::Domain(name) => name.trim_end_matches('.') == "localhost",
+        // One trailing dot is the root; "localhost.." has an empty label and names nothing.
+        Host::Domain(name) => name.strip_suffix('.').unwrap_or(name) == "localhost",
         Host::Ipv4(ip) => ip.is_loopback(),
         Host::Ipv6(ip) => ip.is_loopback(),
     }
@@ -418,6 +419,9 @@ mod tests {
         for (text, allowed) in [
             ("http://127.0.0.1:8787/cimd.json", true),
             ("http://localhost:3000/x", true),
+            ("http://localhost.:3000/x", true),
+            ("http://localhost..:3000/x", false),
+            ("https://localhost../x", false),
             ("http://[::1]:3000/x", true),
             ("https://example.com/x", true),
             ("http://10.0.0.1/x", false),
