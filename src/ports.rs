@@ -3,7 +3,8 @@
 //! globals; [`fake`] implements them in memory for host tests.
 //!
 //! Workers futures are `!Send`, so every asynchronous method returns a [`LocalBoxFuture`]; that
-//! keeps the traits object-safe and the core free of generics over its environment.
+//! keeps the traits object-safe and the core free of generics over its environment. The three
+//! aliases below name the futures by the error they fail with.
 
 #[cfg(any(test, feature = "test-util"))]
 pub mod fake;
@@ -17,6 +18,13 @@ use crate::outbound::OutboundUrl;
 use futures::future::LocalBoxFuture;
 use std::fmt;
 use std::rc::Rc;
+
+/// A store's answer: KV, R2 or a Durable Object.
+pub type Stored<'a, T> = LocalBoxFuture<'a, Result<T, StoreError>>;
+/// A cipher's answer: the sealed or opened bytes.
+pub type Ciphered<'a> = LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>>;
+/// An upstream exchange's answer.
+pub type Exchange<'a, T> = LocalBoxFuture<'a, Result<T, TransportError>>;
 
 /// An HTTP header list: names as sent (compared case-insensitively), in order.
 pub(crate) type Headers = Vec<(String, String)>;
@@ -124,18 +132,11 @@ impl StoreError {
 /// Sends requests to upstream APIs.
 pub trait UpstreamHttp {
     /// Sends one request and reads at most `max_body` bytes of the response body.
-    fn send(
-        &self,
-        request: UpstreamRequest,
-        max_body: usize,
-    ) -> LocalBoxFuture<'_, Result<UpstreamResponse, TransportError>>;
+    fn send(&self, request: UpstreamRequest, max_body: usize) -> Exchange<'_, UpstreamResponse>;
     /// Sends one request and returns as soon as the headers are in, with the body to be read
     /// piece by piece (a job log can be far larger than memory). The request's timeout covers
     /// the whole exchange, body included.
-    fn open(
-        &self,
-        request: UpstreamRequest,
-    ) -> LocalBoxFuture<'_, Result<StreamedResponse, TransportError>>;
+    fn open(&self, request: UpstreamRequest) -> Exchange<'_, StreamedResponse>;
 }
 
 /// An upstream answer whose body is still to be read.
@@ -153,7 +154,7 @@ pub struct StreamedResponse {
 /// The body of a [`StreamedResponse`].
 pub trait BodyStream {
     /// The next piece of the body, `None` at its end.
-    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, TransportError>>;
+    fn next_chunk(&mut self) -> Exchange<'_, Option<Vec<u8>>>;
 }
 
 /// One cache entry: the stored bytes and the metadata string written with them.
@@ -193,27 +194,15 @@ pub(crate) fn check_kv_put(key: &str, entry: &CacheEntry) -> Result<(), StoreErr
 /// A key/value cache whose entries expire (Workers KV in production).
 pub trait CacheStore {
     /// The entry at `key`, if present and not expired.
-    fn get<'a>(
-        &'a self,
-        key: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>>;
+    fn get<'a>(&'a self, key: &'a str) -> Stored<'a, Option<CacheEntry>>;
     /// Stores `entry` at `key` for `ttl_seconds` (KV's minimum is 60); refuses what
     /// [`check_kv_put`] refuses.
-    fn put<'a>(
-        &'a self,
-        key: &'a str,
-        entry: CacheEntry,
-        ttl_seconds: u64,
-    ) -> LocalBoxFuture<'a, Result<(), StoreError>>;
+    fn put<'a>(&'a self, key: &'a str, entry: CacheEntry, ttl_seconds: u64) -> Stored<'a, ()>;
     /// Removes the entry at `key`, if any.
-    fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), StoreError>>;
+    fn delete<'a>(&'a self, key: &'a str) -> Stored<'a, ()>;
     /// The keys starting with `prefix`, at most `limit` of them (KV list: eventually consistent,
     /// so a key written moments ago elsewhere may be missing).
-    fn list<'a>(
-        &'a self,
-        prefix: &'a str,
-        limit: usize,
-    ) -> LocalBoxFuture<'a, Result<Vec<String>, StoreError>>;
+    fn list<'a>(&'a self, prefix: &'a str, limit: usize) -> Stored<'a, Vec<String>>;
 }
 
 /// What is known of a stored artifact without reading its body.
@@ -239,24 +228,16 @@ pub struct ArtifactChunk {
 /// An object store for oversized results (Workers R2 in production).
 pub trait ArtifactStore {
     /// Stores `bytes` at `key` with `meta` (its `size` is ignored and taken from `bytes`).
-    fn put<'a>(
-        &'a self,
-        key: &'a str,
-        bytes: Vec<u8>,
-        meta: ArtifactMeta,
-    ) -> LocalBoxFuture<'a, Result<(), StoreError>>;
+    fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>, meta: ArtifactMeta) -> Stored<'a, ()>;
     /// Reads `length` bytes from `offset`; `None` when there is no such object.
     fn get_range<'a>(
         &'a self,
         key: &'a str,
         offset: u64,
         length: u64,
-    ) -> LocalBoxFuture<'a, Result<Option<ArtifactChunk>, StoreError>>;
+    ) -> Stored<'a, Option<ArtifactChunk>>;
     /// The metadata of the object at `key`, if any.
-    fn head<'a>(
-        &'a self,
-        key: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>>;
+    fn head<'a>(&'a self, key: &'a str) -> Stored<'a, Option<ArtifactMeta>>;
     /// Stores at `key` the `len` bytes `fill` writes a piece at a time (it appends the next piece
     /// to the empty buffer it is given and returns false after the last), with `meta` (its `size`
     /// is ignored). Fails, storing nothing, when the pieces do not add up to `len` bytes, as a
@@ -268,7 +249,7 @@ pub trait ArtifactStore {
         len: u64,
         fill: &'a mut dyn FnMut(&mut String) -> bool,
         meta: ArtifactMeta,
-    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+    ) -> Stored<'a, ()> {
         Box::pin(async move {
             let mut all = String::new();
             let mut piece = String::new();
@@ -292,11 +273,8 @@ pub trait ArtifactStore {
     /// Starts writing the object at `key` in parts (R2 multipart upload), for bodies too large
     /// to hold at once; `meta.size` is ignored. Every part but the last must have the same
     /// length, at least [`MIN_PART_BYTES`].
-    fn begin_upload(
-        &self,
-        key: String,
-        meta: ArtifactMeta,
-    ) -> LocalBoxFuture<'_, Result<Box<dyn PartUpload + '_>, StoreError>>;
+    fn begin_upload(&self, key: String, meta: ArtifactMeta)
+        -> Stored<'_, Box<dyn PartUpload + '_>>;
 }
 
 /// R2's smallest part (except the last) of a multipart upload.
@@ -305,11 +283,11 @@ pub(crate) const MIN_PART_BYTES: usize = 5 * 1024 * 1024;
 /// An object being written in parts; nothing is readable until [`PartUpload::complete`].
 pub trait PartUpload {
     /// Uploads the next part.
-    fn put_part(&mut self, bytes: Vec<u8>) -> LocalBoxFuture<'_, Result<(), StoreError>>;
+    fn put_part(&mut self, bytes: Vec<u8>) -> Stored<'_, ()>;
     /// Makes the object readable from the parts uploaded, in order.
-    fn complete(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>>;
+    fn complete(&mut self) -> Stored<'_, ()>;
     /// Gives up, discarding the parts.
-    fn abort(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>>;
+    fn abort(&mut self) -> Stored<'_, ()>;
 }
 
 /// What reading a request body gave.
@@ -336,7 +314,7 @@ pub trait RequestBody {
 /// [`ledger::Op`]: crate::ledger::Op
 pub trait ApprovalStore {
     /// Applies `op` and returns its reply; an `Err` when the store could not be reached.
-    fn apply(&self, op: Op) -> LocalBoxFuture<'_, Result<Reply, StoreError>>;
+    fn apply(&self, op: Op) -> Stored<'_, Reply>;
 }
 
 /// What a [`ClaimStore::claim`] found.
@@ -354,17 +332,11 @@ pub enum Claim {
 pub trait ClaimStore {
     /// Claims `key` for `holder` for `ttl_seconds` from now; an `Err` when the store could not be
     /// reached, which the caller must treat as not claimed.
-    fn claim<'a>(
-        &'a self,
-        key: &'a str,
-        holder: &'a str,
-        ttl_seconds: u64,
-    ) -> LocalBoxFuture<'a, Result<Claim, StoreError>>;
+    fn claim<'a>(&'a self, key: &'a str, holder: &'a str, ttl_seconds: u64) -> Stored<'a, Claim>;
 
     /// The holder of `key` while its claim lasts, without claiming it; an `Err` when the store
     /// could not be reached.
-    fn holder<'a>(&'a self, key: &'a str)
-        -> LocalBoxFuture<'a, Result<Option<String>, StoreError>>;
+    fn holder<'a>(&'a self, key: &'a str) -> Stored<'a, Option<String>>;
 }
 
 /// Wall-clock time, and timers.
@@ -394,22 +366,12 @@ impl fmt::Display for CryptoError {
 
 /// Authenticated encryption of small values at rest (WebCrypto AES-256-GCM in production).
 pub trait Cipher {
-    /// Encrypts `plaintext` under `key`, binding `context` (authenticated, not stored); the
+    /// Encrypts `plain` under `key`, binding `context` (authenticated, not stored); the
     /// result carries its own random nonce.
-    fn seal<'a>(
-        &'a self,
-        key: &'a [u8; 32],
-        context: &'a [u8],
-        plaintext: &'a [u8],
-    ) -> LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>>;
+    fn seal<'a>(&'a self, key: &'a [u8; 32], context: &'a [u8], plain: &'a [u8]) -> Ciphered<'a>;
     /// Decrypts what [`Cipher::seal`] produced with the same key and context; any other input
     /// is an error, never garbage.
-    fn open<'a>(
-        &'a self,
-        key: &'a [u8; 32],
-        context: &'a [u8],
-        sealed: &'a [u8],
-    ) -> LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>>;
+    fn open<'a>(&'a self, key: &'a [u8; 32], context: &'a [u8], sealed: &'a [u8]) -> Ciphered<'a>;
 }
 
 /// Work that goes on after the response is sent (`ctx.waitUntil` in Workers): the runtime keeps
@@ -441,7 +403,7 @@ pub trait Log {
 pub trait RateLimit {
     /// Whether one more request under `key` stays within the limit; `Err` when no limiter is
     /// bound or it could not answer.
-    fn admit<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<bool, StoreError>>;
+    fn admit<'a>(&'a self, key: &'a str) -> Stored<'a, bool>;
 }
 
 /// The worker's settings (secrets first, then vars), read by name at request time: a policy held

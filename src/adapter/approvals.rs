@@ -10,8 +10,7 @@ use crate::adapter::env::setting;
 use crate::adapter::objects::{post_json, Namespace};
 use crate::config::{Config, ConfigError};
 use crate::ledger::{Book, Change, Details, Entry, Op, Reply, Step};
-use crate::ports::{ApprovalStore, StoreError};
-use futures::future::LocalBoxFuture;
+use crate::ports::{ApprovalStore, StoreError, Stored};
 use std::cell::RefCell;
 use wasm_bindgen::JsValue;
 use worker::js_sys::{Object, Reflect};
@@ -54,7 +53,7 @@ impl DoApprovals {
 }
 
 impl ApprovalStore for DoApprovals {
-    fn apply(&self, op: Op) -> LocalBoxFuture<'_, Result<Reply, StoreError>> {
+    fn apply(&self, op: Op) -> Stored<'_, Reply> {
         Box::pin(async move { self.send(&op).await })
     }
 }

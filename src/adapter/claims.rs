@@ -8,8 +8,7 @@
 //! object's alarm deletes it once its time is up.
 
 use crate::adapter::objects::{post_json, Namespace};
-use crate::ports::{Claim, ClaimStore, StoreError};
-use futures::future::LocalBoxFuture;
+use crate::ports::{Claim, ClaimStore, StoreError, Stored};
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use worker::{durable_object, DurableObject, Env, Request, Response, State};
@@ -71,12 +70,7 @@ impl DoClaims {
 }
 
 impl ClaimStore for DoClaims {
-    fn claim<'a>(
-        &'a self,
-        key: &'a str,
-        holder: &'a str,
-        ttl_seconds: u64,
-    ) -> LocalBoxFuture<'a, Result<Claim, StoreError>> {
+    fn claim<'a>(&'a self, key: &'a str, holder: &'a str, ttl_seconds: u64) -> Stored<'a, Claim> {
         Box::pin(async move {
             let ask = Ask {
                 holder: holder.to_owned(),
@@ -87,10 +81,7 @@ impl ClaimStore for DoClaims {
         })
     }
 
-    fn holder<'a>(
-        &'a self,
-        key: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
+    fn holder<'a>(&'a self, key: &'a str) -> Stored<'a, Option<String>> {
         Box::pin(async move {
             let ask = Ask {
                 holder: String::new(),

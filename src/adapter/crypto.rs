@@ -1,8 +1,7 @@
 //! The cipher port on WebCrypto: AES-256-GCM through `crypto.subtle`, with a random 96-bit nonce
 //! per seal (stored in front of the ciphertext) and the caller's context as additional data.
 
-use crate::ports::{Cipher, CryptoError};
-use futures::future::LocalBoxFuture;
+use crate::ports::{Cipher, Ciphered, CryptoError};
 use worker::js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
@@ -98,21 +97,11 @@ async fn open(key: &[u8; 32], context: &[u8], sealed: &[u8]) -> Result<Vec<u8>, 
 }
 
 impl Cipher for SubtleCipher {
-    fn seal<'a>(
-        &'a self,
-        key: &'a [u8; 32],
-        context: &'a [u8],
-        plaintext: &'a [u8],
-    ) -> LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>> {
-        Box::pin(seal(key, context, plaintext))
+    fn seal<'a>(&'a self, key: &'a [u8; 32], context: &'a [u8], plain: &'a [u8]) -> Ciphered<'a> {
+        Box::pin(seal(key, context, plain))
     }
 
-    fn open<'a>(
-        &'a self,
-        key: &'a [u8; 32],
-        context: &'a [u8],
-        sealed: &'a [u8],
-    ) -> LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>> {
+    fn open<'a>(&'a self, key: &'a [u8; 32], context: &'a [u8], sealed: &'a [u8]) -> Ciphered<'a> {
         Box::pin(open(key, context, sealed))
     }
 }

@@ -1,7 +1,7 @@
 //! Settings read from the Workers `Env`, and the ports served by JavaScript globals: the clock
 //! (`Date.now()`), randomness (`crypto.getRandomValues`) and the log (`console.log`).
 
-use crate::ports::{Clock, Log, RateLimit, Rng, Settings, StoreError};
+use crate::ports::{Clock, Log, RateLimit, Rng, Settings, StoreError, Stored};
 use futures::future::LocalBoxFuture;
 use worker::Env;
 
@@ -47,7 +47,7 @@ impl BindingLimiter {
 }
 
 impl RateLimit for BindingLimiter {
-    fn admit<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<bool, StoreError>> {
+    fn admit<'a>(&'a self, key: &'a str) -> Stored<'a, bool> {
         Box::pin(async move {
             let limiter = self.0.as_ref().ok_or_else(|| {
                 StoreError(format!(

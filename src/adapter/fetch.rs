@@ -7,9 +7,10 @@
 //! copy. One timer covers the whole request rather than one per read ([`Deadline`]).
 
 use crate::ports::{
-    BodyStream, StreamedResponse, TransportError, UpstreamHttp, UpstreamRequest, UpstreamResponse,
+    BodyStream, Exchange, StreamedResponse, TransportError, UpstreamHttp, UpstreamRequest,
+    UpstreamResponse,
 };
-use futures::future::{select, Either, LocalBoxFuture};
+use futures::future::{select, Either};
 use futures::io::AsyncReadExt;
 use futures::StreamExt;
 use std::cell::{Cell, RefCell};
@@ -35,18 +36,11 @@ const READ_BYTES: usize = 64 * 1024;
 pub struct FetchHttp;
 
 impl UpstreamHttp for FetchHttp {
-    fn send(
-        &self,
-        request: UpstreamRequest,
-        max_body: usize,
-    ) -> LocalBoxFuture<'_, Result<UpstreamResponse, TransportError>> {
+    fn send(&self, request: UpstreamRequest, max_body: usize) -> Exchange<'_, UpstreamResponse> {
         Box::pin(send(request, max_body))
     }
 
-    fn open(
-        &self,
-        request: UpstreamRequest,
-    ) -> LocalBoxFuture<'_, Result<StreamedResponse, TransportError>> {
+    fn open(&self, request: UpstreamRequest) -> Exchange<'_, StreamedResponse> {
         Box::pin(open(request))
     }
 }
@@ -184,7 +178,7 @@ struct FetchBody {
 }
 
 impl BodyStream for FetchBody {
-    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, TransportError>> {
+    fn next_chunk(&mut self) -> Exchange<'_, Option<Vec<u8>>> {
         Box::pin(async move {
             let (Some(reader), Some(deadline)) = (self.reader.as_mut(), self.deadline.as_ref())
             else {

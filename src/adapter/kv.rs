@@ -3,8 +3,7 @@
 //! it; for policy and sign-in state they complete before the call returns.
 
 use super::env::ConsoleLog;
-use crate::ports::{check_kv_put, CacheEntry, CacheStore, Level, Log, StoreError};
-use futures::future::LocalBoxFuture;
+use crate::ports::{check_kv_put, CacheEntry, CacheStore, Level, Log, StoreError, Stored};
 use std::rc::Rc;
 use worker::{Context, KvStore};
 
@@ -43,10 +42,7 @@ fn kv_error(error: worker::KvError) -> StoreError {
 }
 
 impl CacheStore for KvCache {
-    fn get<'a>(
-        &'a self,
-        key: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>> {
+    fn get<'a>(&'a self, key: &'a str) -> Stored<'a, Option<CacheEntry>> {
         Box::pin(async move {
             let (value, metadata) = self
                 .store()?
@@ -61,12 +57,7 @@ impl CacheStore for KvCache {
         })
     }
 
-    fn put<'a>(
-        &'a self,
-        key: &'a str,
-        entry: CacheEntry,
-        ttl_seconds: u64,
-    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+    fn put<'a>(&'a self, key: &'a str, entry: CacheEntry, ttl_seconds: u64) -> Stored<'a, ()> {
         Box::pin(async move {
             let store = self.store()?.clone();
             // Limits KV would reject are checked here, where the caller can still see the error;
@@ -93,15 +84,11 @@ impl CacheStore for KvCache {
         })
     }
 
-    fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+    fn delete<'a>(&'a self, key: &'a str) -> Stored<'a, ()> {
         Box::pin(async move { self.store()?.delete(key).await.map_err(kv_error) })
     }
 
-    fn list<'a>(
-        &'a self,
-        prefix: &'a str,
-        limit: usize,
-    ) -> LocalBoxFuture<'a, Result<Vec<String>, StoreError>> {
+    fn list<'a>(&'a self, prefix: &'a str, limit: usize) -> Stored<'a, Vec<String>> {
         Box::pin(async move {
             let store = self.store()?;
             let mut keys = Vec::new();

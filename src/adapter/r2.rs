@@ -1,8 +1,8 @@
 //! The artifact store on Workers R2: puts with HTTP and custom metadata, ranged reads, heads and
 //! multipart uploads.
 
-use crate::ports::{ArtifactChunk, ArtifactMeta, ArtifactStore, PartUpload, StoreError};
-use futures::future::{select, Either, LocalBoxFuture};
+use crate::ports::{ArtifactChunk, ArtifactMeta, ArtifactStore, PartUpload, StoreError, Stored};
+use futures::future::{select, Either};
 use std::collections::HashMap;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{js_sys, web_sys, Data};
@@ -57,12 +57,7 @@ fn meta(object: &Object) -> Result<ArtifactMeta, StoreError> {
 }
 
 impl ArtifactStore for R2Artifacts {
-    fn put<'a>(
-        &'a self,
-        key: &'a str,
-        bytes: Vec<u8>,
-        meta: ArtifactMeta,
-    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+    fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>, meta: ArtifactMeta) -> Stored<'a, ()> {
         Box::pin(async move {
             let http = HttpMetadata {
                 content_type: Some(meta.content_type),
@@ -86,7 +81,7 @@ impl ArtifactStore for R2Artifacts {
         len: u64,
         fill: &'a mut dyn FnMut(&mut String) -> bool,
         meta: ArtifactMeta,
-    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+    ) -> Stored<'a, ()> {
         Box::pin(async move {
             let bucket = self.bucket()?;
             // A stream of known length, which R2 takes as one object; each piece is copied to
@@ -144,7 +139,7 @@ impl ArtifactStore for R2Artifacts {
         key: &'a str,
         offset: u64,
         length: u64,
-    ) -> LocalBoxFuture<'a, Result<Option<ArtifactChunk>, StoreError>> {
+    ) -> Stored<'a, Option<ArtifactChunk>> {
         Box::pin(async move {
             let empty = |meta| ArtifactChunk {
                 bytes: Vec::new(),
@@ -181,10 +176,7 @@ impl ArtifactStore for R2Artifacts {
         })
     }
 
-    fn head<'a>(
-        &'a self,
-        key: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>> {
+    fn head<'a>(&'a self, key: &'a str) -> Stored<'a, Option<ArtifactMeta>> {
         Box::pin(self.head_meta(key))
     }
 
@@ -192,7 +184,7 @@ impl ArtifactStore for R2Artifacts {
         &self,
         key: String,
         meta: ArtifactMeta,
-    ) -> LocalBoxFuture<'_, Result<Box<dyn PartUpload + '_>, StoreError>> {
+    ) -> Stored<'_, Box<dyn PartUpload + '_>> {
         Box::pin(async move {
             let http = HttpMetadata {
                 content_type: Some(meta.content_type),
@@ -223,7 +215,7 @@ struct R2Upload {
 }
 
 impl PartUpload for R2Upload {
-    fn put_part(&mut self, bytes: Vec<u8>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+    fn put_part(&mut self, bytes: Vec<u8>) -> Stored<'_, ()> {
         Box::pin(async move {
             let number = u16::try_from(self.parts.len() + 1)
                 .map_err(|_| StoreError("too many parts".into()))?;
@@ -237,7 +229,7 @@ impl PartUpload for R2Upload {
         })
     }
 
-    fn complete(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+    fn complete(&mut self) -> Stored<'_, ()> {
         Box::pin(async move {
             let upload = self
                 .upload
@@ -251,7 +243,7 @@ impl PartUpload for R2Upload {
         })
     }
 
-    fn abort(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+    fn abort(&mut self) -> Stored<'_, ()> {
         Box::pin(async move {
             if let Some(upload) = self.upload.take() {
                 upload.abort().await.map_err(r2_error)?;

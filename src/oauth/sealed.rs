@@ -121,9 +121,16 @@ mod tests {
             &"hello",
         ))
         .unwrap();
-        let opened: String =
-            block_on(open(&settings, cipher, clock, Purpose::Consent, &text)).unwrap();
-        assert_eq!(opened, "hello");
+        let consent = |text: &str| {
+            block_on(open::<String>(
+                &settings,
+                cipher,
+                clock,
+                Purpose::Consent,
+                text,
+            ))
+        };
+        assert_eq!(consent(&text), Ok("hello".to_owned()));
         for other in [Purpose::ProviderState, Purpose::Client] {
             assert_eq!(
                 block_on(open::<String>(&settings, cipher, clock, other, &text)),
@@ -133,27 +140,11 @@ mod tests {
         let mut tampered = text.clone().into_bytes();
         let last = tampered.len() - 2;
         tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
-        let tampered = String::from_utf8(tampered).unwrap();
         assert_eq!(
-            block_on(open::<String>(
-                &settings,
-                cipher,
-                clock,
-                Purpose::Consent,
-                &tampered
-            )),
+            consent(&String::from_utf8(tampered).unwrap()),
             Err(Refused::Invalid)
         );
         env.clock.advance(1_000);
-        assert_eq!(
-            block_on(open::<String>(
-                &settings,
-                cipher,
-                clock,
-                Purpose::Consent,
-                &text
-            )),
-            Err(Refused::Expired)
-        );
+        assert_eq!(consent(&text), Err(Refused::Expired));
     }
 }

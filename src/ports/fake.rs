@@ -175,10 +175,7 @@ impl MemoryCache {
 }
 
 impl CacheStore for MemoryCache {
-    fn get<'a>(
-        &'a self,
-        key: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<CacheEntry>, StoreError>> {
+    fn get<'a>(&'a self, key: &'a str) -> Stored<'a, Option<CacheEntry>> {
         Box::pin(async move {
             self.check().await?;
             let now = self.clock.now_ms();
@@ -194,12 +191,7 @@ impl CacheStore for MemoryCache {
         })
     }
 
-    fn put<'a>(
-        &'a self,
-        key: &'a str,
-        entry: CacheEntry,
-        ttl_seconds: u64,
-    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+    fn put<'a>(&'a self, key: &'a str, entry: CacheEntry, ttl_seconds: u64) -> Stored<'a, ()> {
         Box::pin(async move {
             self.check().await?;
             check_kv_put(key, &entry)?;
@@ -211,7 +203,7 @@ impl CacheStore for MemoryCache {
         })
     }
 
-    fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+    fn delete<'a>(&'a self, key: &'a str) -> Stored<'a, ()> {
         Box::pin(async move {
             self.check().await?;
             self.entries.borrow_mut().remove(key);
@@ -219,11 +211,7 @@ impl CacheStore for MemoryCache {
         })
     }
 
-    fn list<'a>(
-        &'a self,
-        prefix: &'a str,
-        limit: usize,
-    ) -> LocalBoxFuture<'a, Result<Vec<String>, StoreError>> {
+    fn list<'a>(&'a self, prefix: &'a str, limit: usize) -> Stored<'a, Vec<String>> {
         Box::pin(async move {
             self.check().await?;
             let now = self.clock.now_ms();
@@ -297,12 +285,7 @@ impl MemoryArtifacts {
 }
 
 impl ArtifactStore for MemoryArtifacts {
-    fn put<'a>(
-        &'a self,
-        key: &'a str,
-        bytes: Vec<u8>,
-        mut meta: ArtifactMeta,
-    ) -> LocalBoxFuture<'a, Result<(), StoreError>> {
+    fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>, mut meta: ArtifactMeta) -> Stored<'a, ()> {
         Box::pin(async move {
             self.check()?;
             meta.size = bytes.len() as u64;
@@ -318,7 +301,7 @@ impl ArtifactStore for MemoryArtifacts {
         key: &'a str,
         offset: u64,
         length: u64,
-    ) -> LocalBoxFuture<'a, Result<Option<ArtifactChunk>, StoreError>> {
+    ) -> Stored<'a, Option<ArtifactChunk>> {
         Box::pin(async move {
             self.check()?;
             let objects = self.objects.borrow();
@@ -333,10 +316,7 @@ impl ArtifactStore for MemoryArtifacts {
         })
     }
 
-    fn head<'a>(
-        &'a self,
-        key: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<ArtifactMeta>, StoreError>> {
+    fn head<'a>(&'a self, key: &'a str) -> Stored<'a, Option<ArtifactMeta>> {
         Box::pin(async move {
             self.check()?;
             Ok(self.objects.borrow().get(key).map(|(_, m)| m.clone()))
@@ -347,7 +327,7 @@ impl ArtifactStore for MemoryArtifacts {
         &self,
         key: String,
         meta: ArtifactMeta,
-    ) -> LocalBoxFuture<'_, Result<Box<dyn PartUpload + '_>, StoreError>> {
+    ) -> Stored<'_, Box<dyn PartUpload + '_>> {
         Box::pin(async move {
             self.check()?;
             let upload: Box<dyn PartUpload + '_> = Box::new(MemoryUpload {
@@ -370,7 +350,7 @@ struct MemoryUpload<'a> {
 }
 
 impl PartUpload for MemoryUpload<'_> {
-    fn put_part(&mut self, bytes: Vec<u8>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+    fn put_part(&mut self, bytes: Vec<u8>) -> Stored<'_, ()> {
         Box::pin(async move {
             self.store.check()?;
             self.parts.push(bytes);
@@ -378,7 +358,7 @@ impl PartUpload for MemoryUpload<'_> {
         })
     }
 
-    fn complete(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+    fn complete(&mut self) -> Stored<'_, ()> {
         Box::pin(async move {
             self.store.check()?;
             let (last, rest) = self
@@ -400,7 +380,7 @@ impl PartUpload for MemoryUpload<'_> {
         })
     }
 
-    fn abort(&mut self) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+    fn abort(&mut self) -> Stored<'_, ()> {
         self.parts.clear();
         Box::pin(async { Ok(()) })
     }
@@ -443,11 +423,7 @@ impl ScriptedHttp {
 }
 
 impl UpstreamHttp for ScriptedHttp {
-    fn send(
-        &self,
-        request: UpstreamRequest,
-        max_body: usize,
-    ) -> LocalBoxFuture<'_, Result<UpstreamResponse, TransportError>> {
+    fn send(&self, request: UpstreamRequest, max_body: usize) -> Exchange<'_, UpstreamResponse> {
         let result = (self.respond)(&request).and_then(|r| {
             if r.body.len() > max_body {
                 Err(TransportError::TooLarge(max_body))
@@ -459,10 +435,7 @@ impl UpstreamHttp for ScriptedHttp {
         Box::pin(async move { result })
     }
 
-    fn open(
-        &self,
-        request: UpstreamRequest,
-    ) -> LocalBoxFuture<'_, Result<StreamedResponse, TransportError>> {
+    fn open(&self, request: UpstreamRequest) -> Exchange<'_, StreamedResponse> {
         let result = (self.respond)(&request).map(|r| StreamedResponse {
             status: r.status,
             status_text: r.status_text,
@@ -488,7 +461,7 @@ struct ChunkedBody {
 }
 
 impl BodyStream for ChunkedBody {
-    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, TransportError>> {
+    fn next_chunk(&mut self) -> Exchange<'_, Option<Vec<u8>>> {
         let end = self.at.saturating_add(self.chunk).min(self.body.len());
         let piece = (end > self.at).then(|| self.body[self.at..end].to_vec());
         self.at = end;
@@ -552,7 +525,7 @@ pub struct CountingLimiter {
 }
 
 impl RateLimit for CountingLimiter {
-    fn admit<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<bool, StoreError>> {
+    fn admit<'a>(&'a self, key: &'a str) -> Stored<'a, bool> {
         let answer = if self.unbound.get() {
             Err(StoreError("no rate limiter is bound".into()))
         } else {
@@ -566,19 +539,14 @@ impl RateLimit for CountingLimiter {
 }
 
 impl Cipher for HashCipher {
-    fn seal<'a>(
-        &'a self,
-        key: &'a [u8; 32],
-        context: &'a [u8],
-        plaintext: &'a [u8],
-    ) -> LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>> {
+    fn seal<'a>(&'a self, key: &'a [u8; 32], context: &'a [u8], plain: &'a [u8]) -> Ciphered<'a> {
         let n = self.nonces.get() + 1;
         self.nonces.set(n);
         let mut nonce = [0u8; HASH_CIPHER_NONCE];
         nonce[4..].copy_from_slice(&n.to_be_bytes());
-        let body: Vec<u8> = plaintext
+        let body: Vec<u8> = plain
             .iter()
-            .zip(Self::keystream(key, &nonce, plaintext.len()))
+            .zip(Self::keystream(key, &nonce, plain.len()))
             .map(|(p, k)| p ^ k)
             .collect();
         let mut sealed = nonce.to_vec();
@@ -587,12 +555,7 @@ impl Cipher for HashCipher {
         Box::pin(async move { Ok(sealed) })
     }
 
-    fn open<'a>(
-        &'a self,
-        key: &'a [u8; 32],
-        context: &'a [u8],
-        sealed: &'a [u8],
-    ) -> LocalBoxFuture<'a, Result<Vec<u8>, CryptoError>> {
+    fn open<'a>(&'a self, key: &'a [u8; 32], context: &'a [u8], sealed: &'a [u8]) -> Ciphered<'a> {
         let result = if sealed.len() < HASH_CIPHER_NONCE + HASH_CIPHER_TAG {
             Err(CryptoError("sealed value too short".into()))
         } else {
@@ -658,7 +621,7 @@ impl MemoryApprovals {
 }
 
 impl ApprovalStore for MemoryApprovals {
-    fn apply(&self, op: Op) -> LocalBoxFuture<'_, Result<Reply, StoreError>> {
+    fn apply(&self, op: Op) -> Stored<'_, Reply> {
         let result = match self.fail.borrow().clone() {
             Some(error) => Err(error),
             None => {
@@ -706,12 +669,7 @@ impl MemoryClaims {
 }
 
 impl ClaimStore for MemoryClaims {
-    fn claim<'a>(
-        &'a self,
-        key: &'a str,
-        holder: &'a str,
-        ttl_seconds: u64,
-    ) -> LocalBoxFuture<'a, Result<Claim, StoreError>> {
+    fn claim<'a>(&'a self, key: &'a str, holder: &'a str, ttl_seconds: u64) -> Stored<'a, Claim> {
         let result = match self.fail.borrow().clone() {
             Some(error) => Err(error),
             None => {
@@ -732,10 +690,7 @@ impl ClaimStore for MemoryClaims {
         Box::pin(async move { result })
     }
 
-    fn holder<'a>(
-        &'a self,
-        key: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
+    fn holder<'a>(&'a self, key: &'a str) -> Stored<'a, Option<String>> {
         let result = match self.fail.borrow().clone() {
             Some(error) => Err(error),
             None => {

@@ -9,7 +9,7 @@ use crate::tools::args::{
 };
 use crate::tools::output;
 use crate::tools::registry::{
-    Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+    Access, Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
 use crate::upstream::{ApiPath, Method, PathError, Target, Targets, UpstreamSettings, Vendor};
 use serde_json::{Map, Value as Json};
@@ -108,11 +108,7 @@ impl<A: PassthroughArgs> UpstreamTool for Passthrough<A> {
     }
 
     /// The path, checked and canonical as the client sends it, in the product's path space.
-    fn plan(
-        &self,
-        args: &Self::Args,
-        _: &UpstreamSettings,
-    ) -> Result<(Targets, Target), ToolError> {
+    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Planned<Target> {
         let invalid = |e: PathError| ToolError::InvalidArguments(e.to_string());
         let path = ApiPath::parse(args.own.path()).map_err(invalid)?;
         let target = Target::checked(self.vendor, self.method, &path).map_err(invalid)?;

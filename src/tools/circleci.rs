@@ -13,7 +13,7 @@ use crate::tools::args::{
 };
 use crate::tools::output::{self, Rendered};
 use crate::tools::registry::{
-    Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+    Access, Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
 use crate::upstream::{self, ApiPath, Method, Target, Targets, UpstreamSettings, Vendor};
 use crate::value::{Map, Number, Value};
@@ -158,11 +158,7 @@ impl UpstreamTool for CircleGet {
         &self.0
     }
 
-    fn plan(
-        &self,
-        args: &Self::Args,
-        _: &UpstreamSettings,
-    ) -> Result<(Targets, Target), ToolError> {
+    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Planned<Target> {
         let path = api_path(&args.own.path)?;
         let target = Target::checked(Vendor::CircleCi, Method::Get, &path)
             .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;

@@ -12,7 +12,7 @@ use crate::tools::args::{
 };
 use crate::tools::output::{self, Rendered};
 use crate::tools::registry::{
-    Access, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+    Access, Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
 use crate::upstream::{link, ApiPath, Method, Target, Targets, UpstreamSettings, Vendor};
 use crate::value::{Map, Number, Value};
@@ -141,11 +141,7 @@ impl<A: ListTool> UpstreamTool for List<A> {
         &self.spec
     }
 
-    fn plan(
-        &self,
-        args: &Self::Args,
-        _: &UpstreamSettings,
-    ) -> Result<(Targets, Self::Plan), ToolError> {
+    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Planned<Self::Plan> {
         let Request { path, params } = request(&args.own)?;
         let target = Target::new(Vendor::GitHub, Method::Get, &path);
         Ok((Targets::one(target.clone()), (target, params)))

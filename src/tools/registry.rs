@@ -225,6 +225,9 @@ pub trait TypedTool: Send + Sync {
         -> Result<CallToolResult, ToolError>;
 }
 
+/// What [`UpstreamTool::plan`] answers: the requests the call may make, and what its run needs.
+pub(crate) type Planned<P> = Result<(Targets, P), ToolError>;
+
 /// A tool whose call makes upstream requests: [`plan`](UpstreamTool::plan) checks the typed
 /// arguments and names every request the call may make, once; policy decides on those
 /// [`Targets`] and [`run`](UpstreamTool::run) reaches the vendor through a client that sends
@@ -239,11 +242,7 @@ pub(crate) trait UpstreamTool: Send + Sync {
     /// The tool's metadata.
     fn spec(&self) -> &ToolSpec;
     /// Checks `args` and names the upstream requests the call may make.
-    fn plan(
-        &self,
-        args: &Self::Args,
-        upstream: &UpstreamSettings,
-    ) -> Result<(Targets, Self::Plan), ToolError>;
+    fn plan(&self, args: &Self::Args, upstream: &UpstreamSettings) -> Planned<Self::Plan>;
     /// Runs one call with what [`plan`](UpstreamTool::plan) worked out.
     async fn run(
         &self,
@@ -540,11 +539,7 @@ mod tests {
         fn spec(&self) -> &ToolSpec {
             &self.0
         }
-        fn plan(
-            &self,
-            args: &Self::Args,
-            _: &UpstreamSettings,
-        ) -> Result<(Targets, Self::Plan), ToolError> {
+        fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Planned<Self::Plan> {
             let n = self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             let raw = args.get("path").and_then(Json::as_str).unwrap_or("/");
             let path =
@@ -571,7 +566,7 @@ mod tests {
         fn spec(&self) -> &ToolSpec {
             &self.0
         }
-        fn plan(&self, _: &Self::Args, _: &UpstreamSettings) -> Result<(Targets, ()), ToolError> {
+        fn plan(&self, _: &Self::Args, _: &UpstreamSettings) -> Planned<()> {
             let path = ApiPath::parse("/repos/o/r").unwrap();
             Ok((
                 Targets::one(Target::new(Vendor::GitHub, Method::Get, &path)),

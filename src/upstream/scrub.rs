@@ -6,10 +6,10 @@
 //! artifact, a log line) can hand a credential back, whatever the status.
 
 use super::vendor::UpstreamSettings;
+use crate::ports::Exchange;
 use crate::ports::{BodyStream, StreamedResponse, TransportError, UpstreamHttp, UpstreamRequest};
 use aho_corasick::{AhoCorasick, MatchKind};
 use base64::Engine as _;
-use futures::future::LocalBoxFuture;
 use std::rc::Rc;
 
 /// What each occurrence of a secret becomes.
@@ -232,7 +232,7 @@ impl ScrubbedBody {
 }
 
 impl BodyStream for ScrubbedBody {
-    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, TransportError>> {
+    fn next_chunk(&mut self) -> Exchange<'_, Option<Vec<u8>>> {
         Box::pin(self.next())
     }
 }
@@ -320,7 +320,7 @@ mod tests {
     struct Pieces(std::collections::VecDeque<Vec<u8>>);
 
     impl BodyStream for Pieces {
-        fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, TransportError>> {
+        fn next_chunk(&mut self) -> Exchange<'_, Option<Vec<u8>>> {
             let piece = self.0.pop_front();
             Box::pin(async move { Ok(piece) })
         }

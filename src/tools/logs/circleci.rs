@@ -10,7 +10,9 @@ use crate::logs::excerpt::Step;
 use crate::logs::Excerpter;
 use crate::mcp::CallToolResult;
 use crate::tools::args::{arguments, Field, WithCommon};
-use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
+use crate::tools::registry::{
+    Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+};
 use crate::upstream::{stream, ApiPath, Method, Target, Targets, UpstreamSettings, Vendor};
 use crate::value::{Map, Value};
 use serde::Deserialize;
@@ -162,7 +164,7 @@ impl UpstreamTool for GetJobLogs {
         &self.0
     }
 
-    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Result<(Targets, Plan), ToolError> {
+    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Planned<Plan> {
         let job = args.own.job()?;
         let (slug, number) = (&job.slug, job.number);
         let details = Target::circleci_v1(&path(&format!("/project/{slug}/{number}"))?);

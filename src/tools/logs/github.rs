@@ -11,7 +11,9 @@ use crate::mcp::CallToolResult;
 use crate::time::parse_iso8601_seconds;
 use crate::tools::args::{arguments, Fallback, Field, WithCommon, OWNER, REPO};
 use crate::tools::github::name_segment;
-use crate::tools::registry::{Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool};
+use crate::tools::registry::{
+    Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+};
 use crate::upstream::{
     ApiPath, Family, Method, Target, Targets, UpstreamError, UpstreamSettings, Vendor,
 };
@@ -227,11 +229,7 @@ impl UpstreamTool for GetJobLogs {
     /// the same requests about each failed one, decided by policy as they are learned. Both
     /// follow the log's redirect to its document. A `url`'s host is checked against the
     /// configured API.
-    fn plan(
-        &self,
-        args: &Self::Args,
-        upstream: &UpstreamSettings,
-    ) -> Result<(Targets, Plan), ToolError> {
+    fn plan(&self, args: &Self::Args, upstream: &UpstreamSettings) -> Planned<Plan> {
         let subject = args.own.subject(&upstream.github_api_url)?;
         let path = ApiPath::parse(&subject.policy_path())
             .map_err(|e| ToolError::Internal(format!("built path refused: {e}")))?;
