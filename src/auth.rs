@@ -239,12 +239,26 @@ impl fmt::Display for BadTokenTable {
             }
             BadTokenTable::Name(name) => write!(
                 f,
-                "principal name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 . _ -"
+                "principal name {} must be 1 to 64 characters of A-Z a-z 0-9 . _ -",
+                name_shown(name)
             ),
             BadTokenTable::Reserved => write!(f, "principal name {ANONYMOUS:?} is reserved"),
-            BadTokenTable::Tokens { name, problem } => write!(f, "principal {name:?}: {problem}"),
+            BadTokenTable::Tokens { name, problem } => {
+                write!(f, "principal {}: {problem}", name_shown(name))
+            }
         }
     }
+}
+
+/// A principal name as a refusal of `MCP_AUTH_TOKENS` shows it: whole when it is too short to be
+/// a token, else its first four characters and its length, since an entry written the wrong way
+/// round has its token where the name goes, and the refusal reaches every caller.
+fn name_shown(name: &str) -> String {
+    if name.chars().count() < MIN_TOKEN_LEN {
+        return format!("{name:?}");
+    }
+    let head: String = name.chars().take(4).collect();
+    format!("{:?} ({} characters)", format!("{head}…"), name.chars().count())
 }
 
 impl fmt::Display for TokenProblem {
@@ -476,6 +490,19 @@ mod tests {
 
     const T1: &str = "tok-aaaaaaaaaaaaaaaa";
     const T2: &str = "tok-bbbbbbbbbbbbbbbb";
+
+    #[test]
+    fn a_refused_entry_never_quotes_what_could_be_a_token() {
+        let swapped = format!(r#"{{"bob": "{T1}", "{T2}": "alice"}}"#);
+        let text = TokenTable::parse(&swapped).unwrap_err().to_string();
+        assert!(!text.contains(T2), "{text}");
+        assert!(text.contains("\"tok-…\" (20 characters)"), "{text}");
+        let invalid = format!(r#"{{"{T1}/x": "{T2}"}}"#);
+        let text = TokenTable::parse(&invalid).unwrap_err().to_string();
+        assert!(!text.contains(T1), "{text}");
+        let short = TokenTable::parse(r#"{"bob": "x"}"#).unwrap_err().to_string();
+        assert!(short.contains("principal \"bob\""), "{short}");
+    }
 
     #[test]
     fn constant_time_eq_matches_plain_equality() {

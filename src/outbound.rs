@@ -165,6 +165,27 @@ fn authority(url: &Url) -> String {
     }
 }
 
+/// A URL setting as a refusal may quote it: its scheme, host and port in quotes when it parses,
+/// with `/…` for any path or query, never the user information; else `the value`, since then
+/// nothing in it is known to be safe to show. A refusal of configuration is written to every
+/// caller and to the log, and an operator may have put a credential in any part of the text.
+pub(crate) fn setting_shown(text: &str) -> String {
+    let Some(url) = Url::parse(text.trim())
+        .ok()
+        .filter(|u| u.host_str().is_some())
+    else {
+        return "the value".to_owned();
+    };
+    let host = url.host_str().unwrap_or_default();
+    let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+    let more = if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        "/…"
+    } else {
+        ""
+    };
+    format!("{:?}", format!("{}://{host}{port}{more}", url.scheme()))
+}
+
 /// `localhost`, `127.0.0.0/8` or `::1`, as a parser reads the host.
 pub(crate) fn is_loopback(host: &Host<&str>) -> bool {
     match host {
@@ -412,6 +433,26 @@ mod tests {
             err.contains("not https") && !err.contains("SECRET"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_setting_is_shown_without_its_user_path_or_query() {
+        for (text, shown) in [
+            (
+                "https://bot:ghp_SECRET@ghe.example.com/api/v3",
+                "\"https://ghe.example.com/…\"",
+            ),
+            ("https://ghe.example.com", "\"https://ghe.example.com\""),
+            (
+                "http://127.0.0.1:8787/?key=SECRET",
+                "\"http://127.0.0.1:8787/…\"",
+            ),
+            ("ghp_SECRET", "the value"),
+            ("https://SECRET@", "the value"),
+            ("mailto:SECRET@example.com", "the value"),
+        ] {
+            assert_eq!(setting_shown(text), shown, "{text}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use super::url::{is_loopback_host, Malformed, Url};
 use crate::auth::split_attributes;
+use crate::outbound::setting_shown;
 use crate::upstream::Secret;
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -268,13 +269,13 @@ pub(crate) fn is_local(issuer: &str) -> bool {
 /// fragment (the metadata URL is built by appending the well-known path to it).
 pub(crate) fn issuer(text: &str) -> Result<String, BadSetting> {
     let text = text.trim().trim_end_matches('/');
-    let url = Url::parse(text).map_err(|e| BadSetting::NotAUrl(text.to_owned(), e))?;
+    let url = Url::parse(text).map_err(|e| BadSetting::NotAUrl(setting_shown(text), e))?;
     let secure = url.scheme == "https" || (url.scheme == "http" && is_loopback_host(&url.host));
     if !secure || url.host.is_empty() {
-        return Err(BadSetting::InsecureIssuer(text.to_owned()));
+        return Err(BadSetting::InsecureIssuer(setting_shown(text)));
     }
     if !url.path.is_empty() || url.query.is_some() || url.fragment.is_some() || url.userinfo {
-        return Err(BadSetting::NotAnOrigin(text.to_owned()));
+        return Err(BadSetting::NotAnOrigin(setting_shown(text)));
     }
     Ok(text.to_owned())
 }
@@ -295,17 +296,17 @@ pub(crate) fn github_roots_agree(web_url: &str, api_url: &str) -> bool {
 /// An identity-provider endpoint: https, or http to loopback when the server itself is local.
 pub(crate) fn endpoint_url(text: &str, local: bool) -> Result<String, BadSetting> {
     let text = text.trim().trim_end_matches('/');
-    let url = Url::parse(text).map_err(|e| BadSetting::NotAUrl(text.to_owned(), e))?;
+    let url = Url::parse(text).map_err(|e| BadSetting::NotAUrl(setting_shown(text), e))?;
     let ok =
         url.scheme == "https" || (local && url.scheme == "http" && is_loopback_host(&url.host));
     if !ok || url.host.is_empty() || url.userinfo || url.fragment.is_some() {
-        return Err(BadSetting::Endpoint(text.to_owned()));
+        return Err(BadSetting::Endpoint(setting_shown(text)));
     }
     Ok(text.to_owned())
 }
 
-/// Why an OAuth setting read here cannot be used; each variant holds the text as given
-/// (trimmed), never a secret.
+/// Why an OAuth setting read here cannot be used; each URL variant holds the text as
+/// [`setting_shown`] shows it (never user information, a path or a query).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum BadSetting {
     /// A principal claim other than `sub` or `email` (its first 40 characters).
@@ -330,19 +331,19 @@ impl fmt::Display for BadSetting {
                  other claims are neither stable nor verified, and would let one person sign in \
                  as another"
             ),
-            BadSetting::NotAUrl(text, e) => write!(f, "{text:?} is not a URL: {e}"),
+            BadSetting::NotAUrl(text, e) => write!(f, "{text} is not a URL: {e}"),
             BadSetting::InsecureIssuer(text) => write!(
                 f,
-                "{text:?} must be an https:// origin (http:// only for localhost or 127.0.0.1)"
+                "{text} must be an https:// origin (http:// only for localhost or 127.0.0.1)"
             ),
             BadSetting::NotAnOrigin(text) => write!(
                 f,
-                "{text:?} must be an origin only (scheme://host[:port]), without path, query or \
+                "{text} must be an origin only (scheme://host[:port]), without path, query or \
                  user"
             ),
             BadSetting::Endpoint(text) => write!(
                 f,
-                "{text:?} must be an https:// URL without user or fragment (http:// to loopback \
+                "{text} must be an https:// URL without user or fragment (http:// to loopback \
                  only when MCP_OAUTH_ISSUER is itself a loopback origin)"
             ),
         }

@@ -60,9 +60,27 @@ pub(super) fn token_answer(answer: Json, who: &str) -> Result<(String, TokenAnsw
         (Some(token), None) => Ok((token, answer)),
         (_, Some(error)) => Err(OAuthError::access_denied(format!(
             "{who} refused ({})",
-            error.chars().take(64).collect::<String>()
+            error_code(error)
         ))),
         (None, None) => Err(idp_error(&format!("no access token from {who}"))),
+    }
+}
+
+/// A provider's `error` as it may be quoted: an error code's shape (lower-case words joined by
+/// `_`, as RFC 6749 and the providers spell them), else nothing of it. A provider that echoes
+/// what it was sent would otherwise put the client secret in the text the sign-in's redirect
+/// carries to whoever started it.
+fn error_code(error: &str) -> &str {
+    let words = error.split('_');
+    let code = error.len() <= 48
+        && !error.is_empty()
+        && words
+            .into_iter()
+            .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase()));
+    if code {
+        error
+    } else {
+        "an error it did not name with a code"
     }
 }
 
@@ -82,5 +100,40 @@ pub(super) fn upstream_token(
             .expires_in
             .map(|s| clock.now_ms() + s.saturating_mul(1000)),
         site,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_refusal_quotes_an_error_code_never_what_the_provider_echoed() {
+        let refusal = |error: &str| {
+            let answer = json!({ "error": error });
+            match token_answer(answer, "GitHub") {
+                Err(e) => e.description,
+                Ok(_) => panic!("{error} was taken for a token"),
+            }
+        };
+        for code in ["invalid_grant", "bad_verification_code", "access_denied"] {
+            assert!(
+                refusal(code).contains(&format!("GitHub refused ({code})")),
+                "{code}"
+            );
+        }
+        for echo in [
+            "bad client_secret 0123456789abcdef",
+            "Secret_Value",
+            "s3cr3t",
+            "a__b",
+            "_x",
+            &"a".repeat(49),
+        ] {
+            let text = refusal(echo);
+            assert!(!text.contains(echo), "{text}");
+            assert!(text.contains("did not name with a code"), "{text}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 
 use super::hosts::LogHosts;
 use super::path::ApiPath;
+use crate::outbound::setting_shown;
 use base64::Engine as _;
 use std::fmt;
 
@@ -545,11 +546,12 @@ pub(crate) fn site_url(site: &str) -> Result<String, BadRoot> {
     Ok(format!("https://{site}.atlassian.net"))
 }
 
-/// Why a vendor's root setting cannot be used: the text as given, and what is wrong with it.
+/// Why a vendor's root setting cannot be used: the text as it may be shown, and what is wrong
+/// with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct BadRoot {
-    /// The setting's text.
-    pub(crate) given: String,
+    /// The setting's text as [`setting_shown`] shows it.
+    pub(crate) shown: String,
     /// What is wrong with it.
     pub(crate) problem: RootProblem,
 }
@@ -577,17 +579,18 @@ impl fmt::Display for BadRoot {
                 "is not a site name (the part before .atlassian.net, letters, digits and '-')"
             }
         };
-        write!(f, "{:?} {what}", self.given)
+        write!(f, "{} {what}", self.shown)
     }
 }
 
 impl std::error::Error for BadRoot {}
 
 fn bad_root(given: &str, problem: RootProblem) -> BadRoot {
-    BadRoot {
-        given: given.to_owned(),
-        problem,
-    }
+    let shown = match problem {
+        RootProblem::Site => "the value".to_owned(),
+        RootProblem::Scheme | RootProblem::NotABase => setting_shown(given),
+    };
+    BadRoot { shown, problem }
 }
 
 #[cfg(test)]
