@@ -258,7 +258,11 @@ fn name_shown(name: &str) -> String {
         return format!("{name:?}");
     }
     let head: String = name.chars().take(4).collect();
-    format!("{:?} ({} characters)", format!("{head}…"), name.chars().count())
+    format!(
+        "{:?} ({} characters)",
+        format!("{head}…"),
+        name.chars().count()
+    )
 }
 
 impl fmt::Display for TokenProblem {
@@ -500,7 +504,9 @@ mod tests {
         let invalid = format!(r#"{{"{T1}/x": "{T2}"}}"#);
         let text = TokenTable::parse(&invalid).unwrap_err().to_string();
         assert!(!text.contains(T1), "{text}");
-        let short = TokenTable::parse(r#"{"bob": "x"}"#).unwrap_err().to_string();
+        let short = TokenTable::parse(r#"{"bob": "x"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(short.contains("principal \"bob\""), "{short}");
     }
 

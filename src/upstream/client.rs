@@ -64,6 +64,13 @@ impl<'a> Client<'a> {
         self.undeclared.borrow().clone()
     }
 
+    /// Whether `target` could be sent: declared, and admitted by policy when a family member.
+    /// An answer served from a cache in place of a request asks this first, so a rule that
+    /// refuses the request refuses its cached answer too.
+    pub(crate) fn admits(&self, target: &Target) -> bool {
+        self.check(target).is_ok()
+    }
+
     /// Refuses `target` unless the plan declared it, and a family member unless policy
     /// admits it.
     fn check(&self, target: &Target) -> Result<(), UpstreamError> {

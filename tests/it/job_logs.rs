@@ -489,3 +489,30 @@ fn a_grep_pattern_past_its_work_budget_is_refused_with_a_code_live_and_from_the_
         json!({"owner": "o", "repo": "r", "runId": 9, "failedOnly": false, "grep": "(?:.?){0,200}QQ"}),
     ));
 }
+
+/// In a run, a job's cached report stands in for its requests only where policy would let them
+/// go out: a rule written after the log was cached refuses the cached copy as it does the live
+/// one.
+#[test]
+fn a_cached_job_in_a_run_is_decided_as_a_live_one() {
+    let env = fake(SIGNED, 200);
+    let job = json!({"owner": "o", "repo": "r", "jobId": 7, "outputFormat": "json"});
+    let first = call(&ci_server(), &env, TOOL, job).json();
+    assert_eq!(first["jobs"][0]["cached"], false);
+    let run = json!({"owner": "o", "repo": "r", "runId": 9, "outputFormat": "json"});
+    let open = call(&ci_server(), &env, TOOL, run.clone());
+    assert_eq!(open.json()["jobs"][0]["cached"], true, "{}", open.text);
+    let policy = r#"{"rules": [
+        {"id": "no-logs", "match": {"paths": ["/repos/o/r/actions/jobs/*/logs"]}, "effect": "deny"},
+        {"id": "read", "match": {"methods": ["GET"]}, "effect": "allow"}]}"#;
+    let guarded = ci_builder(&[("MCP_POLICY", policy)]).build().server;
+    let refused = call(&guarded, &env, TOOL, run);
+    assert_eq!(
+        refused.json()["jobs"][0]["cached"],
+        false,
+        "{}",
+        refused.text
+    );
+    assert!(refused.text.contains("no-logs"), "{}", refused.text);
+    assert!(!refused.text.contains("exit code 101"), "{}", refused.text);
+}

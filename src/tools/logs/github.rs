@@ -298,9 +298,13 @@ impl UpstreamTool for GetJobLogs {
         };
         let mut reports = Vec::with_capacity(jobs.len());
         for job in &jobs {
+            // A job's requests are decided as its id is learned; its cached report stands in for
+            // them only where they would be sent, else the job is read and refused as live.
             let cached = match number(job, "id") {
-                Some(id) => from_cache(&cache, &subject, id, &options).await,
-                None => None,
+                Some(id) if admits(&call, &per_job, id) => {
+                    from_cache(&cache, &subject, id, &options).await
+                }
+                _ => None,
             };
             let report = match cached {
                 Some(report) => report,
@@ -315,6 +319,13 @@ impl UpstreamTool for GetJobLogs {
         }
         respond(&call, &common, reports, more).await
     }
+}
+
+/// Whether policy lets the call send job `id`'s log and annotation requests.
+fn admits(call: &ToolContext<'_>, per_job: &PerJob, id: u64) -> bool {
+    [&per_job.logs, &per_job.annotations]
+        .into_iter()
+        .all(|family| family.member(id).is_some_and(|t| call.upstream.admits(&t)))
 }
 
 /// The cache's name for job `id` of the subject's repository.
