@@ -1,5 +1,6 @@
 //! The one way a tool call reaches a vendor: a [`Client`] holds the call's declared
-//! [`Targets`] and sends nothing else, on the configured base only, with the credential and
+//! [`Targets`] and sends nothing else, to the vendor's configured base (or, for a signed-in
+//! person's Atlassian token, Atlassian's API gateway for the site), with the credential and
 //! fixed headers per vendor, timeout and body bound from the vendor settings, redirects refused,
 //! non-2xx statuses turned into [`UpstreamError`], and bodies decoded as the references do.
 //! Every answer is read through the [`Scrubber`] of the credential its request carried.
@@ -38,8 +39,8 @@ pub struct Client<'a> {
 }
 
 impl<'a> Client<'a> {
-    /// A client for a call that declared `targets`, sending with `settings` (the credential
-    /// policy chose) and reading bodies under the call's `memory`. Without `members` (no
+    /// A client for a call that declared `targets`, sending with `settings` (acting as the
+    /// identity policy named, when it named one) and reading bodies under the call's `memory`. Without `members` (no
     /// policy), every member of a declared family goes out.
     pub fn new(
         ports: Ports<'a>,
@@ -156,7 +157,7 @@ impl<'a> Client<'a> {
         stream::open(self.ports, self.settings, target).await
     }
 
-    /// [`decode`], refusing what a vendor that [promises JSON](Vendor::requires_valid_json)
+    /// [`decode_body`], refusing what a vendor that [promises JSON](Vendor::requires_valid_json)
     /// sent declared `application/json` (or `+json`) but broken: an error, not a string a
     /// program would mistake for data. Other vendors' bodies decode as the references do.
     pub(crate) fn decode_checked(
@@ -355,13 +356,6 @@ async fn send_raw(
     })
 }
 
-/// Decodes a 2xx body as the reference servers do: 204 -> `{}`; `text/plain` from a vendor that
-/// [keeps it](Vendor::keeps_plain_text) -> the text as a string, even empty; blank -> `{}`;
-/// JSON -> its value; anything else -> the text.
-pub fn decode(vendor: Vendor, raw: &RawReply) -> Decoded {
-    decode_body(vendor, raw.status, &raw.headers, &raw.body)
-}
-
 /// The error for a decoded body of `target` that must not be used: broken JSON declared as JSON
 /// from a vendor that promises JSON, or broken JSON whose text was released while it was parsed.
 fn check(
@@ -407,7 +401,9 @@ fn is_json_media_type(content_type: &str) -> bool {
     media == "application/json" || media.ends_with("+json")
 }
 
-/// [`decode`] from the parts (for bodies read back from a cache).
+/// Decodes a 2xx body as the reference servers do: 204 -> `{}`; `text/plain` from a vendor that
+/// [keeps it](Vendor::keeps_plain_text) -> the text as a string, even empty; blank -> `{}`;
+/// JSON -> its value; anything else -> the text.
 pub fn decode_body(vendor: Vendor, status: u16, headers: &Headers, body: &[u8]) -> Decoded {
     // Nothing is released, so never `Released`.
     decode_text(vendor, status, headers, js::response_str(body), false).unwrap_or_else(|Released| {

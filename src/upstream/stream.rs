@@ -3,11 +3,11 @@
 //! or to follow (GitHub answers a log request with a redirect).
 
 use super::error::{ErrorKind, UpstreamError};
+use super::js;
 use super::scrub;
 use super::target::{Root, Target};
 use super::vendor::UpstreamSettings;
 use super::wire::{endpoint, reason_phrase, transport_kind, vendor_request};
-use super::{js, Method};
 use crate::ports::{header, BodyStream, Clock, Headers, Level, Ports};
 
 /// Most bytes of an error answer's body read for its message.
@@ -30,21 +30,20 @@ impl Opened {
     }
 }
 
-/// Sends a GET of `target` unchecked (see [`super::Client::open`]); only a request that got
-/// no answer (or a vendor without settings) is an error here.
+/// Sends `target` (its own method, with no body) unchecked (see [`super::Client::open`]); only
+/// a request that got no answer (or a vendor without settings) is an error here.
 pub(super) async fn open(
     ports: Ports<'_>,
     settings: &UpstreamSettings,
     target: &Target,
 ) -> Result<Opened, UpstreamError> {
-    let (vendor, path) = (target.vendor, &target.path);
+    let (vendor, method, path) = (target.vendor, target.method, &target.path);
     let started = ports.clock.now_ms();
-    let fail =
-        |kind| UpstreamError::new(vendor, Method::Get, path.path(), ports.clock.now_ms(), kind);
+    let fail = |kind| UpstreamError::new(vendor, method, path.path(), ports.clock.now_ms(), kind);
     let Some(endpoint) = endpoint(settings, target) else {
         return Err(fail(ErrorKind::NotConfigured));
     };
-    let (request, scrubber) = vendor_request(settings, &endpoint, Method::Get, path, &[], None);
+    let (request, scrubber) = vendor_request(settings, &endpoint, method, path, &[], None);
     let outcome = scrub::open(ports.http, request, &scrubber).await;
     let (status, label) = match &outcome {
         Ok(response) => (Some(response.status), "opened".to_owned()),
@@ -107,4 +106,38 @@ pub(crate) async fn status_error(
     };
     let path = target.path.path();
     UpstreamError::new(target.vendor, target.method, path, clock.now_ms(), kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::ports::fake::{FakeEnv, ScriptedHttp};
+    use crate::ports::UpstreamResponse;
+    use crate::upstream::{ApiPath, Method, Vendor};
+    use futures::executor::block_on;
+
+    /// What a stream sends is what was decided: the target's method, not a GET in its place.
+    #[test]
+    fn a_stream_goes_out_with_its_targets_method() {
+        let env = FakeEnv::with_http(ScriptedHttp::new(|_| {
+            Ok(UpstreamResponse {
+                status: 204,
+                status_text: String::new(),
+                headers: Vec::new(),
+                body: Vec::new(),
+            })
+        }));
+        let config = Config::from_settings(&|name: &str| {
+            (name == "GITHUB_TOKEN").then(|| "ghp-test-0123456789".to_owned())
+        })
+        .unwrap();
+        let path = ApiPath::parse("/repos/o/r/actions/runs/1/cancel").unwrap();
+        for method in [Method::Get, Method::Post] {
+            let target = Target::new(Vendor::GitHub, method, &path);
+            assert!(block_on(open(env.ports(), &config.upstream, &target)).is_ok());
+        }
+        let sent: Vec<String> = env.http.sent().into_iter().map(|r| r.method).collect();
+        assert_eq!(sent, ["GET", "POST"]);
+    }
 }

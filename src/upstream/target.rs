@@ -159,7 +159,7 @@ impl Family {
         let Some(first) = self.member(0) else {
             return false;
         };
-        let head = first.path.path().len() - self.tail.len() - 1;
+        let head = first.path.path().len().saturating_sub(self.tail.len() + 1);
         let sent = target.path.path();
         let id = sent
             .get(head..sent.len().saturating_sub(self.tail.len()))
@@ -229,7 +229,7 @@ impl Targets {
         &self.fixed
     }
 
-    /// The first target: the one a refusal or an approval request names.
+    /// The first fixed target, if any.
     #[cfg(test)]
     pub(crate) fn first(&self) -> Option<&Target> {
         self.fixed.first()
