@@ -3,7 +3,6 @@
 //! lines and grep matches with context, all computed as the bytes arrive, so memory stays bounded
 //! whatever the log's size ([`excerpt::Excerpter`]).
 
-pub(crate) mod download;
 pub(crate) mod excerpt;
 pub(crate) mod line;
 pub(crate) mod pattern;

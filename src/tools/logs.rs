@@ -4,11 +4,11 @@
 
 pub(crate) mod cache;
 pub(crate) mod circleci;
+pub(crate) mod download;
 pub(crate) mod github;
 
 use crate::artifacts::stream::ArtifactWriter;
 use crate::artifacts::{ArtifactId, Artifacts};
-use crate::logs::download::LogError;
 use crate::logs::excerpt::{Excerpt, Options, MAX_CONTEXT, MAX_TAIL_LINES};
 use crate::logs::pattern::CODE_OVER_BUDGET;
 use crate::logs::Grep;
@@ -19,6 +19,7 @@ use crate::structured::Contract;
 use crate::structured::Envelope;
 use crate::tools::args::{arguments, input_schema, Arguments, CommonArgs, WithCommon};
 use crate::tools::args::{Fallback, Field, JQ, OUTPUT_FORMAT};
+use crate::tools::logs::download::LogError;
 use crate::tools::output::Rendered;
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec};
 use crate::upstream::body::reserve_buffer;

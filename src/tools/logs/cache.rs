@@ -5,9 +5,9 @@
 
 use crate::artifacts::{ArtifactId, Artifacts};
 use crate::cache::{cache_key, CachedResponse, HttpCache, UpstreamIdentity};
-use crate::logs::download::{Pacer, YIELD_BYTES};
 use crate::logs::excerpt::Step;
 use crate::logs::Excerpter;
+use crate::tools::logs::download::{Pacer, YIELD_BYTES};
 use crate::tools::registry::ToolContext;
 use crate::upstream::Vendor;
 use crate::value::{Map, Value};

@@ -5,11 +5,11 @@
 
 use super::{log_writer, respond, text, JobReport, LogArgs};
 use crate::artifacts::stream::ArtifactWriter;
-use crate::logs::download::{self, LogError, Pacer};
 use crate::logs::excerpt::Step;
 use crate::logs::Excerpter;
 use crate::mcp::CallToolResult;
 use crate::tools::args::{arguments, Field, WithCommon};
+use crate::tools::logs::download::{self, LogError, Pacer};
 use crate::tools::registry::{
     Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };

@@ -4,13 +4,13 @@
 
 use super::cache::LogCache;
 use super::{log_writer, respond, text, JobReport, LogArgs, MAX_JOBS};
-use crate::logs::download::{self, LogError, Sink};
 use crate::logs::excerpt::{Options, Step};
 use crate::logs::Excerpter;
 use crate::mcp::CallToolResult;
 use crate::time::parse_iso8601_seconds;
 use crate::tools::args::{arguments, Fallback, Field, WithCommon, OWNER, REPO};
 use crate::tools::github::name_segment;
+use crate::tools::logs::download::{self, LogError, Sink};
 use crate::tools::registry::{
     Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };

@@ -3,9 +3,9 @@
 //! vendor's credential and under the same timeout; bytes reach the excerpt and the artifact as
 //! they arrive, up to [`MAX_LOG_BYTES`].
 
-use super::excerpt::Excerpter;
-use super::pattern::OverBudget;
 use crate::artifacts::stream::ArtifactWriter;
+use crate::logs::excerpt::Excerpter;
+use crate::logs::pattern::OverBudget;
 use crate::ports::{BodyStream, CallPorts, Clock, Level, Log, TransportError, UpstreamRequest};
 use crate::upstream::body::Unread;
 use crate::upstream::error::busy_text;
