@@ -254,15 +254,12 @@ impl fmt::Display for BadTokenTable {
 /// a token, else its first four characters and its length, since an entry written the wrong way
 /// round has its token where the name goes, and the refusal reaches every caller.
 fn name_shown(name: &str) -> String {
-    if name.chars().count() < MIN_TOKEN_LEN {
+    let length = name.chars().count();
+    if length < MIN_TOKEN_LEN {
         return format!("{name:?}");
     }
     let head: String = name.chars().take(4).collect();
-    format!(
-        "{:?} ({} characters)",
-        format!("{head}…"),
-        name.chars().count()
-    )
+    format!("{:?} ({length} characters)", format!("{head}…"))
 }
 
 impl fmt::Display for TokenProblem {
