@@ -9,6 +9,10 @@ mod fuel;
 pub mod jmespath;
 pub mod jq;
 mod meter;
+#[cfg(test)]
+mod tests_rule;
+#[cfg(test)]
+mod tests_stack;
 
 use std::fmt;
 

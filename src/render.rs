@@ -6,6 +6,16 @@
 
 pub mod json;
 pub(crate) mod sink;
+#[cfg(test)]
+mod tests_depth;
+#[cfg(test)]
+mod tests_goldens;
+#[cfg(test)]
+mod tests_length;
+#[cfg(test)]
+mod tests_spec_fixtures;
+#[cfg(test)]
+mod tests_truncate;
 pub(crate) mod toon;
 pub mod truncate;
 
