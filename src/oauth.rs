@@ -61,7 +61,7 @@ pub(crate) fn is_oauth_path(path: &str) -> bool {
 }
 
 /// Answers a request to one of the [`is_oauth_path`] paths.
-pub async fn handle(
+pub(crate) async fn handle(
     settings: &OAuthSettings,
     request: &HttpRequest,
     ports: Ports<'_>,

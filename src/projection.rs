@@ -204,7 +204,7 @@ impl Projection {
     /// The `_jqError` text for `error`. Whatever the reference would also reject keeps its
     /// exact wording, `Invalid JMESPath expression: <expr>`; jq failures and budget stops,
     /// which the reference has no counterpart for, say what went wrong.
-    pub fn error_message(&self, error: &ProjectionError) -> String {
+    pub(crate) fn error_message(&self, error: &ProjectionError) -> String {
         match error {
             ProjectionError::JmesPath(e) if e.is_budget() => {
                 format!(
@@ -230,7 +230,8 @@ fn error_value(message: String, data: Value) -> Value {
 
 /// Compiles and applies `expression` to `data` in one step (see [`Projection`]); `None` or a
 /// blank expression returns `data` unchanged.
-pub fn project(data: Value, expression: Option<&str>) -> Value {
+#[cfg(test)]
+pub(crate) fn project(data: Value, expression: Option<&str>) -> Value {
     project_within(data, expression, &Fuel::request(), None)
 }
 

@@ -13,7 +13,7 @@ pub use call::call_reply;
 mod checks;
 mod connection;
 mod dispatch;
-pub(crate) mod gate;
+pub mod gate;
 mod reply;
 mod version;
 

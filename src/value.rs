@@ -46,20 +46,6 @@ impl Value {
         }
     }
 
-    /// The JavaScript `typeof`-like name used in messages: `null`, `boolean`, `number`, `string`,
-    /// `array` or `object`.
-    #[cfg(test)]
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Value::Null => "null",
-            Value::Bool(_) => "boolean",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        }
-    }
-
     /// The string slice when this is a string.
     pub fn as_str(&self) -> Option<&str> {
         match self {

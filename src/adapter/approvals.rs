@@ -18,7 +18,7 @@ use worker::js_sys::{Object, Reflect};
 use worker::{durable_object, DurableObject, Env, Request, Response, State};
 
 /// Binding name of the Durable Object namespace holding approvals.
-pub const APPROVALS_BINDING: &str = "APPROVALS";
+pub(crate) const APPROVALS_BINDING: &str = "APPROVALS";
 /// The name of the one object of the namespace: one ledger, so one order of every op.
 const LEDGER_NAME: &str = "ledger";
 /// Storage keys of entries: this prefix and the approval id.
@@ -33,7 +33,7 @@ const LAYOUT: &str = "entries-and-details";
 const KEYS_PER_CALL: usize = 128;
 
 /// The [`ApprovalStore`] port: each op is one request to the ledger object.
-pub struct DoApprovals {
+pub(crate) struct DoApprovals {
     namespace: Namespace,
 }
 
@@ -61,7 +61,7 @@ impl ApprovalStore for DoApprovals {
 
 /// The ledger object.
 #[durable_object(fetch)]
-pub struct ApprovalsObject {
+pub(crate) struct ApprovalsObject {
     state: State,
     /// The book, once loaded from storage; `None` again after a failed write, so the next op
     /// starts from what storage holds.

@@ -15,7 +15,7 @@ use std::cell::{Cell, RefCell};
 use worker::{durable_object, DurableObject, Env, Request, Response, State};
 
 /// Binding name of the Durable Object namespace holding claims.
-pub const CLAIMS_BINDING: &str = "CLAIMS";
+pub(crate) const CLAIMS_BINDING: &str = "CLAIMS";
 /// The storage key of an object's one marker.
 const MARKER_KEY: &str = "claim";
 
@@ -45,7 +45,7 @@ struct Marker {
 }
 
 /// The [`ClaimStore`] port: each claim is one request to the object named by its key.
-pub struct DoClaims {
+pub(crate) struct DoClaims {
     namespace: Namespace,
 }
 
@@ -107,7 +107,7 @@ impl ClaimStore for DoClaims {
 
 /// The object of one key.
 #[durable_object(alarm)]
-pub struct ClaimObject {
+pub(crate) struct ClaimObject {
     state: State,
     /// True once the marker has been read from storage (or deleted by the alarm).
     loaded: Cell<bool>,

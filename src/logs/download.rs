@@ -68,7 +68,7 @@ impl LogError {
 }
 
 /// Where the bytes of a log go.
-pub(crate) struct Sink<'s, 'a> {
+pub struct Sink<'s, 'a> {
     /// The excerpt being built.
     pub(crate) excerpter: &'s mut Excerpter,
     /// The artifact being written.

@@ -34,7 +34,7 @@ pub(crate) const RUNNER_STEP_OPENINGS: &[&str] =
 
 /// One step of a job, as the vendor's API lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Step {
+pub(crate) struct Step {
     /// The step's number (GitHub) or position (CircleCI), from 1.
     pub(crate) number: u64,
     /// Its name.
@@ -402,14 +402,14 @@ pub(crate) struct GrepExcerpt {
     /// How many lines matched (all of them, shown or not).
     pub(crate) matches: u64,
     /// The lines shown, each with whether it matched (the others are context).
-    pub lines: Vec<(Entry, bool)>,
+    pub(crate) lines: Vec<(Entry, bool)>,
 }
 
 /// What a log comes down to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Excerpt {
     /// Lines in the log.
-    pub lines: u64,
+    pub(crate) lines: u64,
     /// Bytes in the log.
     pub bytes: u64,
     /// The chosen steps: the failed ones (or, when none failed, the last that wrote), or all.

@@ -700,7 +700,8 @@ impl MemoryClaims {
     }
 
     /// From now on every claim fails with `error` (`None`: works again).
-    pub fn fail_with(&self, error: Option<StoreError>) {
+    #[cfg(test)]
+    pub(crate) fn fail_with(&self, error: Option<StoreError>) {
         *self.fail.borrow_mut() = error;
     }
 }

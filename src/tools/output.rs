@@ -54,7 +54,7 @@ pub(crate) struct Rendered {
     /// artifact, is added by [`Rendered::finish`]).
     pub text: String,
     /// Where the full rendering was cut, if it was.
-    pub cut: Option<Cut>,
+    pub(crate) cut: Option<Cut>,
     /// How the structured envelope is built from `value`, for the tools with an output schema.
     pub(crate) envelope: Option<Envelope>,
 }

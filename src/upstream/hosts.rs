@@ -55,7 +55,7 @@ impl LogHosts {
 
     /// `url` as parsed, when it is an `https` URL (or `http` to a listed loopback address, for
     /// local runs) on an allowed host; otherwise why not, naming only the host.
-    pub fn check(&self, url: &str) -> Result<OutboundUrl, UrlRefused> {
+    pub(crate) fn check(&self, url: &str) -> Result<OutboundUrl, UrlRefused> {
         let reach = Reach::Listed {
             entries: &self.0,
             setting: "LOG_REDIRECT_HOSTS",

@@ -184,7 +184,7 @@ impl Secret {
     }
 
     /// The value, for building a credential header or a fingerprint; never for text.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }

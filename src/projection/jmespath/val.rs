@@ -54,7 +54,7 @@ pub(crate) enum ArrView<'b, 'a> {
 }
 
 impl<'b, 'a> ArrView<'b, 'a> {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             ArrView::Doc(items) => items.len(),
             ArrView::Own(items) => items.len(),
@@ -80,7 +80,7 @@ pub(crate) enum ObjView<'b, 'a> {
 }
 
 impl<'b, 'a> ObjView<'b, 'a> {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             ObjView::Doc(m) => m.len(),
             ObjView::Own(o) => o.len(),
