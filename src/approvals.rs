@@ -19,7 +19,7 @@ pub use crate::ledger::{
 
 /// Why an approval operation failed; the text is for the caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ApprovalError {
+pub(crate) enum ApprovalError {
     /// The ledger refused it.
     Refused(Refusal),
     /// The store failed or is not configured; the text is for logs.

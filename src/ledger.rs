@@ -599,7 +599,7 @@ impl Book {
 
     /// How many records it holds.
     #[cfg(any(test, feature = "test-util"))]
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.entries.len()
     }
 
@@ -616,7 +616,7 @@ impl Book {
     }
 
     /// Applies `op`; returns what it comes to and the changes to persist, in order.
-    pub(crate) fn apply(&mut self, op: Op) -> (Step, Vec<Change>) {
+    pub fn apply(&mut self, op: Op) -> (Step, Vec<Change>) {
         let mut changes = self.purge(op.now_ms());
         let step = match op {
             Op::Call { request, .. } => Step::Done(Reply::Call {
@@ -860,7 +860,7 @@ impl MemoryLedger {
     }
 
     /// Applies `op` and its changes; `Err` when a page's details are missing.
-    pub(crate) fn apply(&mut self, op: Op) -> Result<Reply, LedgerFault> {
+    pub fn apply(&mut self, op: Op) -> Result<Reply, LedgerFault> {
         let (step, changes) = self.book.apply(op);
         for change in changes {
             match change {

@@ -91,7 +91,7 @@ pub(crate) fn initialize_versions() -> impl Iterator<Item = ProtocolVersion> {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Implementation {
     /// Programmatic name.
-    pub(crate) name: String,
+    pub name: String,
     /// Version string.
     pub(crate) version: String,
     /// Human-readable name (2025-06-18 and later; older clients ignore it).
@@ -258,7 +258,7 @@ pub(crate) struct ListToolsResult {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub(crate) struct CallToolParams {
     /// The tool to run.
-    pub(crate) name: String,
+    pub name: String,
     /// Its arguments (absent means none).
     #[serde(default)]
     pub(crate) arguments: Option<Map<String, Json>>,

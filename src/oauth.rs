@@ -19,7 +19,7 @@ pub(crate) mod sealed;
 pub mod settings;
 pub mod store;
 mod token_endpoint;
-pub mod url;
+pub(crate) mod url;
 
 use crate::auth::{PersonalToken, Principal};
 use crate::http::{HttpRequest, HttpResponse};

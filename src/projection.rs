@@ -25,7 +25,7 @@ use jq::{JqError, JqProgram};
 pub use meter::{last_input_memory, last_peak_memory, last_spent, Limits, MAX_MEMORY_BYTES};
 
 /// The text tools put in the `jq` argument's description, so every tool states the same rule.
-pub const TOOL_DESCRIPTION: &str = "JMESPath or jq expression applied to the JSON response \
+pub(crate) const TOOL_DESCRIPTION: &str = "JMESPath or jq expression applied to the JSON response \
 before it is rendered: JMESPath when valid, e.g. `items[*].{id: id, name: name}`, else jq, e.g. \
 `.items | map({id, name})` (a leading `.` forces jq). Several jq outputs become an array. A \
 failing expression does not fail the call: the result is {\"_jqError\": \"<reason>\", \

@@ -13,7 +13,7 @@ pub use call::call_reply;
 mod checks;
 mod connection;
 mod dispatch;
-pub mod gate;
+pub(crate) mod gate;
 mod reply;
 mod version;
 

@@ -15,9 +15,9 @@ use crate::value::{Map, Number, Value};
 pub use schema::Contract;
 
 /// Name of the member holding the upstream body after projection.
-pub const DATA: &str = "data";
+pub(crate) const DATA: &str = "data";
 /// Name of the member saying `data` is not the whole result.
-pub const INCOMPLETE: &str = "incomplete";
+pub(crate) const INCOMPLETE: &str = "incomplete";
 
 /// Why `data` is not the whole result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

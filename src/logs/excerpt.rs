@@ -38,7 +38,7 @@ pub(crate) struct Step {
     /// The step's number (GitHub) or position (CircleCI), from 1.
     pub(crate) number: u64,
     /// Its name.
-    pub(crate) name: String,
+    pub name: String,
     /// Its outcome as the vendor words it (`failure`, `success`, `skipped`...), if finished.
     pub(crate) conclusion: Option<String>,
     /// When it started, Unix seconds (GitHub), if it did.

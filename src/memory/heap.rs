@@ -34,7 +34,7 @@ pub fn allocated() -> u64 {
 }
 
 /// The bytes allocated and not yet freed on this thread since it started.
-pub fn live() -> isize {
+pub(crate) fn live() -> isize {
     LIVE.try_with(Cell::get).unwrap_or(0)
 }
 

@@ -157,7 +157,7 @@ pub(crate) struct AllowList {
     pub(crate) users: Vec<String>,
     /// The identity provider's groups whose members may sign in (GitHub organisations, or OIDC
     /// groups), by their bare name (`acme`) or namespaced (`github:acme`), case-insensitive.
-    pub(crate) groups: Vec<String>,
+    pub groups: Vec<String>,
     /// E-mail domains (the part after `@` of a verified e-mail), case-insensitive.
     pub(crate) domains: Vec<String>,
     /// The static tokens' principal names (`MCP_AUTH_TOKENS`): nobody whose alias is one of

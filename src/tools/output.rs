@@ -47,7 +47,7 @@ pub(crate) fn project(body: Value, jq: Option<&str>, call: &ToolContext<'_>) -> 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Rendered {
     /// The value the text was rendered from (after projection).
-    pub(crate) value: Value,
+    pub value: Value,
     /// The format used.
     pub(crate) format: OutputFormat,
     /// The text; when it was cut, only the kept prefix (the guidance block, which names the

@@ -334,7 +334,7 @@ impl Registry {
 
     /// Adds a tool of `toolset` after checking its name (valid, unique) and input schema (an
     /// object schema using only enforceable keywords).
-    pub fn register_in(
+    pub(crate) fn register_in(
         &mut self,
         toolset: Option<Toolset>,
         tool: Box<dyn Tool>,

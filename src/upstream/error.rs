@@ -148,7 +148,7 @@ impl UpstreamError {
     }
 
     /// The vendor called.
-    pub fn vendor(&self) -> Vendor {
+    pub(crate) fn vendor(&self) -> Vendor {
         self.vendor
     }
 

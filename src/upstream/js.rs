@@ -9,10 +9,10 @@ use crate::value::{parse, Value};
 use std::borrow::Cow;
 
 pub use crate::js::{is_blank, parse_int};
-pub use crate::render::json::stringify;
+pub(crate) use crate::render::json::stringify;
 
 /// JavaScript truthiness of a JSON value (`""`, `0`, `-0`, `NaN`, `false` and `null` are falsy).
-pub fn truthy(value: &Value) -> bool {
+pub(crate) fn truthy(value: &Value) -> bool {
     match value {
         Value::Null => false,
         Value::Bool(b) => *b,

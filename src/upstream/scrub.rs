@@ -19,7 +19,7 @@ pub const MARKER: &str = "[redacted]";
 /// three-letter token would cut every word holding it), and no vendor issues one; the
 /// credential header, the base64 and the `user:secret` pair built from it are longer and
 /// replaced whatever the secret's length.
-pub const MIN_SECRET_BYTES: usize = 8;
+pub(crate) const MIN_SECRET_BYTES: usize = 8;
 
 /// The secrets one request's answer is cleaned of.
 #[derive(Clone)]

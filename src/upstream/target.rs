@@ -12,7 +12,7 @@ use super::Method;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     /// The vendor.
-    pub(crate) vendor: Vendor,
+    pub vendor: Vendor,
     /// The HTTP method.
     pub method: Method,
     /// The canonical path with the vendor's prefix (Bitbucket `/2.0`), and its own query.

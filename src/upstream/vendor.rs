@@ -248,10 +248,10 @@ pub struct UpstreamSettings {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Acting {
     /// The vendor it acts for.
-    pub(crate) vendor: Vendor,
+    pub vendor: Vendor,
     /// Its name, reported in the result's `_meta` (`default`, a document's identity,
     /// `signed-in-user`).
-    pub(crate) name: String,
+    pub name: String,
     source: Source,
 }
 
@@ -476,7 +476,7 @@ pub(crate) struct Credential {
     /// Header name (`Authorization`, `Circle-Token`).
     pub(crate) header: &'static str,
     /// Header value (holds the secret).
-    pub(crate) value: Secret,
+    pub value: Secret,
     /// What identifies the credential for cache partitioning (the token, or `user:token`).
     pub identity: Secret,
 }
@@ -510,7 +510,7 @@ impl Credential {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Endpoint {
     /// The vendor.
-    pub(crate) vendor: Vendor,
+    pub vendor: Vendor,
     /// API root without a trailing `/`; the request host is always this one's.
     pub(crate) base_url: String,
     /// The credential header.

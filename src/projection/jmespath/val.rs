@@ -54,7 +54,7 @@ pub(crate) enum ArrView<'b, 'a> {
 }
 
 impl<'b, 'a> ArrView<'b, 'a> {
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         match self {
             ArrView::Doc(items) => items.len(),
             ArrView::Own(items) => items.len(),
@@ -80,7 +80,7 @@ pub(crate) enum ObjView<'b, 'a> {
 }
 
 impl<'b, 'a> ObjView<'b, 'a> {
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         match self {
             ObjView::Doc(m) => m.len(),
             ObjView::Own(o) => o.len(),
@@ -422,7 +422,7 @@ impl<'a> Val<'a> {
 
 /// A runtime failure (the reference throws; the projection turns it into `_jqError`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuntimeError(pub(crate) String);
+pub(crate) struct RuntimeError(pub(crate) String);
 
 impl RuntimeError {
     /// The failure with `msg`.
