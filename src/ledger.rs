@@ -576,7 +576,7 @@ pub(crate) struct Book {
 impl Book {
     /// An empty book holding at most `max_bytes` of records.
     #[cfg(any(test, feature = "test-util"))]
-    pub fn new(max_bytes: usize) -> Book {
+    pub(crate) fn new(max_bytes: usize) -> Book {
         Book {
             entries: BTreeMap::new(),
             bytes: 0,
@@ -599,7 +599,7 @@ impl Book {
 
     /// How many records it holds.
     #[cfg(any(test, feature = "test-util"))]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
@@ -616,7 +616,7 @@ impl Book {
     }
 
     /// Applies `op`; returns what it comes to and the changes to persist, in order.
-    pub fn apply(&mut self, op: Op) -> (Step, Vec<Change>) {
+    pub(crate) fn apply(&mut self, op: Op) -> (Step, Vec<Change>) {
         let mut changes = self.purge(op.now_ms());
         let step = match op {
             Op::Call { request, .. } => Step::Done(Reply::Call {
@@ -841,7 +841,7 @@ pub(crate) struct MemoryLedger {
 #[cfg(any(test, feature = "test-util"))]
 impl MemoryLedger {
     /// An empty ledger holding at most `max_bytes` of records.
-    pub fn new(max_bytes: usize) -> MemoryLedger {
+    pub(crate) fn new(max_bytes: usize) -> MemoryLedger {
         MemoryLedger {
             book: Book::new(max_bytes),
             details: BTreeMap::new(),
@@ -860,7 +860,7 @@ impl MemoryLedger {
     }
 
     /// Applies `op` and its changes; `Err` when a page's details are missing.
-    pub fn apply(&mut self, op: Op) -> Result<Reply, LedgerFault> {
+    pub(crate) fn apply(&mut self, op: Op) -> Result<Reply, LedgerFault> {
         let (step, changes) = self.book.apply(op);
         for change in changes {
             match change {

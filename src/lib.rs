@@ -5,6 +5,7 @@
 //! reaches the outside world only through the traits in [`ports`]; the `adapter` module, built for
 //! wasm32 only, implements those traits with Workers' fetch, KV and R2.
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 #[cfg(target_arch = "wasm32")]
 mod adapter;

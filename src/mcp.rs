@@ -324,7 +324,7 @@ pub(crate) enum ContentBlock {
 
 impl ContentBlock {
     /// A text block.
-    pub fn text(text: impl Into<String>) -> ContentBlock {
+    pub(crate) fn text(text: impl Into<String>) -> ContentBlock {
         ContentBlock::Text { text: text.into() }
     }
 }

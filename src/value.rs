@@ -230,7 +230,7 @@ enum Frame<'v> {
 
 impl<'v> CompactPieces<'v> {
     /// The pieces of `value`'s compact JSON.
-    pub fn new(value: &'v Value) -> CompactPieces<'v> {
+    pub(crate) fn new(value: &'v Value) -> CompactPieces<'v> {
         CompactPieces {
             stack: vec![Frame::Value(value)],
         }

@@ -39,7 +39,7 @@ pub(crate) struct DoApprovals {
 
 impl DoApprovals {
     /// The ledger of `env`; without the binding every op fails (and the gate fails closed).
-    pub fn new(env: &Env) -> DoApprovals {
+    pub(super) fn new(env: &Env) -> DoApprovals {
         DoApprovals {
             namespace: env
                 .durable_object(APPROVALS_BINDING)

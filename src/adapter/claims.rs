@@ -51,7 +51,7 @@ pub(crate) struct DoClaims {
 
 impl DoClaims {
     /// The claims of `env`; without the binding every claim fails, so nothing is spent.
-    pub fn new(env: &Env) -> DoClaims {
+    pub(super) fn new(env: &Env) -> DoClaims {
         DoClaims {
             namespace: env
                 .durable_object(CLAIMS_BINDING)

@@ -41,7 +41,7 @@ pub(crate) struct BindingLimiter(pub Option<worker::RateLimiter>);
 
 impl BindingLimiter {
     /// The limiter bound in `env`, if any.
-    pub fn new(env: &Env) -> BindingLimiter {
+    pub(super) fn new(env: &Env) -> BindingLimiter {
         BindingLimiter(env.rate_limiter(RATE_LIMIT_BINDING).ok())
     }
 }

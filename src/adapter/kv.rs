@@ -20,7 +20,7 @@ pub(crate) struct KvCache {
 
 impl KvCache {
     /// A cache over `store` (or the reason it is missing), scheduling writes on `ctx`.
-    pub fn new(store: Result<KvStore, StoreError>, ctx: Rc<Context>) -> KvCache {
+    pub(super) fn new(store: Result<KvStore, StoreError>, ctx: Rc<Context>) -> KvCache {
         KvCache {
             store,
             ctx: Some(ctx),

@@ -19,7 +19,7 @@ pub(crate) struct R2Artifacts {
 
 impl R2Artifacts {
     /// A store over `bucket` (or the reason it is missing).
-    pub fn new(bucket: Result<Bucket, StoreError>) -> R2Artifacts {
+    pub(super) fn new(bucket: Result<Bucket, StoreError>) -> R2Artifacts {
         R2Artifacts { bucket }
     }
 

@@ -76,7 +76,7 @@ pub(crate) struct Options {
 
 /// A numbered line.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Its number in the log, from 1.
     pub(crate) line: u64,
     /// Its cleaned, shortened text.
@@ -149,7 +149,7 @@ impl Excerpter {
     /// An excerpter for a job with `steps` (in order). `by_time`: assign lines to steps by
     /// their timestamps (GitHub); otherwise the caller calls [`Excerpter::start_step`]. Without
     /// steps, the whole log is one section named `log`.
-    pub fn new(options: Options, steps: Vec<Step>, by_time: bool) -> Excerpter {
+    pub(crate) fn new(options: Options, steps: Vec<Step>, by_time: bool) -> Excerpter {
         let mut steps: Vec<Step> = steps.into_iter().take(MAX_STEPS).collect();
         if steps.is_empty() {
             steps.push(Step {

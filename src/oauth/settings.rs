@@ -75,7 +75,7 @@ pub(crate) enum PrincipalClaim {
 impl PrincipalClaim {
     /// The setting's value: `sub` or `email`; any other claim is refused, since the provider
     /// does not vouch for it.
-    pub fn parse(text: &str) -> Result<PrincipalClaim, BadSetting> {
+    pub(crate) fn parse(text: &str) -> Result<PrincipalClaim, BadSetting> {
         match text.trim() {
             "sub" => Ok(PrincipalClaim::Subject),
             "email" => Ok(PrincipalClaim::VerifiedEmail),

@@ -63,7 +63,7 @@ impl std::fmt::Display for Malformed {
 
 impl Url {
     /// Splits `text`; the error says what is wrong.
-    pub fn parse(text: &str) -> Result<Url, Malformed> {
+    pub(crate) fn parse(text: &str) -> Result<Url, Malformed> {
         if text.len() > MAX_URL_LEN {
             return Err(Malformed::TooLong);
         }

@@ -26,7 +26,7 @@ pub(crate) struct ApprovalList(ToolSpec);
 pub(crate) struct ApprovalDecide(ToolSpec);
 
 /// Both tools, in listing order.
-pub fn tools() -> Vec<Box<dyn Tool>> {
+pub(crate) fn tools() -> Vec<Box<dyn Tool>> {
     vec![
         Box::new(ApprovalList(ToolSpec {
             descriptor: ToolDescriptor {

@@ -22,7 +22,7 @@ use crate::value::{Map, Number, Value};
 pub(crate) const GET: &str = "circleci_get";
 
 /// The CircleCI tools, for the registry.
-pub fn tools() -> Vec<Box<dyn Tool>> {
+pub(crate) fn tools() -> Vec<Box<dyn Tool>> {
     vec![Box::new(Upstream(CircleGet(spec())))]
 }
 

@@ -62,7 +62,7 @@ pub(crate) struct Rendered {
 impl Rendered {
     /// Renders `value` in `format` and finds where it must be cut to fit
     /// `settings.text_max_chars`.
-    pub fn new(value: Value, format: OutputFormat, settings: &ToolSettings) -> Rendered {
+    pub(crate) fn new(value: Value, format: OutputFormat, settings: &ToolSettings) -> Rendered {
         // Only the shown prefix is ever held: the full rendering of a large body can be several
         // times its size, and would otherwise sit in memory beside the parsed value.
         let (text, cut) = render::render_bounded(&value, format, settings.text_max_chars);

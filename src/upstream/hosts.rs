@@ -31,7 +31,7 @@ impl LogHosts {
     }
 
     /// Parses a comma-separated list; the error says which entry is wrong.
-    pub fn parse(text: &str) -> Result<LogHosts, BadLogHosts> {
+    pub(crate) fn parse(text: &str) -> Result<LogHosts, BadLogHosts> {
         let mut hosts = Vec::new();
         for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             let entry = entry.to_ascii_lowercase();

@@ -64,7 +64,7 @@ pub(crate) struct SyntaxError(pub(crate) &'static str);
 type Parsed = Result<Node, SyntaxError>;
 
 /// Compiles `src` to a syntax tree.
-pub fn parse(src: &str) -> Parsed {
+pub(super) fn parse(src: &str) -> Parsed {
     let tokens = tokenize(src).map_err(|e| SyntaxError(e.0))?;
     let mut p = Parser {
         tokens,

@@ -8,7 +8,7 @@ use crate::tools::registry::{Tool, ToolError};
 use serde_json::Value as Json;
 
 /// The GitHub list tools, for the registry.
-pub fn tools() -> Vec<Box<dyn Tool>> {
+pub(crate) fn tools() -> Vec<Box<dyn Tool>> {
     vec![List::<RunsArgs>::boxed(), List::<JobsArgs>::boxed()]
 }
 
