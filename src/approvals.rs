@@ -19,7 +19,7 @@ pub use crate::ledger::{
 
 /// Why an approval operation failed; the text is for the caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ApprovalError {
+pub(crate) enum ApprovalError {
     /// The ledger refused it.
     Refused(Refusal),
     /// The store failed or is not configured; the text is for logs.
@@ -104,7 +104,7 @@ pub(crate) struct Approvals<'a> {
 
 impl<'a> Approvals<'a> {
     /// Approvals in `store`, timed on `clock`, their ids drawn from `rng`.
-    pub fn new(
+    pub(crate) fn new(
         store: &'a dyn ApprovalStore,
         clock: &'a dyn Clock,
         rng: &'a dyn Rng,
@@ -143,7 +143,7 @@ impl<'a> Approvals<'a> {
     }
 
     /// Approves or denies `id` as `approver`, an approver under any of their names.
-    pub async fn decide(
+    pub(crate) async fn decide(
         &self,
         id: &str,
         approver: &Principal,

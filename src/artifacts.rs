@@ -479,7 +479,7 @@ impl<'a> ArtifactSlot<'a> {
 }
 
 /// What a background write stores, owned by the write.
-pub trait Content {
+pub(crate) trait Content {
     /// A writer of the content from its start, as [`ArtifactSlot::save_pieces`] takes it.
     fn pieces(&self) -> Box<dyn FnMut(&mut String) -> bool + '_>;
 }

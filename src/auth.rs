@@ -73,7 +73,7 @@ pub(crate) fn valid_principal_reference(name: &str) -> bool {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct PersonalToken {
     /// The vendor the token is for; it is only ever sent to that vendor's configured API.
-    pub(crate) vendor: Vendor,
+    pub vendor: Vendor,
     /// The token.
     pub(crate) token: Secret,
     /// When it expires (ms since the epoch), if it does.

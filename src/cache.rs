@@ -29,7 +29,7 @@ pub(crate) struct UpstreamIdentity {
 impl UpstreamIdentity {
     /// The identity of `vendor` called with `credential` (any secret text; only a digest of it
     /// is kept).
-    pub fn new(vendor: &str, credential: &str) -> UpstreamIdentity {
+    pub(crate) fn new(vendor: &str, credential: &str) -> UpstreamIdentity {
         let mut hasher = Sha256::new();
         hasher.update(b"devtools-mcp-edge upstream credential\0");
         hasher.update(credential.as_bytes());
@@ -107,7 +107,7 @@ pub(crate) struct HttpCache<'a> {
 
 impl<'a> HttpCache<'a> {
     /// A cache over the ports' store whose entries live `ttl_seconds`.
-    pub fn new(ports: &CallPorts<'a>, ttl_seconds: u64) -> HttpCache<'a> {
+    pub(crate) fn new(ports: &CallPorts<'a>, ttl_seconds: u64) -> HttpCache<'a> {
         HttpCache {
             store: ports.cache,
             clock: ports.clock,
@@ -142,7 +142,7 @@ impl<'a> HttpCache<'a> {
 
     /// Stores `response` at `key`, replacing any entry there. Non-2xx responses and bodies over
     /// [`MAX_CACHED_BODY`] are not stored.
-    pub async fn store(&self, key: &str, response: CachedResponse) {
+    pub(crate) async fn store(&self, key: &str, response: CachedResponse) {
         if !(200..300).contains(&response.status) || response.body.len() > MAX_CACHED_BODY {
             return;
         }

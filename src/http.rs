@@ -30,7 +30,7 @@ pub(crate) struct BufferedBody(RefCell<BodyRead>);
 
 impl BufferedBody {
     /// `bytes`, flagged `too_large` when the reader that produced them stopped at its limit.
-    pub fn new(bytes: Vec<u8>, too_large: bool) -> BufferedBody {
+    pub(crate) fn new(bytes: Vec<u8>, too_large: bool) -> BufferedBody {
         BufferedBody(RefCell::new(BodyRead { bytes, too_large }))
     }
 }

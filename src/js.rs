@@ -11,8 +11,8 @@ pub(crate) mod map;
 pub(crate) mod number;
 pub(crate) mod string;
 
-pub(crate) use collate::locale_compare;
-pub(crate) use map::{array_index_key, JsMap};
+pub use collate::locale_compare;
+pub use map::{array_index_key, JsMap};
 pub use number::{parse_int, string_to_number};
 pub use string::{
     cmp_utf16, is_blank, is_js_whitespace, json_string_len, json_string_units, next_escape,

@@ -271,7 +271,7 @@ pub(crate) struct Request {
     /// The id to echo.
     pub id: Id,
     /// The method name.
-    pub(crate) method: String,
+    pub method: String,
     /// The params object (absent params read as `None`).
     pub(crate) params: Option<Map<String, Json>>,
 }
@@ -280,7 +280,7 @@ pub(crate) struct Request {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Notification {
     /// The method name.
-    pub(crate) method: String,
+    pub method: String,
     /// The params object.
     pub(crate) params: Option<Map<String, Json>>,
 }

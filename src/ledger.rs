@@ -107,7 +107,7 @@ pub struct Details {
     /// The arguments, for approvers to judge.
     pub(crate) arguments: Map<String, Json>,
     /// The upstream method, if any.
-    pub(crate) method: Option<String>,
+    pub method: Option<String>,
     /// The normalised upstream path, if any.
     pub path: Option<String>,
     /// The rule's reason.
@@ -489,7 +489,7 @@ pub enum Reply {
 // One short-lived value per op: boxing its records would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
-pub enum Step {
+pub(crate) enum Step {
     /// The reply.
     Done(Reply),
     /// The page of an [`Op::Pending`].
@@ -498,7 +498,7 @@ pub enum Step {
 
 /// The entries of one `approval_list` page, without their details.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Page {
+pub(crate) struct Page {
     /// Oldest first.
     pub(crate) entries: Vec<Entry>,
     /// Where the next page starts; `None` on the last page.
@@ -508,7 +508,7 @@ pub struct Page {
 /// A store's fault the ledger finds in what it read: nothing a client did, and nothing it can
 /// correct.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LedgerFault {
+pub(crate) enum LedgerFault {
     /// A page's details came back in another number than its entries.
     OutOfStep,
     /// The entry with this id has no details in storage.
@@ -556,7 +556,7 @@ impl Page {
 // One short-lived value per op: boxing its records would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
-pub enum Change {
+pub(crate) enum Change {
     /// Store this entry (new or updated), and the details of a new record.
     Put(Entry, Option<Details>),
     /// Remove the record with this id (entry and details).
@@ -565,7 +565,7 @@ pub enum Change {
 
 /// Every live record's entry, by id, and the bounds they are held to.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Book {
+pub(crate) struct Book {
     entries: BTreeMap<String, Entry>,
     /// The sum of the entries' `bytes`.
     bytes: usize,
@@ -575,7 +575,8 @@ pub struct Book {
 
 impl Book {
     /// An empty book holding at most `max_bytes` of records.
-    pub fn new(max_bytes: usize) -> Book {
+    #[cfg(any(test, feature = "test-util"))]
+    pub(crate) fn new(max_bytes: usize) -> Book {
         Book {
             entries: BTreeMap::new(),
             bytes: 0,
@@ -585,7 +586,8 @@ impl Book {
 
     /// A book holding `entries` (as loaded from storage), each counted at the size it was
     /// measured at when recorded.
-    pub fn from_entries(max_bytes: usize, entries: impl IntoIterator<Item = Entry>) -> Book {
+    #[cfg(any(test, target_arch = "wasm32"))]
+    pub(crate) fn from_entries(max_bytes: usize, entries: impl IntoIterator<Item = Entry>) -> Book {
         let entries: BTreeMap<String, Entry> =
             entries.into_iter().map(|e| (e.id.clone(), e)).collect();
         Book {
@@ -596,23 +598,25 @@ impl Book {
     }
 
     /// How many records it holds.
-    pub fn len(&self) -> usize {
+    #[cfg(any(test, feature = "test-util"))]
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// True when it holds none.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(any(test, feature = "test-util"))]
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// The bytes its records take (as measured when each was recorded).
     #[cfg(test)]
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
 
     /// Applies `op`; returns what it comes to and the changes to persist, in order.
-    pub fn apply(&mut self, op: Op) -> (Step, Vec<Change>) {
+    pub(crate) fn apply(&mut self, op: Op) -> (Step, Vec<Change>) {
         let mut changes = self.purge(op.now_ms());
         let step = match op {
             Op::Call { request, .. } => Step::Done(Reply::Call {
@@ -827,15 +831,17 @@ impl Book {
 }
 
 /// The ledger in memory, as a store runs it: a [`Book`] and the details it keeps apart.
+#[cfg(any(test, feature = "test-util"))]
 #[derive(Clone, Debug, PartialEq)]
-pub struct MemoryLedger {
+pub(crate) struct MemoryLedger {
     book: Book,
     details: BTreeMap<String, Details>,
 }
 
+#[cfg(any(test, feature = "test-util"))]
 impl MemoryLedger {
     /// An empty ledger holding at most `max_bytes` of records.
-    pub fn new(max_bytes: usize) -> MemoryLedger {
+    pub(crate) fn new(max_bytes: usize) -> MemoryLedger {
         MemoryLedger {
             book: Book::new(max_bytes),
             details: BTreeMap::new(),
@@ -843,7 +849,7 @@ impl MemoryLedger {
     }
 
     /// Its book.
-    pub fn book(&self) -> &Book {
+    pub(crate) fn book(&self) -> &Book {
         &self.book
     }
 
@@ -854,7 +860,7 @@ impl MemoryLedger {
     }
 
     /// Applies `op` and its changes; `Err` when a page's details are missing.
-    pub fn apply(&mut self, op: Op) -> Result<Reply, LedgerFault> {
+    pub(crate) fn apply(&mut self, op: Op) -> Result<Reply, LedgerFault> {
         let (step, changes) = self.book.apply(op);
         for change in changes {
             match change {

@@ -5,20 +5,21 @@
 //! reaches the outside world only through the traits in [`ports`]; the `adapter` module, built for
 //! wasm32 only, implements those traits with Workers' fetch, KV and R2.
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 #[cfg(target_arch = "wasm32")]
 mod adapter;
 pub mod approvals;
 pub mod artifacts;
 pub mod auth;
-pub mod cache;
+pub(crate) mod cache;
 pub mod config;
-pub mod hex;
+pub(crate) mod hex;
 pub mod http;
 pub mod js;
 pub mod jsonrpc;
-pub mod ledger;
-pub mod logs;
+pub(crate) mod ledger;
+pub(crate) mod logs;
 pub mod mcp;
 pub mod memory;
 pub mod oauth;
@@ -29,7 +30,7 @@ pub mod projection;
 pub mod render;
 pub mod server;
 pub mod structured;
-pub mod time;
+pub(crate) mod time;
 pub mod tools;
 pub mod upstream;
 pub mod value;

@@ -30,7 +30,7 @@ pub enum ProtocolVersion {
 
 impl ProtocolVersion {
     /// Every revision, oldest first.
-    pub const ALL: [ProtocolVersion; 4] = [
+    pub(crate) const ALL: [ProtocolVersion; 4] = [
         ProtocolVersion::V2025_03_26,
         ProtocolVersion::V2025_06_18,
         ProtocolVersion::V2025_11_25,
@@ -91,7 +91,7 @@ pub(crate) fn initialize_versions() -> impl Iterator<Item = ProtocolVersion> {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Implementation {
     /// Programmatic name.
-    pub(crate) name: String,
+    pub name: String,
     /// Version string.
     pub(crate) version: String,
     /// Human-readable name (2025-06-18 and later; older clients ignore it).
@@ -146,8 +146,12 @@ pub(crate) struct InitializeResult {
 /// Whether a cached result may be shared between authorization contexts (2026-07-28).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum CacheScope {
+pub(crate) enum CacheScope {
     /// The same for every caller.
+    #[allow(
+        dead_code,
+        reason = "the wire enum names both scopes; every cacheable result is private today"
+    )]
     Public,
     /// Only for the caller's authorization context.
     Private,
@@ -254,7 +258,7 @@ pub(crate) struct ListToolsResult {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub(crate) struct CallToolParams {
     /// The tool to run.
-    pub(crate) name: String,
+    pub name: String,
     /// Its arguments (absent means none).
     #[serde(default)]
     pub(crate) arguments: Option<Map<String, Json>>,
@@ -263,7 +267,7 @@ pub(crate) struct CallToolParams {
 /// A resource's contents embedded in a result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ResourceContents {
+pub(crate) struct ResourceContents {
     /// The resource's URI.
     pub(crate) uri: String,
     /// Its MIME type.
@@ -278,9 +282,13 @@ pub struct ResourceContents {
 }
 
 /// One block of a tool result's `content`.
+#[allow(
+    dead_code,
+    reason = "the wire enum names every block MCP defines; the tools build text and resource links"
+)]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentBlock {
+pub(crate) enum ContentBlock {
     /// Text for the model.
     Text {
         /// The text.
@@ -316,7 +324,7 @@ pub enum ContentBlock {
 
 impl ContentBlock {
     /// A text block.
-    pub fn text(text: impl Into<String>) -> ContentBlock {
+    pub(crate) fn text(text: impl Into<String>) -> ContentBlock {
         ContentBlock::Text { text: text.into() }
     }
 }

@@ -19,7 +19,7 @@ pub(crate) mod sealed;
 pub mod settings;
 pub mod store;
 mod token_endpoint;
-pub mod url;
+pub(crate) mod url;
 
 use crate::auth::{PersonalToken, Principal};
 use crate::http::{HttpRequest, HttpResponse};
@@ -61,7 +61,7 @@ pub(crate) fn is_oauth_path(path: &str) -> bool {
 }
 
 /// Answers a request to one of the [`is_oauth_path`] paths.
-pub async fn handle(
+pub(crate) async fn handle(
     settings: &OAuthSettings,
     request: &HttpRequest,
     ports: Ports<'_>,

@@ -82,9 +82,9 @@ impl Effect {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Identity {
     /// Its name in the document.
-    pub(crate) name: String,
+    pub name: String,
     /// The vendor it authenticates to.
-    pub(crate) vendor: Vendor,
+    pub vendor: Vendor,
     /// The values of the secrets the document names, in its order (a token, or a Basic pair's
     /// user and token).
     pub(crate) secrets: Vec<Secret>,
@@ -107,7 +107,7 @@ pub struct Approvers {
     /// Principals named directly.
     pub(crate) principals: Vec<String>,
     /// Groups whose members approve.
-    pub(crate) groups: Vec<String>,
+    pub groups: Vec<String>,
 }
 
 /// One rule; absent conditions match everything.
@@ -118,7 +118,7 @@ pub struct Rule {
     /// Principal names.
     pub(crate) principals: Option<Vec<String>>,
     /// Group names.
-    pub(crate) groups: Option<Vec<String>>,
+    pub groups: Option<Vec<String>>,
     /// Tool-name globs.
     pub tools: Option<Vec<ToolGlob>>,
     /// HTTP methods.
@@ -141,7 +141,7 @@ pub struct Policy {
     /// Upstream identities.
     pub(crate) identities: Vec<Identity>,
     /// Group -> members.
-    pub(crate) groups: BTreeMap<String, Vec<String>>,
+    pub groups: BTreeMap<String, Vec<String>>,
     /// The rules, in order.
     pub rules: Vec<Rule>,
     /// The caller this policy is evaluated for, with what their sign-in verified: their aliases

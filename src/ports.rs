@@ -475,7 +475,7 @@ pub struct CallPorts<'a> {
     /// The artifact store (R2 `ARTIFACTS`).
     pub artifacts: &'a dyn ArtifactStore,
     /// The HTTP cache (KV `HTTP_CACHE`).
-    pub(crate) cache: &'a dyn CacheStore,
+    pub cache: &'a dyn CacheStore,
     /// Where the call's artifact goes when the reply does not need it; `None` where every
     /// write completes before the call returns.
     pub background: Option<&'a dyn Background>,

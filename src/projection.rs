@@ -9,6 +9,10 @@ mod fuel;
 pub mod jmespath;
 pub mod jq;
 mod meter;
+#[cfg(test)]
+mod tests_rule;
+#[cfg(test)]
+mod tests_stack;
 
 use std::fmt;
 
@@ -21,7 +25,7 @@ use jq::{JqError, JqProgram};
 pub use meter::{last_input_memory, last_peak_memory, last_spent, Limits, MAX_MEMORY_BYTES};
 
 /// The text tools put in the `jq` argument's description, so every tool states the same rule.
-pub const TOOL_DESCRIPTION: &str = "JMESPath or jq expression applied to the JSON response \
+pub(crate) const TOOL_DESCRIPTION: &str = "JMESPath or jq expression applied to the JSON response \
 before it is rendered: JMESPath when valid, e.g. `items[*].{id: id, name: name}`, else jq, e.g. \
 `.items | map({id, name})` (a leading `.` forces jq). Several jq outputs become an array. A \
 failing expression does not fail the call: the result is {\"_jqError\": \"<reason>\", \
@@ -200,7 +204,7 @@ impl Projection {
     /// The `_jqError` text for `error`. Whatever the reference would also reject keeps its
     /// exact wording, `Invalid JMESPath expression: <expr>`; jq failures and budget stops,
     /// which the reference has no counterpart for, say what went wrong.
-    pub fn error_message(&self, error: &ProjectionError) -> String {
+    pub(crate) fn error_message(&self, error: &ProjectionError) -> String {
         match error {
             ProjectionError::JmesPath(e) if e.is_budget() => {
                 format!(
@@ -226,7 +230,8 @@ fn error_value(message: String, data: Value) -> Value {
 
 /// Compiles and applies `expression` to `data` in one step (see [`Projection`]); `None` or a
 /// blank expression returns `data` unchanged.
-pub fn project(data: Value, expression: Option<&str>) -> Value {
+#[cfg(test)]
+pub(crate) fn project(data: Value, expression: Option<&str>) -> Value {
     project_within(data, expression, &Fuel::request(), None)
 }
 

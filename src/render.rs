@@ -6,6 +6,16 @@
 
 pub mod json;
 pub(crate) mod sink;
+#[cfg(test)]
+mod tests_depth;
+#[cfg(test)]
+mod tests_goldens;
+#[cfg(test)]
+mod tests_length;
+#[cfg(test)]
+mod tests_spec_fixtures;
+#[cfg(test)]
+mod tests_truncate;
 pub(crate) mod toon;
 pub mod truncate;
 
@@ -13,7 +23,7 @@ use crate::value::{Number, Value};
 use std::fmt;
 use std::str::FromStr;
 
-pub(crate) use sink::{Bounded, Sink};
+pub use sink::{Bounded, Sink};
 pub use truncate::{
     find_cut, find_cut_in, truncate, utf16_len, ArtifactRef, Cut, Truncated, DEFAULT_MAX_UNITS,
 };
@@ -24,7 +34,7 @@ pub use truncate::{
 /// but a projection can build deeper values; past this bound (twice the parser's) a value would
 /// risk the 1 MiB wasm stack, and the reference itself would have failed with a stack overflow
 /// long before, so there is no parity to keep.
-pub const MAX_RENDER_DEPTH: usize = 2 * crate::value::MAX_DEPTH;
+pub(crate) const MAX_RENDER_DEPTH: usize = 2 * crate::value::MAX_DEPTH;
 
 /// The text format of a tool result, chosen by the tool argument `outputFormat`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,7 +56,7 @@ impl OutputFormat {
     }
 
     /// The format for an optional `outputFormat` argument: TOON when it is absent.
-    pub fn from_arg(arg: Option<&str>) -> Result<OutputFormat, RenderError> {
+    pub(crate) fn from_arg(arg: Option<&str>) -> Result<OutputFormat, RenderError> {
         arg.map_or(Ok(OutputFormat::Toon), str::parse)
     }
 }

@@ -30,7 +30,7 @@ pub(crate) enum Reason {
 
 impl Reason {
     /// The wire name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Reason::Size => "size",
             Reason::Unavailable => "unavailable",

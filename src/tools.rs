@@ -5,10 +5,10 @@
 
 pub(crate) mod approvals;
 pub mod args;
-pub mod artifact_read;
-pub mod atlassian;
-pub mod circleci;
-pub mod github;
+pub(crate) mod artifact_read;
+pub(crate) mod atlassian;
+pub(crate) mod circleci;
+pub(crate) mod github;
 pub(crate) mod logs;
 pub(crate) mod output;
 #[cfg(feature = "panic-probe")]

@@ -12,7 +12,7 @@ pub(crate) mod js;
 pub(crate) mod link;
 pub mod path;
 pub mod scrub;
-pub mod stream;
+pub(crate) mod stream;
 pub(crate) mod target;
 pub(crate) mod vendor;
 pub(crate) mod wire;

@@ -46,20 +46,6 @@ impl Value {
         }
     }
 
-    /// The JavaScript `typeof`-like name used in messages: `null`, `boolean`, `number`, `string`,
-    /// `array` or `object`.
-    #[cfg(test)]
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Value::Null => "null",
-            Value::Bool(_) => "boolean",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        }
-    }
-
     /// The string slice when this is a string.
     pub fn as_str(&self) -> Option<&str> {
         match self {
@@ -244,7 +230,7 @@ enum Frame<'v> {
 
 impl<'v> CompactPieces<'v> {
     /// The pieces of `value`'s compact JSON.
-    pub fn new(value: &'v Value) -> CompactPieces<'v> {
+    pub(crate) fn new(value: &'v Value) -> CompactPieces<'v> {
         CompactPieces {
             stack: vec![Frame::Value(value)],
         }

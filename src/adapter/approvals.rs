@@ -17,7 +17,7 @@ use worker::js_sys::{Object, Reflect};
 use worker::{durable_object, DurableObject, Env, Request, Response, State};
 
 /// Binding name of the Durable Object namespace holding approvals.
-pub const APPROVALS_BINDING: &str = "APPROVALS";
+pub(crate) const APPROVALS_BINDING: &str = "APPROVALS";
 /// The name of the one object of the namespace: one ledger, so one order of every op.
 const LEDGER_NAME: &str = "ledger";
 /// Storage keys of entries: this prefix and the approval id.
@@ -32,13 +32,13 @@ const LAYOUT: &str = "entries-and-details";
 const KEYS_PER_CALL: usize = 128;
 
 /// The [`ApprovalStore`] port: each op is one request to the ledger object.
-pub struct DoApprovals {
+pub(crate) struct DoApprovals {
     namespace: Namespace,
 }
 
 impl DoApprovals {
     /// The ledger of `env`; without the binding every op fails (and the gate fails closed).
-    pub fn new(env: &Env) -> DoApprovals {
+    pub(super) fn new(env: &Env) -> DoApprovals {
         DoApprovals {
             namespace: env
                 .durable_object(APPROVALS_BINDING)
@@ -60,7 +60,7 @@ impl ApprovalStore for DoApprovals {
 
 /// The ledger object.
 #[durable_object(fetch)]
-pub struct ApprovalsObject {
+pub(crate) struct ApprovalsObject {
     state: State,
     /// The book, once loaded from storage; `None` again after a failed write, so the next op
     /// starts from what storage holds.

@@ -14,7 +14,7 @@ use std::cell::{Cell, RefCell};
 use worker::{durable_object, DurableObject, Env, Request, Response, State};
 
 /// Binding name of the Durable Object namespace holding claims.
-pub const CLAIMS_BINDING: &str = "CLAIMS";
+pub(crate) const CLAIMS_BINDING: &str = "CLAIMS";
 /// The storage key of an object's one marker.
 const MARKER_KEY: &str = "claim";
 
@@ -44,13 +44,13 @@ struct Marker {
 }
 
 /// The [`ClaimStore`] port: each claim is one request to the object named by its key.
-pub struct DoClaims {
+pub(crate) struct DoClaims {
     namespace: Namespace,
 }
 
 impl DoClaims {
     /// The claims of `env`; without the binding every claim fails, so nothing is spent.
-    pub fn new(env: &Env) -> DoClaims {
+    pub(super) fn new(env: &Env) -> DoClaims {
         DoClaims {
             namespace: env
                 .durable_object(CLAIMS_BINDING)
@@ -98,7 +98,7 @@ impl ClaimStore for DoClaims {
 
 /// The object of one key.
 #[durable_object(alarm)]
-pub struct ClaimObject {
+pub(crate) struct ClaimObject {
     state: State,
     /// True once the marker has been read from storage (or deleted by the alarm).
     loaded: Cell<bool>,

@@ -10,7 +10,7 @@ use worker::wasm_bindgen_futures::JsFuture;
 const NONCE_BYTES: usize = 12;
 
 /// AES-256-GCM from `crypto.subtle`.
-pub struct SubtleCipher;
+pub(crate) struct SubtleCipher;
 
 fn error(what: &str) -> impl Fn(JsValue) -> CryptoError + '_ {
     move |e| {

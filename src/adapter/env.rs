@@ -6,21 +6,21 @@ use futures::future::LocalBoxFuture;
 use worker::Env;
 
 /// Binding name of the KV namespace used as the HTTP cache.
-pub const CACHE_BINDING: &str = "HTTP_CACHE";
+pub(crate) const CACHE_BINDING: &str = "HTTP_CACHE";
 /// Binding name of the KV namespace holding a KV-held policy document.
-pub const POLICY_BINDING: &str = "POLICY";
+pub(crate) const POLICY_BINDING: &str = "POLICY";
 /// Binding name of the KV namespace holding sign-in state (OAuth clients, grants, token hashes).
-pub const OAUTH_BINDING: &str = "OAUTH";
+pub(crate) const OAUTH_BINDING: &str = "OAUTH";
 /// Binding name of the rate limiter that bounds anonymous sign-in requests per address.
-pub const RATE_LIMIT_BINDING: &str = "OAUTH_RATE_LIMIT";
+pub(crate) const RATE_LIMIT_BINDING: &str = "OAUTH_RATE_LIMIT";
 /// Binding name of the R2 bucket holding oversized results.
-pub const ARTIFACTS_BINDING: &str = "ARTIFACTS";
+pub(crate) const ARTIFACTS_BINDING: &str = "ARTIFACTS";
 
 /// The setting `name`: a secret when one exists, else a plain-text variable.
 ///
 /// Secrets win so that a value moved from `[vars]` to `wrangler secret put` takes effect without
 /// editing wrangler.toml. Bindings that are not strings (JSON object vars) read as absent.
-pub fn setting(env: &Env, name: &str) -> Option<String> {
+pub(crate) fn setting(env: &Env, name: &str) -> Option<String> {
     env.secret(name)
         .map(|s| s.to_string())
         .or_else(|_| env.var(name).map(|v| v.to_string()))
@@ -28,7 +28,7 @@ pub fn setting(env: &Env, name: &str) -> Option<String> {
 }
 
 /// Settings read from one request's `Env`.
-pub struct EnvSettings<'a>(pub &'a Env);
+pub(crate) struct EnvSettings<'a>(pub &'a Env);
 
 impl Settings for EnvSettings<'_> {
     fn get(&self, name: &str) -> Option<String> {
@@ -37,11 +37,11 @@ impl Settings for EnvSettings<'_> {
 }
 
 /// The Workers Rate Limiting binding [`RATE_LIMIT_BINDING`], when the deployment has it.
-pub struct BindingLimiter(pub Option<worker::RateLimiter>);
+pub(crate) struct BindingLimiter(pub Option<worker::RateLimiter>);
 
 impl BindingLimiter {
     /// The limiter bound in `env`, if any.
-    pub fn new(env: &Env) -> BindingLimiter {
+    pub(super) fn new(env: &Env) -> BindingLimiter {
         BindingLimiter(env.rate_limiter(RATE_LIMIT_BINDING).ok())
     }
 }
@@ -64,7 +64,7 @@ impl RateLimit for BindingLimiter {
 }
 
 /// Wall-clock time from `Date.now()`.
-pub struct JsClock;
+pub(crate) struct JsClock;
 
 impl Clock for JsClock {
     fn now_ms(&self) -> u64 {
@@ -78,7 +78,7 @@ impl Clock for JsClock {
 }
 
 /// Randomness from `crypto.getRandomValues`, through getrandom's `wasm_js` backend.
-pub struct CryptoRng;
+pub(crate) struct CryptoRng;
 
 impl Rng for CryptoRng {
     fn fill(&self, buf: &mut [u8]) {
@@ -92,7 +92,7 @@ impl Rng for CryptoRng {
 }
 
 /// Log lines to `console.log`, where Workers Logs and `wrangler tail` collect them.
-pub struct ConsoleLog;
+pub(crate) struct ConsoleLog;
 
 impl Log for ConsoleLog {
     fn line(&self, line: &str) {

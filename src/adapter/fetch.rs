@@ -33,7 +33,7 @@ use worker::{
 const READ_BYTES: usize = 64 * 1024;
 
 /// Sends upstream requests with the global `fetch`.
-pub struct FetchHttp;
+pub(crate) struct FetchHttp;
 
 impl UpstreamHttp for FetchHttp {
     fn send(&self, request: UpstreamRequest, max_body: usize) -> Exchange<'_, UpstreamResponse> {

@@ -11,7 +11,7 @@ use worker::{Context, KvStore};
 const MIN_TTL_SECONDS: u64 = 60;
 
 /// A [`CacheStore`] over a KV namespace; without the binding every call fails.
-pub struct KvCache {
+pub(crate) struct KvCache {
     store: Result<KvStore, StoreError>,
     /// Where deferred writes are scheduled; `None` when writes are awaited.
     ctx: Option<Rc<Context>>,
@@ -19,7 +19,7 @@ pub struct KvCache {
 
 impl KvCache {
     /// A cache over `store` (or the reason it is missing), scheduling writes on `ctx`.
-    pub fn new(store: Result<KvStore, StoreError>, ctx: Rc<Context>) -> KvCache {
+    pub(super) fn new(store: Result<KvStore, StoreError>, ctx: Rc<Context>) -> KvCache {
         KvCache {
             store,
             ctx: Some(ctx),
@@ -28,7 +28,7 @@ impl KvCache {
 
     /// A store whose writes finish before `put` returns: sign-in state must be readable by the
     /// next request.
-    pub fn awaited(store: Result<KvStore, StoreError>) -> KvCache {
+    pub(crate) fn awaited(store: Result<KvStore, StoreError>) -> KvCache {
         KvCache { store, ctx: None }
     }
 

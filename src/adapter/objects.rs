@@ -7,11 +7,11 @@ use wasm_bindgen::JsValue;
 use worker::{Method, ObjectNamespace, Request, RequestInit};
 
 /// A namespace binding looked up once; without it every request fails with the binding's name.
-pub type Namespace = Result<ObjectNamespace, StoreError>;
+pub(crate) type Namespace = Result<ObjectNamespace, StoreError>;
 
 /// Posts `message` to the object `name` of `namespace` at `url` and reads its JSON answer; any
 /// failure, and any status but 200, is a [`StoreError`] that starts with `label`.
-pub async fn post_json<T: DeserializeOwned>(
+pub(crate) async fn post_json<T: DeserializeOwned>(
     namespace: &Namespace,
     name: &str,
     url: &str,

@@ -13,13 +13,13 @@ use worker::{Bucket, HttpMetadata, MultipartUpload, Object, Range, UploadedPart}
 const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// An [`ArtifactStore`] over the `ARTIFACTS` bucket; without the binding every call fails.
-pub struct R2Artifacts {
+pub(crate) struct R2Artifacts {
     bucket: Result<Bucket, StoreError>,
 }
 
 impl R2Artifacts {
     /// A store over `bucket` (or the reason it is missing).
-    pub fn new(bucket: Result<Bucket, StoreError>) -> R2Artifacts {
+    pub(super) fn new(bucket: Result<Bucket, StoreError>) -> R2Artifacts {
         R2Artifacts { bucket }
     }
 

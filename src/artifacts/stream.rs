@@ -22,7 +22,7 @@ pub(crate) struct ArtifactWriter<'a> {
 
 impl<'a> ArtifactWriter<'a> {
     /// A writer of a new artifact of `owner`, uploaded in parts of [`MIN_PART_BYTES`].
-    pub fn new(artifacts: Artifacts<'a>, owner: &Principal, content_type: &str) -> Self {
+    pub(crate) fn new(artifacts: Artifacts<'a>, owner: &Principal, content_type: &str) -> Self {
         ArtifactWriter::with_part_size(artifacts, owner, content_type, MIN_PART_BYTES)
     }
 

@@ -8,7 +8,7 @@ use super::string::is_js_whitespace;
 /// `a.localeCompare(b)` under ICU's root collation, as Node computes it: exact for printable
 /// ASCII, and for the Latin letters of U+00C0..U+017F by base letter, then accent, then case;
 /// other characters by their ICU group (see [`other_primary`] and docs/projection.md).
-pub(crate) fn locale_compare(a: &str, b: &str) -> Ordering {
+pub fn locale_compare(a: &str, b: &str) -> Ordering {
     let (ka, kb) = (collation_key(a), collation_key(b));
     let level =
         |k: &[(u32, u8, u8)], f: fn(&(u32, u8, u8)) -> u32| k.iter().map(f).collect::<Vec<u32>>();

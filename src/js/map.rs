@@ -15,7 +15,7 @@ const LINEAR_MAX: usize = 16;
 
 /// The numeric value of a key that JavaScript treats as an array index ("0".."4294967294",
 /// no leading zeros, no sign).
-pub(crate) fn array_index_key(key: &str) -> Option<u32> {
+pub fn array_index_key(key: &str) -> Option<u32> {
     let bytes = key.as_bytes();
     if bytes.is_empty() || bytes.len() > 10 || (bytes.len() > 1 && bytes[0] == b'0') {
         return None;
@@ -101,7 +101,7 @@ impl<K, V> JsMap<K, V> {
     }
 
     /// Whether there are no entries.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 

@@ -36,7 +36,7 @@ impl NumberText {
     }
 
     /// The text.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         // Only ASCII was put.
         std::str::from_utf8(self.bytes.get(..self.len).unwrap_or_default()).unwrap_or("NaN")
     }

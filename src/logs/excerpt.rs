@@ -34,11 +34,11 @@ pub(crate) const RUNNER_STEP_OPENINGS: &[&str] =
 
 /// One step of a job, as the vendor's API lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Step {
+pub(crate) struct Step {
     /// The step's number (GitHub) or position (CircleCI), from 1.
     pub(crate) number: u64,
     /// Its name.
-    pub(crate) name: String,
+    pub name: String,
     /// Its outcome as the vendor words it (`failure`, `success`, `skipped`...), if finished.
     pub(crate) conclusion: Option<String>,
     /// When it started, Unix seconds (GitHub), if it did.
@@ -76,7 +76,7 @@ pub(crate) struct Options {
 
 /// A numbered line.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Its number in the log, from 1.
     pub(crate) line: u64,
     /// Its cleaned, shortened text.
@@ -149,7 +149,7 @@ impl Excerpter {
     /// An excerpter for a job with `steps` (in order). `by_time`: assign lines to steps by
     /// their timestamps (GitHub); otherwise the caller calls [`Excerpter::start_step`]. Without
     /// steps, the whole log is one section named `log`.
-    pub fn new(options: Options, steps: Vec<Step>, by_time: bool) -> Excerpter {
+    pub(crate) fn new(options: Options, steps: Vec<Step>, by_time: bool) -> Excerpter {
         let mut steps: Vec<Step> = steps.into_iter().take(MAX_STEPS).collect();
         if steps.is_empty() {
             steps.push(Step {
@@ -402,14 +402,14 @@ pub(crate) struct GrepExcerpt {
     /// How many lines matched (all of them, shown or not).
     pub(crate) matches: u64,
     /// The lines shown, each with whether it matched (the others are context).
-    pub lines: Vec<(Entry, bool)>,
+    pub(crate) lines: Vec<(Entry, bool)>,
 }
 
 /// What a log comes down to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Excerpt {
     /// Lines in the log.
-    pub lines: u64,
+    pub(crate) lines: u64,
     /// Bytes in the log.
     pub bytes: u64,
     /// The chosen steps: the failed ones (or, when none failed, the last that wrote), or all.

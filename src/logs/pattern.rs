@@ -117,7 +117,7 @@ impl std::error::Error for BadPattern {}
 
 impl Grep {
     /// Compiles `pattern`; the error says what is wrong, for the model to correct.
-    pub fn new(pattern: &str) -> Result<Grep, BadPattern> {
+    pub(crate) fn new(pattern: &str) -> Result<Grep, BadPattern> {
         if pattern.is_empty() {
             return Err(BadPattern::Empty);
         }
@@ -154,7 +154,7 @@ impl Grep {
     }
 
     /// The pattern as given.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         self.regex.as_str()
     }
 

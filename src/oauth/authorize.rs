@@ -366,7 +366,7 @@ fn same_browser(settings: &OAuthSettings, request: &HttpRequest, pending: &Pendi
 
 /// `POST /oauth/authorize`: the consent form. The sealed request must come back from the
 /// browser it was shown to; otherwise nothing happens.
-pub async fn decide(
+pub(crate) async fn decide(
     settings: &OAuthSettings,
     request: &HttpRequest,
     ports: Ports<'_>,

@@ -65,7 +65,7 @@ const MAX_NAME_CHARS: usize = 100;
 
 /// A client as the authorization endpoint needs it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Client {
+pub(crate) struct Client {
     /// The client id (a random id, or the metadata document's URL).
     pub client_id: String,
     /// The name shown on the consent page.
@@ -174,7 +174,7 @@ struct Registration {
 /// `POST /oauth/register`: answers RFC 7591's 201 with a client id that is the registration
 /// itself, sealed; nothing is stored. Whatever authentication method was asked for, the client
 /// is registered as public (`none`): this server issues no client secrets, and says so.
-pub async fn register(
+pub(crate) async fn register(
     settings: &OAuthSettings,
     body: &[u8],
     ports: Ports<'_>,

@@ -76,7 +76,7 @@ pub(crate) enum PrincipalClaim {
 impl PrincipalClaim {
     /// The setting's value: `sub` or `email`; any other claim is refused, since the provider
     /// does not vouch for it.
-    pub fn parse(text: &str) -> Result<PrincipalClaim, BadSetting> {
+    pub(crate) fn parse(text: &str) -> Result<PrincipalClaim, BadSetting> {
         match text.trim() {
             "sub" => Ok(PrincipalClaim::Subject),
             "email" => Ok(PrincipalClaim::VerifiedEmail),
@@ -158,7 +158,7 @@ pub(crate) struct AllowList {
     pub(crate) users: Vec<String>,
     /// The identity provider's groups whose members may sign in (GitHub organisations, or OIDC
     /// groups), by their bare name (`acme`) or namespaced (`github:acme`), case-insensitive.
-    pub(crate) groups: Vec<String>,
+    pub groups: Vec<String>,
     /// E-mail domains (the part after `@` of a verified e-mail), case-insensitive.
     pub(crate) domains: Vec<String>,
     /// The static tokens' principal names (`MCP_AUTH_TOKENS`): nobody whose alias is one of

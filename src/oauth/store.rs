@@ -45,7 +45,7 @@ pub fn pkce_challenge(verifier: &str) -> String {
 }
 
 /// True for a PKCE verifier of the syntax RFC 7636 section 4.1 requires.
-pub fn valid_verifier(verifier: &str) -> bool {
+pub(crate) fn valid_verifier(verifier: &str) -> bool {
     (43..=128).contains(&verifier.len())
         && verifier
             .bytes()
@@ -150,7 +150,7 @@ pub struct Authenticated {
     /// The principal name.
     pub principal: String,
     /// The verified attributes, namespaced as in [`SignedIn::groups`].
-    pub(crate) groups: Vec<String>,
+    pub groups: Vec<String>,
     /// The person's upstream tokens, unsealed.
     pub upstream: Vec<UpstreamToken>,
     /// The client the token was issued to.

@@ -15,7 +15,7 @@ pub(crate) struct Url {
     /// The scheme, lower case.
     pub(crate) scheme: String,
     /// The host, lower case, IPv6 literals without brackets; empty without an authority.
-    pub host: String,
+    pub(crate) host: String,
     /// The port, when given.
     pub(crate) port: Option<u16>,
     /// True when the authority carried `user[:password]@`.
@@ -63,7 +63,7 @@ impl std::fmt::Display for Malformed {
 
 impl Url {
     /// Splits `text`; the error says what is wrong.
-    pub fn parse(text: &str) -> Result<Url, Malformed> {
+    pub(crate) fn parse(text: &str) -> Result<Url, Malformed> {
         if text.len() > MAX_URL_LEN {
             return Err(Malformed::TooLong);
         }

@@ -97,7 +97,10 @@ fn non_empty<T>(list: Option<Vec<T>>, what: &str) -> Result<Option<Vec<T>>, Poli
 }
 
 /// Parses and validates `text`; `setting` reads a secret by name.
-pub fn parse(text: &str, setting: &dyn Fn(&str) -> Option<String>) -> Result<Policy, PolicyError> {
+pub(crate) fn parse(
+    text: &str,
+    setting: &dyn Fn(&str) -> Option<String>,
+) -> Result<Policy, PolicyError> {
     let raw: RawPolicy = serde_json::from_str(text)?;
     let mut identities = Vec::with_capacity(raw.identities.len());
     for (i, entry) in raw.identities.into_iter().enumerate() {

@@ -47,7 +47,7 @@ pub(crate) enum Class {
 
 impl Class {
     /// The stable name log lines carry.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Class::Document => "document",
             Class::Secret => "secret",

@@ -71,7 +71,7 @@ pub(crate) struct PathGlob {
 
 impl PathGlob {
     /// Parses a glob: it starts with `/`, and `**` is only ever a whole segment.
-    pub fn parse(text: &str) -> Result<PathGlob, PolicyError> {
+    pub(crate) fn parse(text: &str) -> Result<PathGlob, PolicyError> {
         let Some(rest) = text.strip_prefix('/') else {
             return Err(PolicyError::Invalid(format!(
                 "path glob {text:?} must start with '/'"

@@ -663,6 +663,7 @@ impl MemoryClaims {
     }
 
     /// From now on every claim fails with `error` (`None`: works again).
+    #[cfg(test)]
     pub fn fail_with(&self, error: Option<StoreError>) {
         *self.fail.borrow_mut() = error;
     }

@@ -74,13 +74,14 @@ impl Expression {
     ///
     /// JavaScript values JSON cannot hold come back as `null`, as the TOON encoder shows them:
     /// `undefined` (e.g. `max_by` of an empty array), NaN (`avg` of `[]`) and infinities.
-    pub fn search(&self, data: &Value) -> Result<Value, RuntimeError> {
+    #[cfg(test)]
+    pub(crate) fn search(&self, data: &Value) -> Result<Value, RuntimeError> {
         self.search_with(data, &Limits::default())
     }
 
     /// [`Expression::search`] under `limits`: the fuel, the size of every value built and the
     /// size of the result.
-    pub fn search_with(&self, data: &Value, limits: &Limits) -> Result<Value, RuntimeError> {
+    pub(crate) fn search_with(&self, data: &Value, limits: &Limits) -> Result<Value, RuntimeError> {
         let _run = meter::start(limits);
         let result = evaluate(&self.ast, data)?;
         let size = result.size();

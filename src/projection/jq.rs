@@ -39,10 +39,10 @@ use metered::M;
 /// Programs longer than this are refused before parsing.
 pub(crate) const MAX_PROGRAM_BYTES: usize = 4096;
 /// Bracket nesting deeper than this is refused before parsing (it bounds the parser's stack).
-pub const MAX_PROGRAM_NESTING: usize = 64;
+pub(crate) const MAX_PROGRAM_NESTING: usize = 64;
 /// Inputs nested deeper than this are refused: jaq's serializer and path walkers recurse once
-/// per level (tests/it/projection_stack.rs checks this depth on a wasm-sized stack).
-pub const MAX_INPUT_DEPTH: usize = 256;
+/// per level (src/projection/tests_stack.rs checks this depth on a wasm-sized stack).
+pub(crate) const MAX_INPUT_DEPTH: usize = 256;
 
 /// A compiled jq program.
 pub struct JqProgram {
@@ -837,7 +837,7 @@ mod tests {
     #[test]
     fn every_builtin_stops_within_its_fuel_on_adversarial_inputs() {
         // The deep value is walked recursively, and unoptimized frames are large: the depth
-        // bound itself is checked on a wasm-sized stack in tests/it/projection_stack.rs.
+        // bound itself is checked on a wasm-sized stack in src/projection/tests_stack.rs.
         std::thread::Builder::new()
             .stack_size(256 << 20)
             .spawn(every_builtin_on_adversarial_inputs)

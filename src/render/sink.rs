@@ -10,7 +10,7 @@ use super::truncate::{find_cut_in, utf16_len, Cut};
 
 /// A text output the renderers append to. Generic (not `dyn`) so that rendering into a `String`
 /// compiles to direct appends, with no indirect call per piece of text.
-pub(crate) trait Sink {
+pub trait Sink {
     /// Appends `s`.
     fn push_str(&mut self, s: &str);
     /// Appends `c`.
@@ -103,7 +103,7 @@ impl Sink for Counter {
 /// A rendering's first characters (every one that starts at or before UTF-16 unit index `max`,
 /// which is all [`find_cut_in`] looks at) and the length of the whole, in UTF-16 units.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Bounded {
+pub struct Bounded {
     kept: String,
     /// UTF-16 units written; counted only from the piece that takes `kept` past `max` bytes.
     units: usize,

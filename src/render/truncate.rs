@@ -45,11 +45,11 @@ impl ArtifactRef {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cut {
     /// Length of the kept prefix in bytes (always on a UTF-8 character boundary).
-    pub kept_bytes: usize,
+    pub(crate) kept_bytes: usize,
     /// Length of the kept prefix in UTF-16 code units.
-    pub kept_units: usize,
+    pub(crate) kept_units: usize,
     /// Length of the whole text in UTF-16 code units.
-    pub original_units: usize,
+    pub(crate) original_units: usize,
 }
 
 /// A text after truncation.
@@ -58,7 +58,7 @@ pub struct Truncated<'a> {
     /// The text to show: the input itself when it fits, else the kept prefix and guidance.
     pub text: Cow<'a, str>,
     /// The cut, when one was made.
-    pub cut: Option<Cut>,
+    pub(crate) cut: Option<Cut>,
 }
 
 pub use crate::js::utf16_len;

@@ -25,7 +25,7 @@ pub(crate) struct BatchBudget {
 impl BatchBudget {
     /// A batch starting now: the memory its replies may hold, one request's fuel, and a deadline
     /// `time_ms` from `now_ms` after which it starts no call.
-    pub fn new(memory: &MemoryBudget, now_ms: u64, time_ms: u64) -> BatchBudget {
+    pub(super) fn new(memory: &MemoryBudget, now_ms: u64, time_ms: u64) -> BatchBudget {
         BatchBudget {
             memory: memory.batch(),
             fuel: Fuel::request(),

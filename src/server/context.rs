@@ -22,7 +22,7 @@ pub(crate) struct Context<'a> {
     /// The authenticated caller.
     pub principal: &'a Principal,
     /// The outside world.
-    pub ports: Ports<'a>,
+    pub(crate) ports: Ports<'a>,
     /// The HTTP request (headers are checked against the body).
     pub(crate) request: &'a HttpRequest,
     /// The tools this connection is offered.

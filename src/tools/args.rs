@@ -54,7 +54,7 @@ pub enum Fallback {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Field {
     /// The argument's name in a call.
-    pub(crate) name: &'static str,
+    pub name: &'static str,
     /// The value's form.
     pub(crate) ty: Type,
     /// The allowed strings, when only some are (empty: any).
@@ -227,7 +227,7 @@ impl Field {
 #[derive(Debug)]
 pub struct ArgError {
     /// The argument's name in a call.
-    pub(crate) name: &'static str,
+    pub name: &'static str,
     /// What is wrong with it.
     pub(crate) problem: ArgProblem,
 }

@@ -48,7 +48,7 @@ pub(crate) struct ArtifactRead(ToolSpec);
 
 impl ArtifactRead {
     /// The tool with its spec.
-    pub fn new() -> ArtifactRead {
+    pub(crate) fn new() -> ArtifactRead {
         ArtifactRead(spec())
     }
 }

@@ -102,7 +102,7 @@ pub(crate) fn spec<A: Arguments>(name: &str, title: &str, description: &str) -> 
 }
 
 /// The string at `key` of an upstream object.
-pub fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+pub(crate) fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
     value.get(key).and_then(Value::as_str)
 }
 

@@ -47,14 +47,14 @@ pub(crate) fn project(body: Value, jq: Option<&str>, call: &ToolContext<'_>) -> 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Rendered {
     /// The value the text was rendered from (after projection).
-    pub(crate) value: Value,
+    pub value: Value,
     /// The format used.
     pub(crate) format: OutputFormat,
     /// The text; when it was cut, only the kept prefix (the guidance block, which names the
     /// artifact, is added by [`Rendered::finish`]).
     pub text: String,
     /// Where the full rendering was cut, if it was.
-    pub cut: Option<Cut>,
+    pub(crate) cut: Option<Cut>,
     /// How the structured envelope is built from `value`, for the tools with an output schema.
     pub(crate) envelope: Option<Envelope>,
 }
@@ -62,7 +62,7 @@ pub(crate) struct Rendered {
 impl Rendered {
     /// Renders `value` in `format` and finds where it must be cut to fit
     /// `settings.text_max_chars`.
-    pub fn new(value: Value, format: OutputFormat, settings: &ToolSettings) -> Rendered {
+    pub(crate) fn new(value: Value, format: OutputFormat, settings: &ToolSettings) -> Rendered {
         // Only the shown prefix is ever held: the full rendering of a large body can be several
         // times its size, and would otherwise sit in memory beside the parsed value.
         let (text, cut) = render::render_bounded(&value, format, settings.text_max_chars);

@@ -94,7 +94,7 @@ pub struct ToolContext<'a> {
     pub protocol_version: ProtocolVersion,
     /// What the call may use of the outside world besides the vendors: artifacts, the HTTP
     /// cache, approvals, clock, randomness, log, the call's memory and the background.
-    pub ports: CallPorts<'a>,
+    pub(crate) ports: CallPorts<'a>,
     /// The tools' settings.
     pub settings: &'a ToolSettings,
     /// The only way to the vendors: the requests the call's plan declared, with the credential
@@ -333,7 +333,7 @@ impl Registry {
 
     /// Adds a tool of `toolset` after checking its name (valid, unique) and input schema (an
     /// object schema using only enforceable keywords).
-    pub fn register_in(
+    pub(crate) fn register_in(
         &mut self,
         toolset: Option<Toolset>,
         tool: Box<dyn Tool>,
@@ -479,13 +479,9 @@ impl Registry {
     }
 
     /// The number of tools.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.tools.len()
-    }
-
-    /// True when no tool is registered.
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
     }
 }
 

@@ -54,7 +54,7 @@ pub(crate) async fn fetch(
 
 /// Reads all of `stream` (at most `max_body` bytes; `declared` of them when the length is known)
 /// under the call's memory reservations.
-pub async fn read(
+pub(crate) async fn read(
     memory: &CallMemory,
     clock: &dyn Clock,
     stream: &mut dyn BodyStream,

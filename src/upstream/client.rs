@@ -231,7 +231,7 @@ pub struct RawReply {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decoded {
     /// The value: parsed JSON, `{}` for 204 or blank bodies, or the text as a string.
-    pub(crate) value: Value,
+    pub value: Value,
     /// True when the body was parsed as JSON (the reference saves a raw file only then, so
     /// only then does its truncation block name one).
     pub(crate) parsed_json: bool,

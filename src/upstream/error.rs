@@ -148,7 +148,7 @@ impl UpstreamError {
     }
 
     /// The vendor called.
-    pub fn vendor(&self) -> Vendor {
+    pub(crate) fn vendor(&self) -> Vendor {
         self.vendor
     }
 
@@ -386,7 +386,7 @@ fn vendor_body(body: &str) -> Option<String> {
 
 /// `Retry-After` (seconds or an HTTP date) on any status, else GitHub's reset time when no
 /// requests remain; milliseconds from `now_ms`.
-pub fn retry_after_ms(status: u16, headers: &Headers, now_ms: u64) -> Option<u64> {
+pub(crate) fn retry_after_ms(status: u16, headers: &Headers, now_ms: u64) -> Option<u64> {
     let _ = status;
     if let Some(value) = header(headers, "retry-after") {
         let value = value.trim();

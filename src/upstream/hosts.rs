@@ -31,7 +31,7 @@ impl LogHosts {
     }
 
     /// Parses a comma-separated list; the error says which entry is wrong.
-    pub fn parse(text: &str) -> Result<LogHosts, BadLogHosts> {
+    pub(crate) fn parse(text: &str) -> Result<LogHosts, BadLogHosts> {
         let mut hosts = Vec::new();
         for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             let entry = entry.to_ascii_lowercase();
@@ -55,7 +55,7 @@ impl LogHosts {
 
     /// `url` as parsed, when it is an `https` URL (or `http` to a listed loopback address, for
     /// local runs) on an allowed host; otherwise why not, naming only the host.
-    pub fn check(&self, url: &str) -> Result<OutboundUrl, UrlRefused> {
+    pub(crate) fn check(&self, url: &str) -> Result<OutboundUrl, UrlRefused> {
         let reach = Reach::Listed {
             entries: &self.0,
             setting: "LOG_REDIRECT_HOSTS",

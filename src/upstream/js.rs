@@ -8,7 +8,7 @@ use crate::render::write_number;
 use crate::value::{parse, Value};
 use std::borrow::Cow;
 
-pub use crate::js::{is_blank, parse_int};
+pub(crate) use crate::js::{is_blank, parse_int};
 pub(crate) use crate::render::json::stringify;
 
 /// JavaScript truthiness of a JSON value (`""`, `0`, `-0`, `NaN`, `false` and `null` are falsy).

@@ -19,7 +19,7 @@ pub const MARKER: &str = "[redacted]";
 /// three-letter token would cut every word holding it), and no vendor issues one; the
 /// credential header, the base64 and the `user:secret` pair built from it are longer and
 /// replaced whatever the secret's length.
-pub const MIN_SECRET_BYTES: usize = 8;
+pub(crate) const MIN_SECRET_BYTES: usize = 8;
 
 /// The secrets one request's answer is cleaned of.
 #[derive(Clone)]
@@ -34,7 +34,7 @@ impl Scrubber {
     /// The scrubber of a request that sent the header values `sent` (credential headers), under
     /// `settings`: each value in every form an echo may show ([`forms`]), and each configured
     /// credential of the deployment.
-    pub fn new<'a>(
+    pub(crate) fn new<'a>(
         settings: &'a UpstreamSettings,
         sent: impl IntoIterator<Item = &'a str>,
     ) -> Self {
@@ -90,7 +90,7 @@ impl Scrubber {
     }
 
     /// `text` with every secret replaced.
-    pub fn text(&self, text: &str) -> String {
+    pub(crate) fn text(&self, text: &str) -> String {
         let mut out = Vec::with_capacity(text.len());
         self.replace(text.as_bytes(), text.len(), &mut out);
         // Whole secrets (valid UTF-8) were swapped for ASCII, so the text is still UTF-8.

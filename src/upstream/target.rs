@@ -12,9 +12,9 @@ use super::Method;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     /// The vendor.
-    pub(crate) vendor: Vendor,
+    pub vendor: Vendor,
     /// The HTTP method.
-    pub(crate) method: Method,
+    pub method: Method,
     /// The canonical path with the vendor's prefix (Bitbucket `/2.0`), and its own query.
     pub path: ApiPath,
     /// The API root the path is on.

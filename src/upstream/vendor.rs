@@ -185,7 +185,7 @@ impl Secret {
     }
 
     /// The value, for building a credential header or a fingerprint; never for text.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -249,10 +249,10 @@ pub struct UpstreamSettings {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Acting {
     /// The vendor it acts for.
-    pub(crate) vendor: Vendor,
+    pub vendor: Vendor,
     /// Its name, reported in the result's `_meta` (`default`, a document's identity,
     /// `signed-in-user`).
-    pub(crate) name: String,
+    pub name: String,
     source: Source,
 }
 
@@ -477,7 +477,7 @@ pub(crate) struct Credential {
     /// Header name (`Authorization`, `Circle-Token`).
     pub(crate) header: &'static str,
     /// Header value (holds the secret).
-    pub(crate) value: Secret,
+    pub value: Secret,
     /// What identifies the credential for cache partitioning (the token, or `user:token`).
     pub identity: Secret,
 }
@@ -511,7 +511,7 @@ impl Credential {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Endpoint {
     /// The vendor.
-    pub(crate) vendor: Vendor,
+    pub vendor: Vendor,
     /// API root without a trailing `/`; the request host is always this one's.
     pub(crate) base_url: String,
     /// The credential header.

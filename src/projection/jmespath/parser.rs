@@ -8,7 +8,7 @@ use crate::value::Value;
 use super::lexer::{tokenize, Cmp, Tok};
 
 /// Deeper nesting is rejected so parsing and evaluation cannot exhaust the (1 MiB, wasm)
-/// stack; tests/it/projection_stack.rs runs the deepest accepted expressions on such a stack.
+/// stack; src/projection/tests_stack.rs runs the deepest accepted expressions on such a stack.
 pub(crate) const MAX_NESTING: usize = 128;
 
 /// A node of the syntax tree, mirroring the reference's AST node types.
@@ -64,7 +64,7 @@ pub(crate) struct SyntaxError(pub(crate) &'static str);
 type Parsed = Result<Node, SyntaxError>;
 
 /// Compiles `src` to a syntax tree.
-pub fn parse(src: &str) -> Parsed {
+pub(super) fn parse(src: &str) -> Parsed {
     let tokens = tokenize(src).map_err(|e| SyntaxError(e.0))?;
     let mut p = Parser {
         tokens,

@@ -54,21 +54,21 @@ pub(crate) enum ArrView<'b, 'a> {
 }
 
 impl<'b, 'a> ArrView<'b, 'a> {
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         match self {
             ArrView::Doc(items) => items.len(),
             ArrView::Own(items) => items.len(),
         }
     }
 
-    pub fn get(&self, i: usize) -> Option<Val<'a>> {
+    pub(super) fn get(&self, i: usize) -> Option<Val<'a>> {
         match self {
             ArrView::Doc(items) => items.get(i).map(Val::Ref),
             ArrView::Own(items) => items.get(i).cloned(),
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = Val<'a>> + '_ {
+    pub(super) fn iter(&self) -> impl Iterator<Item = Val<'a>> + '_ {
         (0..self.len()).filter_map(|i| self.get(i))
     }
 }
@@ -80,14 +80,14 @@ pub(crate) enum ObjView<'b, 'a> {
 }
 
 impl<'b, 'a> ObjView<'b, 'a> {
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         match self {
             ObjView::Doc(m) => m.len(),
             ObjView::Own(o) => o.len(),
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<Val<'a>> {
+    pub(super) fn get(&self, key: &str) -> Option<Val<'a>> {
         match self {
             ObjView::Doc(m) => m.get(key).map(Val::Ref),
             ObjView::Own(o) => o.get(key).cloned(),
@@ -170,7 +170,7 @@ impl<'a> Val<'a> {
         charge_items(self.size())
     }
 
-    pub fn kind(&self) -> Kind {
+    pub(super) fn kind(&self) -> Kind {
         match self {
             Val::Undefined => Kind::Undefined,
             Val::Null | Val::Ref(Value::Null) => Kind::Null,
@@ -191,7 +191,7 @@ impl<'a> Val<'a> {
         }
     }
 
-    pub fn as_str(&self) -> Option<&str> {
+    pub(super) fn as_str(&self) -> Option<&str> {
         match self {
             Val::Str(s) => Some(s),
             Val::Key(s) => Some(s),
@@ -422,11 +422,11 @@ impl<'a> Val<'a> {
 
 /// A runtime failure (the reference throws; the projection turns it into `_jqError`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuntimeError(pub(crate) String);
+pub(crate) struct RuntimeError(pub(crate) String);
 
 impl RuntimeError {
     /// The failure with `msg`.
-    pub fn new(msg: impl Into<String>) -> RuntimeError {
+    pub(super) fn new(msg: impl Into<String>) -> RuntimeError {
         RuntimeError(msg.into())
     }
 }

@@ -77,7 +77,7 @@ pub(crate) struct Scope(());
 
 impl Scope {
     /// Starts a run's memo.
-    pub fn new() -> Scope {
+    pub(super) fn new() -> Scope {
         forget_all();
         Scope(())
     }

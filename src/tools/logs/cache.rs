@@ -47,7 +47,7 @@ pub(crate) struct Hit {
 
 impl<'c, 'a> LogCache<'c, 'a> {
     /// The cache for `vendor`'s jobs; without the vendor's credential nothing is cached.
-    pub fn new(call: &'c ToolContext<'a>, vendor: Vendor) -> LogCache<'c, 'a> {
+    pub(crate) fn new(call: &'c ToolContext<'a>, vendor: Vendor) -> LogCache<'c, 'a> {
         let identity = call
             .upstream
             .endpoint(vendor)
@@ -102,7 +102,13 @@ impl<'c, 'a> LogCache<'c, 'a> {
     }
 
     /// Remembers a completed job whose log is `artifact`.
-    pub async fn store(&self, job: &str, fields: &Map, steps: &[Step], artifact: &ArtifactId) {
+    pub(crate) async fn store(
+        &self,
+        job: &str,
+        fields: &Map,
+        steps: &[Step],
+        artifact: &ArtifactId,
+    ) {
         let Some(key) = self.key(job) else { return };
         let entry = Entry {
             fields: Value::Object(fields.clone()).to_compact_json(),

@@ -31,7 +31,7 @@ pub(crate) struct Pacer<'p> {
 
 impl<'p> Pacer<'p> {
     /// A pacer that has handled nothing yet, its turns timed on `clock`.
-    pub fn new(clock: &'p dyn Clock) -> Pacer<'p> {
+    pub(crate) fn new(clock: &'p dyn Clock) -> Pacer<'p> {
         Pacer { clock, since: 0 }
     }
 
@@ -58,7 +58,7 @@ pub(crate) enum LogError {
 
 impl LogError {
     /// The text the model reads.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             LogError::Upstream(e) => e.text(),
             LogError::Download(text) => text.clone(),

@@ -1,7 +1,7 @@
 //! Truncation at the reference's bound: exact fits, the newline window's edges and astral
 //! characters at the cut.
 
-use devtools_mcp_edge::render::{find_cut, truncate, utf16_len, ArtifactRef, DEFAULT_MAX_UNITS};
+use crate::render::{find_cut, truncate, utf16_len, ArtifactRef, DEFAULT_MAX_UNITS};
 
 const MAX: usize = DEFAULT_MAX_UNITS;
 const MARKER: &str = "\n---\n## Response Truncated\n";

@@ -2,11 +2,11 @@
 //! wasm32 target): the deepest expressions, programs and documents we accept are run here on a
 //! thread with that much stack, in the debug build (whose frames are larger than release's).
 
-use devtools_mcp_edge::projection::jmespath::Expression;
-use devtools_mcp_edge::projection::jq::{MAX_INPUT_DEPTH, MAX_PROGRAM_NESTING};
-use devtools_mcp_edge::projection::Limits;
-use devtools_mcp_edge::projection::Projection;
-use devtools_mcp_edge::value::{parse, MAX_DEPTH};
+use crate::projection::jmespath::Expression;
+use crate::projection::jq::{MAX_INPUT_DEPTH, MAX_PROGRAM_NESTING};
+use crate::projection::Limits;
+use crate::projection::Projection;
+use crate::value::{parse, MAX_DEPTH};
 
 const WASM_STACK: usize = 1 << 20;
 

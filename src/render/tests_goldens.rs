@@ -3,8 +3,8 @@
 //! as it came (success status, JSON content type, no `jq`) must give the recorded text byte for
 //! byte, except the reference's line naming its local raw-response file, which ours leaves out.
 
-use devtools_mcp_edge::render::{render, truncate, OutputFormat, DEFAULT_MAX_UNITS};
-use devtools_mcp_edge::value::{parse, Value};
+use crate::render::{render, truncate, OutputFormat, DEFAULT_MAX_UNITS};
+use crate::value::{parse, Value};
 use std::path::Path;
 
 const GOLDEN_DIR: &str = "tests/golden/atlassian";

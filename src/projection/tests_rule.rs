@@ -1,9 +1,9 @@
 //! The public projection API: the selection rule between JMESPath and jq, the reference's
 //! `_jqError`/`_originalData` value, and the jq budget, on real-shaped responses.
 
-use devtools_mcp_edge::projection::Limits;
-use devtools_mcp_edge::projection::{project, ErrorKind, Language, Projection, TOOL_DESCRIPTION};
-use devtools_mcp_edge::value::{parse, Value};
+use crate::projection::Limits;
+use crate::projection::{project, ErrorKind, Language, Projection, TOOL_DESCRIPTION};
+use crate::value::{parse, Value};
 
 fn doc() -> Value {
     parse(

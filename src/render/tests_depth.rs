@@ -2,8 +2,8 @@
 //! on a wasm-sized stack (1 MiB, the Rust default for wasm32), in both formats, for every shape of
 //! nesting the TOON encoder treats differently.
 
-use devtools_mcp_edge::render::{render, render_bounded, OutputFormat, MAX_RENDER_DEPTH};
-use devtools_mcp_edge::value::{parse, Value, MAX_DEPTH};
+use crate::render::{render, render_bounded, OutputFormat, MAX_RENDER_DEPTH};
+use crate::value::{parse, Value, MAX_DEPTH};
 use std::hint::black_box;
 
 const WASM_STACK: usize = 1 << 20;

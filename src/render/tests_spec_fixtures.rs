@@ -4,8 +4,8 @@
 //! delimiter, no key folding) must match byte for byte; the others test options we never use and
 //! are listed as skipped (docs/rendering.md names them).
 
-use devtools_mcp_edge::render::{render, OutputFormat};
-use devtools_mcp_edge::value::{parse, Value};
+use crate::render::{render, OutputFormat};
+use crate::value::{parse, Value};
 use std::path::{Path, PathBuf};
 
 const FIXTURE_DIR: &str = "node_modules/@toon-format/spec/tests/fixtures/encode";

@@ -3,8 +3,8 @@
 //! the full rendering. Checked over many generated values in both formats, at bounds that put the
 //! switch from writing to counting everywhere: before the first character, inside, at the end.
 
-use devtools_mcp_edge::render::{find_cut, render, render_bounded, utf16_len, OutputFormat};
-use devtools_mcp_edge::value::{parse, Value};
+use crate::render::{find_cut, render, render_bounded, utf16_len, OutputFormat};
+use crate::value::{parse, Value};
 
 /// A small deterministic generator (xorshift64*), so a failure replays.
 struct Gen(u64);
@@ -243,11 +243,11 @@ fn containers_past_the_render_depth_are_counted_as_null() {
         .stack_size(64 << 20)
         .spawn(|| {
             let mut deep = Value::from("leaf");
-            for i in 0..devtools_mcp_edge::render::MAX_RENDER_DEPTH + 5 {
+            for i in 0..crate::render::MAX_RENDER_DEPTH + 5 {
                 deep = if i % 2 == 0 {
                     Value::Array(vec![deep, Value::from("x")])
                 } else {
-                    let mut map = devtools_mcp_edge::value::Map::new();
+                    let mut map = crate::value::Map::new();
                     map.insert("k".into(), deep);
                     map.insert("s".into(), Value::from("a: b"));
                     Value::Object(map)
