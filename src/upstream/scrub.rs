@@ -21,11 +21,22 @@ pub const MARKER: &str = "[redacted]";
 /// replaced whatever the secret's length.
 pub(crate) const MIN_SECRET_BYTES: usize = 8;
 
+/// How a [`Scrubber`] finds its secrets.
+#[derive(Clone)]
+enum Finder {
+    /// Nothing to replace.
+    Nothing,
+    /// Every secret, leftmost-longest.
+    Automaton(AhoCorasick),
+    /// The automaton could not be built: no text is let through, since none can be cleaned.
+    Unbuildable,
+}
+
 /// The secrets one request's answer is cleaned of.
 #[derive(Clone)]
 pub(crate) struct Scrubber {
-    /// `None` when there is nothing to replace.
-    finder: Option<AhoCorasick>,
+    /// How occurrences are found.
+    finder: Finder,
     /// What is replaced, for telling whether a chunk ends with the start of one.
     patterns: Rc<[String]>,
 }
@@ -58,15 +69,15 @@ impl Scrubber {
         patterns.sort();
         patterns.dedup();
         let finder = if patterns.is_empty() {
-            None
+            Finder::Nothing
         } else {
             // Leftmost-longest: `Basic <b64>` is replaced whole, not its base64 with `Basic `
             // left standing. Building fails only past the automaton's size limits, which a
-            // handful of short patterns never reach.
+            // handful of short patterns never reach; should it fail, nothing is let through.
             AhoCorasick::builder()
                 .match_kind(MatchKind::LeftmostLongest)
                 .build(&patterns)
-                .ok()
+                .map_or(Finder::Unbuildable, Finder::Automaton)
         };
         Scrubber {
             finder,
@@ -89,8 +100,11 @@ impl Scrubber {
             .unwrap_or(held.len())
     }
 
-    /// `text` with every secret replaced.
+    /// `text` with every secret replaced ([`MARKER`] alone when it cannot be cleaned).
     pub(crate) fn text(&self, text: &str) -> String {
+        if let Finder::Unbuildable = self.finder {
+            return MARKER.to_owned();
+        }
         let mut out = Vec::with_capacity(text.len());
         self.replace(text.as_bytes(), text.len(), &mut out);
         // Whole secrets (valid UTF-8) were swapped for ASCII, so the text is still UTF-8.
@@ -109,9 +123,17 @@ impl Scrubber {
     /// Appends `hay` to `out` with every secret that starts before `until` replaced; returns
     /// where the copied part ends (at least `until`, or past it when a secret straddles it).
     fn replace(&self, hay: &[u8], until: usize, out: &mut Vec<u8>) -> usize {
-        let Some(finder) = &self.finder else {
-            out.extend_from_slice(&hay[..until]);
-            return until;
+        let finder = match &self.finder {
+            Finder::Automaton(finder) => finder,
+            Finder::Nothing => {
+                out.extend_from_slice(&hay[..until]);
+                return until;
+            }
+            // Never opened (see `open`); replaced whole should it be reached.
+            Finder::Unbuildable => {
+                out.extend_from_slice(MARKER.as_bytes());
+                return until;
+            }
         };
         let mut at = 0;
         for found in finder.find_iter(hay) {
@@ -129,7 +151,7 @@ impl Scrubber {
 
     /// `response` with its reason phrase, header values and body scrubbed.
     fn response(&self, response: StreamedResponse) -> StreamedResponse {
-        if self.finder.is_none() {
+        if let Finder::Nothing = self.finder {
             return response;
         }
         StreamedResponse {
@@ -182,6 +204,12 @@ pub(crate) async fn open(
     request: UpstreamRequest,
     scrubber: &Scrubber,
 ) -> Result<StreamedResponse, TransportError> {
+    if let Finder::Unbuildable = scrubber.finder {
+        return Err(TransportError::Network(
+            "the answer could not be cleaned of the request's credentials, so it was not sent"
+                .to_owned(),
+        ));
+    }
     match http.open(request).await {
         Ok(response) => Ok(scrubber.response(response)),
         Err(error) => Err(scrubber.transport(error)),
@@ -295,7 +323,7 @@ mod tests {
     #[test]
     fn short_secrets_and_empty_settings_leave_text_alone() {
         let s = Scrubber::new(&UpstreamSettings::default(), ["tok"]);
-        assert!(s.finder.is_none());
+        assert!(matches!(s.finder, Finder::Nothing));
         assert_eq!(s.text("a token"), "a token");
     }
 
@@ -324,6 +352,31 @@ mod tests {
             let piece = self.0.pop_front();
             Box::pin(async move { Ok(piece) })
         }
+    }
+
+    /// A scrubber whose automaton could not be built lets no text through and sends nothing.
+    #[test]
+    fn an_unbuildable_scrubber_fails_closed() {
+        let s = Scrubber {
+            finder: Finder::Unbuildable,
+            patterns: vec!["ghp_githubTokenValue0123".to_owned()].into(),
+        };
+        assert_eq!(s.text("token ghp_githubTokenValue0123 and more"), MARKER);
+        let http = crate::ports::fake::ScriptedHttp::unreachable();
+        let request = UpstreamRequest {
+            method: "GET".into(),
+            url: "https://api.github.com/x".into(),
+            headers: Vec::new(),
+            body: None,
+            timeout_ms: 1000,
+        };
+        let opened = futures::executor::block_on(open(&http, request, &s));
+        assert!(
+            matches!(&opened, Err(TransportError::Network(d)) if d.contains("could not be cleaned")),
+            "{:?}",
+            opened.err()
+        );
+        assert!(http.sent().is_empty(), "nothing is sent");
     }
 
     #[test]
