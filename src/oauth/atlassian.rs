@@ -8,7 +8,7 @@ use super::error::OAuthError;
 use super::settings::AtlassianApp;
 use super::store::UpstreamToken;
 use super::token_endpoint::{send, token_answer, upstream_token, TokenAnswer, IDP_TIMEOUT_MS};
-use super::url::Url;
+use super::url::parse_setting;
 use crate::ports::{Ports, UpstreamHttp, UpstreamRequest};
 use crate::upstream::path::form_urlencode;
 use crate::upstream::vendor::{atlassian_gateway_url, USER_AGENT};
@@ -100,7 +100,11 @@ pub(crate) async fn exchange(
 /// The cloud id of the entry of `resources` (an `accessible-resources` answer) whose URL is the
 /// configured site's origin.
 pub(crate) fn cloud_id_for(resources: &Json, site_url: &str) -> Result<String, OAuthError> {
-    let origin = |text: &str| Url::parse(text).ok().map(|u| u.origin());
+    let origin = |text: &str| {
+        parse_setting(text)
+            .ok()
+            .map(|u| u.origin().ascii_serialization())
+    };
     let wanted = origin(site_url);
     resources
         .as_array()

@@ -3,7 +3,7 @@
 //! `MCP_OAUTH_ISSUER` is set; every other setting is then checked at startup. The types and
 //! checks are here; `config`, the composition root, reads the settings and builds them.
 
-use super::url::{is_loopback_host, Malformed, Url};
+use super::url::{is_loopback_url, parse_setting};
 use crate::auth::split_attributes;
 use crate::outbound::setting_shown;
 use crate::upstream::Secret;
@@ -262,47 +262,63 @@ impl OAuthSettings {
 
 /// True when `issuer` (already checked by [`issuer`]) is a loopback origin: a local run.
 pub(crate) fn is_local(issuer: &str) -> bool {
-    Url::parse(issuer).is_ok_and(|u| is_loopback_host(&u.host))
+    parse_setting(issuer).is_ok_and(|u| is_loopback_url(&u))
 }
 
-/// The issuer: `https://host[:port]`, or `http://` for a loopback host; no path, query or
-/// fragment (the metadata URL is built by appending the well-known path to it).
+/// The issuer, as the parser writes its origin: `https://host[:port]`, or `http://` for a
+/// loopback host; no path, query or fragment (the metadata URL is built by appending the
+/// well-known path to it).
 pub(crate) fn issuer(text: &str) -> Result<String, BadSetting> {
     let text = text.trim().trim_end_matches('/');
-    let url = Url::parse(text).map_err(|e| BadSetting::NotAUrl(setting_shown(text), e))?;
-    let secure = url.scheme == "https" || (url.scheme == "http" && is_loopback_host(&url.host));
-    if !secure || url.host.is_empty() {
+    let url = parse_setting(text).map_err(|e| BadSetting::NotAUrl(setting_shown(text), e))?;
+    let secure = url.scheme() == "https" || (url.scheme() == "http" && is_loopback_url(&url));
+    if !secure || url.host().is_none() {
         return Err(BadSetting::InsecureIssuer(setting_shown(text)));
     }
-    if !url.path.is_empty() || url.query.is_some() || url.fragment.is_some() || url.userinfo {
+    let bare = url.path() == "/" && url.query().is_none() && url.fragment().is_none();
+    if !bare || has_user(&url) {
         return Err(BadSetting::NotAnOrigin(setting_shown(text)));
     }
-    Ok(text.to_owned())
+    Ok(url.origin().ascii_serialization())
+}
+
+/// Whether `url` carries `user[:password]@`.
+fn has_user(url: &url::Url) -> bool {
+    !url.username().is_empty() || url.password().is_some()
 }
 
 /// True when GitHub's web root `web_url` (where people sign in) and API root `api_url` (where
 /// their token is read from and sent by tools) are one GitHub: the same host, or github.com
 /// with api.github.com. A person's token must only go to the GitHub it came from.
 pub(crate) fn github_roots_agree(web_url: &str, api_url: &str) -> bool {
-    match (Url::parse(web_url), Url::parse(api_url)) {
-        (Ok(web), Ok(api)) => {
-            let (web, api) = (web.host.to_ascii_lowercase(), api.host.to_ascii_lowercase());
-            web == api || (web == "github.com" && api == "api.github.com")
-        }
+    match (parse_setting(web_url), parse_setting(api_url)) {
+        (Ok(web), Ok(api)) => match (web.host_str(), api.host_str()) {
+            (Some(web), Some(api)) => {
+                web == api || (web == "github.com" && api == "api.github.com")
+            }
+            _ => false,
+        },
         _ => false,
     }
 }
 
-/// An identity-provider endpoint: https, or http to loopback when the server itself is local.
+/// An identity-provider endpoint, as the parser writes it (a bare origin without its `/`, since
+/// some are roots that paths are appended to): https, or http to loopback when the server
+/// itself is local.
 pub(crate) fn endpoint_url(text: &str, local: bool) -> Result<String, BadSetting> {
     let text = text.trim().trim_end_matches('/');
-    let url = Url::parse(text).map_err(|e| BadSetting::NotAUrl(setting_shown(text), e))?;
-    let ok =
-        url.scheme == "https" || (local && url.scheme == "http" && is_loopback_host(&url.host));
-    if !ok || url.host.is_empty() || url.userinfo || url.fragment.is_some() {
+    let url = parse_setting(text).map_err(|e| BadSetting::NotAUrl(setting_shown(text), e))?;
+    let ok = url.scheme() == "https" || (local && url.scheme() == "http" && is_loopback_url(&url));
+    if !ok || url.host().is_none() || has_user(&url) || url.fragment().is_some() {
         return Err(BadSetting::Endpoint(setting_shown(text)));
     }
-    Ok(text.to_owned())
+    let written = url.as_str();
+    let bare = url.path() == "/" && url.query().is_none();
+    Ok(written
+        .strip_suffix('/')
+        .filter(|_| bare)
+        .unwrap_or(written)
+        .to_owned())
 }
 
 /// Why an OAuth setting read here cannot be used; each URL variant holds the text as
@@ -312,7 +328,7 @@ pub(crate) enum BadSetting {
     /// A principal claim other than `sub` or `email` (its first 40 characters).
     Claim(String),
     /// Not a URL, and how.
-    NotAUrl(String, Malformed),
+    NotAUrl(String, url::ParseError),
     /// An issuer that is not `https://`, or `http://` to a loopback host.
     InsecureIssuer(String),
     /// An issuer with a path, query, fragment or user.
@@ -467,6 +483,45 @@ mod tests {
         assert!(
             matches!(s.provider, Provider::GitHub { ref web_url, .. } if web_url == "http://127.0.0.1:9")
         );
+    }
+
+    /// What is checked is what is used: each URL setting as the WHATWG parser (and so `fetch`)
+    /// reads it, not as written.
+    #[test]
+    fn url_settings_are_used_as_the_parser_reads_them() {
+        assert_eq!(
+            issuer("https://MCP.Example.com:443/").as_deref(),
+            Ok("https://mcp.example.com")
+        );
+        assert_eq!(
+            endpoint_url("https://IdP.example/Token?x=1", false).as_deref(),
+            Ok("https://idp.example/Token?x=1")
+        );
+        assert_eq!(
+            endpoint_url("https://idp.example\\token", false).as_deref(),
+            Ok("https://idp.example/token")
+        );
+        assert_eq!(
+            endpoint_url("http://127.0.0.1:9/", true).as_deref(),
+            Ok("http://127.0.0.1:9")
+        );
+        // Not loopback as fetch reads them (`*.localhost` names no address fetch knows).
+        for text in [
+            "http://a.localhost:9",
+            "http://localhost..:9",
+            "http://127.0.0.1.evil.example",
+        ] {
+            assert!(endpoint_url(text, true).is_err(), "{text}");
+            assert!(issuer(text).is_err(), "{text}");
+        }
+        assert!(matches!(
+            issuer("https://u:p@mcp.example.com"),
+            Err(BadSetting::NotAnOrigin(_))
+        ));
+        assert!(matches!(
+            endpoint_url("https://u@idp.example/t", false),
+            Err(BadSetting::Endpoint(_))
+        ));
     }
 
     #[test]

@@ -1,137 +1,18 @@
-//! The little URL handling OAuth needs: splitting the operator's absolute URLs (issuer,
-//! identity-provider endpoints) into their parts, and which redirect URIs a client may register.
-//! What a client or a document supplies is read by the WHATWG parser (`url`, as in
-//! [`crate::outbound`]), as a browser and `fetch` read it.
+//! The little URL handling OAuth needs: reading the operator's absolute URLs (issuer,
+//! identity-provider endpoints), and which redirect URIs a client may register. Every URL is
+//! read by the WHATWG parser (`url`, as in [`crate::outbound`]), as a browser and `fetch` read it.
 
 use crate::outbound::is_loopback;
-use std::net::{Ipv4Addr, Ipv6Addr};
 
-/// The longest URL accepted anywhere in OAuth (client ids, redirect URIs).
-pub(crate) const MAX_URL_LEN: usize = 2_048;
-
-/// An absolute URL, split. Percent-escapes are kept as they are.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Url {
-    /// The scheme, lower case.
-    pub(crate) scheme: String,
-    /// The host, lower case, IPv6 literals without brackets; empty without an authority.
-    pub(crate) host: String,
-    /// The port, when given.
-    pub(crate) port: Option<u16>,
-    /// True when the authority carried `user[:password]@`.
-    pub(crate) userinfo: bool,
-    /// The path (empty, or starting with `/` when there is an authority).
-    pub path: String,
-    /// The query, without `?`.
-    pub query: Option<String>,
-    /// The fragment, without `#`.
-    pub(crate) fragment: Option<String>,
+/// Reads an operator's URL setting (issuer, identity-provider endpoints) as `fetch` will read
+/// it: what is checked and then used is the parser's serialization, never the text as written.
+pub(crate) fn parse_setting(text: &str) -> Result<url::Url, url::ParseError> {
+    url::Url::parse(text)
 }
 
-/// Why [`Url::parse`] cannot split a text; its text completes "the URL ...", and echoes nothing
-/// of the URL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Malformed {
-    /// Longer than [`MAX_URL_LEN`].
-    TooLong,
-    /// Spaces, control characters or backslashes.
-    Characters,
-    /// No `scheme:`.
-    NoScheme,
-    /// A scheme that is not RFC 3986's.
-    BadScheme,
-    /// `[` without `]`.
-    UnclosedIpv6,
-    /// A port that is not a number up to 65535.
-    BadPort,
-}
-
-impl std::fmt::Display for Malformed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Malformed::TooLong => write!(f, "longer than {MAX_URL_LEN} bytes"),
-            Malformed::Characters => {
-                f.write_str("contains spaces, control characters or backslashes")
-            }
-            Malformed::NoScheme => f.write_str("has no scheme"),
-            Malformed::BadScheme => f.write_str("has no valid scheme"),
-            Malformed::UnclosedIpv6 => f.write_str("has an unclosed IPv6 literal"),
-            Malformed::BadPort => f.write_str("has an invalid port"),
-        }
-    }
-}
-
-impl Url {
-    /// Splits `text`; the error says what is wrong.
-    pub(crate) fn parse(text: &str) -> Result<Url, Malformed> {
-        if text.len() > MAX_URL_LEN {
-            return Err(Malformed::TooLong);
-        }
-        if text.bytes().any(|b| b <= b' ' || b == 0x7f || b == b'\\') {
-            return Err(Malformed::Characters);
-        }
-        let (scheme, rest) = text.split_once(':').ok_or(Malformed::NoScheme)?;
-        if !is_scheme(scheme) {
-            return Err(Malformed::BadScheme);
-        }
-        let (rest, fragment) = match rest.split_once('#') {
-            Some((r, f)) => (r, Some(f.to_owned())),
-            None => (rest, None),
-        };
-        let (rest, query) = match rest.split_once('?') {
-            Some((r, q)) => (r, Some(q.to_owned())),
-            None => (rest, None),
-        };
-        let mut url = Url {
-            scheme: scheme.to_ascii_lowercase(),
-            host: String::new(),
-            port: None,
-            userinfo: false,
-            path: rest.to_owned(),
-            query,
-            fragment,
-        };
-        if let Some(after) = rest.strip_prefix("//") {
-            let end = after.find('/').unwrap_or(after.len());
-            let (authority, path) = after.split_at(end);
-            url.path = path.to_owned();
-            let host_port = match authority.rsplit_once('@') {
-                Some((_, hp)) => {
-                    url.userinfo = true;
-                    hp
-                }
-                None => authority,
-            };
-            let (host, port) = if let Some(v6) = host_port.strip_prefix('[') {
-                let (h, tail) = v6.split_once(']').ok_or(Malformed::UnclosedIpv6)?;
-                (h, tail.strip_prefix(':'))
-            } else {
-                match host_port.split_once(':') {
-                    Some((h, p)) => (h, Some(p)),
-                    None => (host_port, None),
-                }
-            };
-            url.port = match port {
-                Some("") | None => None,
-                Some(p) => Some(p.parse::<u16>().map_err(|_| Malformed::BadPort)?),
-            };
-            url.host = host.to_ascii_lowercase();
-        }
-        Ok(url)
-    }
-
-    /// `scheme://host[:port]`.
-    pub(crate) fn origin(&self) -> String {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        match self.port {
-            Some(p) => format!("{}://{host}:{p}", self.scheme),
-            None => format!("{}://{host}", self.scheme),
-        }
-    }
+/// True when `url` is `http` or `https` to a loopback host, as [`is_loopback`] reads it.
+pub(crate) fn is_loopback_url(url: &url::Url) -> bool {
+    url.host().is_some_and(|h| is_loopback(&h))
 }
 
 /// An RFC 3986 scheme: a letter, then letters, digits, `+`, `-` or `.`.
@@ -140,14 +21,6 @@ fn is_scheme(text: &str) -> bool {
         && text
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
-}
-
-/// `localhost`, `*.localhost`, `127.0.0.0/8` or `::1`.
-pub(crate) fn is_loopback_host(host: &str) -> bool {
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || host.parse::<Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
-        || host.parse::<Ipv6Addr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Schemes that hand the URL they carry (or themselves) to a browser, run script or read local
@@ -220,9 +93,7 @@ pub(crate) fn redirect_uri_problem(text: &str, extra_schemes: &[String]) -> Opti
              be a redirect"
         ));
     }
-    let canonical =
-        url.as_str() == text || (url.path() == "/" && url.as_str() == format!("{text}/"));
-    if !canonical {
+    if !written_as_parsed(&url, text) {
         return Some(format!(
             "{text:?} is not written as a browser reads it ({:?})",
             url.as_str()
@@ -246,6 +117,11 @@ pub(crate) fn redirect_uri_problem(text: &str, extra_schemes: &[String]) -> Opti
              com.example.app: (RFC 8252 section 7.1), or listed in MCP_OAUTH_REDIRECT_SCHEMES"
         )),
     }
+}
+
+/// Whether `text` is `url` as the parser writes it back (a bare origin may omit the `/`).
+fn written_as_parsed(url: &url::Url, text: &str) -> bool {
+    url.as_str() == text || (url.path() == "/" && url.as_str().strip_suffix('/') == Some(text))
 }
 
 /// A scheme in reverse-domain form: two or more non-empty labels of letters, digits and `-`.
@@ -307,48 +183,21 @@ pub(crate) fn redirect_matches(registered: &str, presented: &str) -> bool {
     if registered == presented {
         return true;
     }
-    let (Ok(r), Ok(p)) = (Url::parse(registered), Url::parse(presented)) else {
+    let (Ok(mut r), Ok(mut p)) = (url::Url::parse(registered), url::Url::parse(presented)) else {
         return false;
     };
-    r.scheme == "http"
-        && p.scheme == "http"
-        && is_loopback_host(&r.host)
-        && r.host == p.host
-        && r.path == p.path
-        && r.query == p.query
-        && !p.userinfo
-        && p.fragment.is_none()
+    let loopback_http = |u: &url::Url| u.scheme() == "http" && is_loopback_url(u);
+    if !(loopback_http(&r) && loopback_http(&p) && written_as_parsed(&p, presented)) {
+        return false;
+    }
+    // Only the port may differ; both parse as http URLs, which always take one.
+    let _ = (r.set_port(None), p.set_port(None));
+    r == p
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_the_parts() {
-        let u = Url::parse("HTTPS://User@Example.COM:8443/a/b?x=1#f").unwrap();
-        assert_eq!(
-            (u.scheme.as_str(), u.host.as_str(), u.port, u.userinfo),
-            ("https", "example.com", Some(8443), true)
-        );
-        assert_eq!(u.path, "/a/b");
-        assert_eq!(u.query.as_deref(), Some("x=1"));
-        assert_eq!(u.fragment.as_deref(), Some("f"));
-        let v6 = Url::parse("http://[::1]:3000/cb").unwrap();
-        assert_eq!((v6.host.as_str(), v6.port), ("::1", Some(3000)));
-        assert_eq!(v6.origin(), "http://[::1]:3000");
-        let app = Url::parse("com.example.app:/oauth").unwrap();
-        assert_eq!((app.host.as_str(), app.path.as_str()), ("", "/oauth"));
-        for bad in [
-            "no-scheme",
-            "1http://x",
-            "https://x:99999/",
-            "https://x y",
-            "a\\b:c",
-        ] {
-            assert!(Url::parse(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn redirect_uris() {
@@ -451,5 +300,24 @@ mod tests {
             "https://a.example/cb",
             "https://a.example:444/cb"
         ));
+        assert!(redirect_matches(
+            "http://localhost",
+            "http://localhost:5555"
+        ));
+        // Read as a browser reads them: only a presented URI written as it parses may differ
+        // in its port, so the redirect sent is the one checked.
+        for other in [
+            "http://127.0.0.1:5555@evil.example/cb",
+            "http://u@127.0.0.1:5555/cb",
+            "http://127.0.0.1:5555/cb#f",
+            "http://127.0.0.1:5555/cb?x",
+            "http://127.0.0.1:5555\\evil.example/cb",
+            "HTTP://127.0.0.1:5555/cb",
+            "http://127.0.0.1:5555/a/../cb",
+            "http://0x7f.1:5555/cb",
+            "http://127.0.0.1:5555/cb/",
+        ] {
+            assert!(!redirect_matches("http://127.0.0.1/cb", other), "{other}");
+        }
     }
 }
