@@ -39,7 +39,7 @@ dev: build ## run the worker on http://127.0.0.1:8787 (PORT=... to change) with 
 	@[ -f .dev.vars ] || { cp .dev.vars.example .dev.vars; echo "created .dev.vars from .dev.vars.example"; }
 	npx wrangler dev --ip 127.0.0.1 --port $(PORT)
 
-test: tools test-host test-layers test-oracle test-e2e conformance test-fuzz ## everything: host, layer checker, oracle, end-to-end, conformance and a short fuzz run
+test: tools test-host test-layers test-oracle test-e2e size conformance test-fuzz ## everything: host, layer checker, oracle, end-to-end, the size budget, conformance and a short fuzz run
 
 # A hung host test fails the run instead of holding it (decision 0091): under cargo-nextest, when
 # installed, each test is killed after 3 minutes (.config/nextest.toml) and the doc tests run
@@ -86,7 +86,7 @@ test-e2e: build build-probe ## the built worker in workerd, driven by the MCP SD
 deploy: tools ## wrangler deploy with a release build (LTO, opt-level z)
 	BUILD_PROFILE=release npx wrangler deploy
 
-size: build ## the gzipped upload size, as wrangler deploy --dry-run reports it
+size: build ## the gzipped upload size, as wrangler deploy --dry-run reports it; fails past the 1 MiB budget
 	@node bench/size.mjs
 
 bench: build ## run every bench/*.mjs (upload size, endpoint latency against a trivial worker, ...)

@@ -1,6 +1,7 @@
 // Upload size of the built worker as `wrangler deploy --dry-run` reports it (the figure Cloudflare
 // checks against the plan limit: 3 MiB gzipped on the free plan, 10 MiB on paid), plus the
-// gzipped wasm alone. Target: under 1 MiB gzipped. Used by `make size` and `make bench`.
+// gzipped wasm alone. Fails past the budget, 1 MiB gzipped (a decision moves it, never a
+// quiet edit). Used by `make size`, `make test` and `make bench`.
 
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -28,5 +29,5 @@ const wasmGzip = gzipSync(wasm, { level: 9 }).length / 1024;
 
 console.log(`upload ${total.toFixed(2)} KiB, gzip ${gzip.toFixed(2)} KiB (wrangler deploy --dry-run)`);
 console.log(`wasm ${(wasm.length / 1024).toFixed(2)} KiB, gzip -9 ${wasmGzip.toFixed(2)} KiB`);
-console.log(`${gzip < TARGET_KIB ? "within" : "OVER"} the 1 MiB target; ${((gzip / FREE_PLAN_KIB) * 100).toFixed(1)}% of the 3 MiB free-plan limit`);
-process.exit(gzip < FREE_PLAN_KIB ? 0 : 1);
+console.log(`${gzip < TARGET_KIB ? "within" : "OVER"} the 1 MiB budget (${(TARGET_KIB - gzip).toFixed(2)} KiB left); ${((gzip / FREE_PLAN_KIB) * 100).toFixed(1)}% of the 3 MiB free-plan limit`);
+process.exit(gzip < TARGET_KIB ? 0 : 1);
