@@ -173,12 +173,19 @@ pub(crate) fn decide_targets(
     };
     for decision in decisions {
         let both_run = ruling.effect != Effect::Deny && decision.effect != Effect::Deny;
-        if both_run && decision.identity != ruling.identity {
+        // An identity is named per vendor, and a call acts for one: the same name on two
+        // vendors is two identities.
+        let acts_as = |d: &Decision| {
+            let vendor = d.target.as_ref().map_or("", |t| t.vendor.id());
+            format!("{vendor} {}", d.identity.as_deref().unwrap_or_default())
+        };
+        let (ruling_acts, decision_acts) = (acts_as(&ruling), acts_as(&decision));
+        if both_run && ruling_acts != decision_acts {
             let reason = format!(
                 "The requests of this call would act as different identities ({:?} and {:?}); \
                  the enterprise policy must decide them as one.",
-                ruling.identity.unwrap_or_default(),
-                decision.identity.unwrap_or_default()
+                ruling_acts.trim(),
+                decision_acts.trim()
             );
             return Decision::builtin_deny(who, tool, decision.target, reason);
         }
@@ -769,6 +776,32 @@ mod tests {
             mixed.reason.contains("different identities"),
             "{}",
             mixed.reason
+        );
+    }
+
+    /// The same identity name on two vendors is two credentials: a call whose requests would
+    /// go to two vendors acts for one only, so it is denied rather than sent half as configured.
+    #[test]
+    fn the_same_name_on_two_vendors_is_two_identities() {
+        let policy = Policy::parse(
+            r#"{"rules": [{"id": "read", "match": {"methods": ["GET"]}, "effect": "allow"}]}"#,
+            &|_| None,
+        )
+        .unwrap();
+        let circleci = Target::new(
+            Vendor::CircleCi,
+            Method::Get,
+            &ApiPath::parse("/project/gh/o/r").unwrap(),
+        );
+        let targets = Targets::one(get("/repos/o/r/actions/runs")).and(circleci);
+        let decision = decide_targets(&policy, "ann", "t", &targets);
+        assert_eq!(decision.effect, Effect::Deny);
+        assert!(
+            decision
+                .reason
+                .contains(r#"("github default" and "circleci default")"#),
+            "{}",
+            decision.reason
         );
     }
 
