@@ -128,7 +128,8 @@ pub(crate) struct Members {
     principal: String,
     tool: String,
     effect: Effect,
-    identity: Option<String>,
+    /// Whom the call acts as ([`acts_as`]).
+    acting: String,
 }
 
 impl Admit for Members {
@@ -141,13 +142,21 @@ impl Admit for Members {
             Effect::ApprovalRequired if self.effect != Effect::ApprovalRequired => {
                 Err(MemberRefusal::NeedsApproval(decision.reason))
             }
-            _ if decision.identity != self.identity => Err(MemberRefusal::OtherIdentity {
-                decided: decision.identity.unwrap_or_default(),
-                acting: self.identity.clone().unwrap_or_default(),
+            _ if acts_as(&decision) != self.acting => Err(MemberRefusal::OtherIdentity {
+                decided: acts_as(&decision),
+                acting: self.acting.clone(),
             }),
             _ => Ok(()),
         }
     }
+}
+
+/// Whom `decision` acts as: its target's vendor and the identity named for it. An identity is
+/// named per vendor, and a call acts for one, so the same name on two vendors is two identities.
+fn acts_as(decision: &Decision) -> String {
+    let vendor = decision.target.as_ref().map_or("", |t| t.vendor.id());
+    let name = decision.identity.as_deref().unwrap_or_default();
+    format!("{vendor} {name}").trim().to_owned()
 }
 
 /// The decision on a call that may make every request in `targets`: each target is decided,
@@ -173,19 +182,12 @@ pub(crate) fn decide_targets(
     };
     for decision in decisions {
         let both_run = ruling.effect != Effect::Deny && decision.effect != Effect::Deny;
-        // An identity is named per vendor, and a call acts for one: the same name on two
-        // vendors is two identities.
-        let acts_as = |d: &Decision| {
-            let vendor = d.target.as_ref().map_or("", |t| t.vendor.id());
-            format!("{vendor} {}", d.identity.as_deref().unwrap_or_default())
-        };
         let (ruling_acts, decision_acts) = (acts_as(&ruling), acts_as(&decision));
         if both_run && ruling_acts != decision_acts {
             let reason = format!(
                 "The requests of this call would act as different identities ({:?} and {:?}); \
                  the enterprise policy must decide them as one.",
-                ruling_acts.trim(),
-                decision_acts.trim()
+                ruling_acts, decision_acts
             );
             return Decision::builtin_deny(who, tool, decision.target, reason);
         }
@@ -266,7 +268,7 @@ pub(crate) async fn gate(
                 principal: who.to_owned(),
                 tool: name.to_owned(),
                 effect: decision.effect,
-                identity: decision.identity,
+                acting: acts_as(&decision),
             }));
         }
     }
@@ -814,7 +816,7 @@ mod tests {
             principal: "ann".into(),
             tool: "github_get_job_logs".into(),
             effect,
-            identity: Some("default".into()),
+            acting: "github default".into(),
         };
         let allowed = members(Effect::Allow);
         assert_eq!(
@@ -832,6 +834,17 @@ mod tests {
         );
         let other = allowed.admit(&get("/repos/o/bot/actions/jobs/9/logs"));
         assert!(other.unwrap_err().to_string().contains("gh-bot"));
+        // The same name for another vendor is another credential.
+        let circleci = Target::new(
+            Vendor::CircleCi,
+            Method::Get,
+            &ApiPath::parse("/project/gh/o/r/job/2").unwrap(),
+        );
+        let elsewhere = allowed.admit(&circleci);
+        assert!(
+            matches!(elsewhere, Err(MemberRefusal::OtherIdentity { .. })),
+            "{elsewhere:?}"
+        );
     }
 
     #[test]
