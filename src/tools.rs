@@ -52,6 +52,7 @@ pub fn all() -> Result<Registry, RegistryError> {
         .chain([
             (Toolset::Github, logs::github::tool()),
             (Toolset::Circleci, logs::circleci::tool()),
+            (Toolset::Github, github::run::tool()),
         ])
     {
         registry.register_in(Some(toolset), tool)?;

@@ -3,6 +3,8 @@
 //! shared upstream client (never cached: run and job status changes by the second) and answers
 //! `{data, nextPage}`, where `nextPage` comes from the `Link` header.
 
+pub(crate) mod fetch;
+pub(crate) mod run;
 pub(crate) mod spec;
 
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};

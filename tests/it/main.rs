@@ -10,6 +10,7 @@ mod auth;
 mod batch_budget;
 mod circleci_tools;
 mod config;
+mod github_runs;
 mod github_tools;
 mod http_cache;
 mod job_logs;
