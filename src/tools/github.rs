@@ -158,7 +158,7 @@ impl<A: ListTool> UpstreamTool for List<A> {
         call: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
         let common = &args.common;
-        let reply = call.upstream.send(&target, &params, None).await?;
+        let reply = fetch::get(&call, &target, &params).await?;
         let next = link::next_page(&reply.headers);
         let data = output::project(reply.body, common.jq.as_deref(), &call);
         Ok(

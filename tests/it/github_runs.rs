@@ -4,7 +4,7 @@
 //! deadline), rate limits honoured or ending the wait, and refused arguments.
 
 use crate::common::ci::*;
-use crate::common::protocol::{body_json, headers_2026, meta_2026, post};
+use crate::common::protocol::{body_json, headers_2026, meta_2026, post, ALICE_TOKEN_2};
 use devtools_mcp_edge::ports::fake::{FakeEnv, ManualClock, ScriptedHttp};
 use devtools_mcp_edge::ports::{header, UpstreamRequest, UpstreamResponse};
 use devtools_mcp_edge::server::Server;
@@ -328,5 +328,98 @@ fn a_run_url_and_an_attempt() {
     ] {
         let result = call_driven(&server, &env, RUN, bad.clone());
         assert_eq!(result["isError"], true, "{bad}: {result}");
+    }
+}
+
+#[test]
+fn polls_are_conditional_and_a_304_is_answered_from_the_kept_body() {
+    let (server, env, fake) = fake_github(|f| f.completes_after = Some(3));
+    let v = get_run(&server, &env, json!({"waitSeconds": 600})).unwrap();
+    assert_eq!(v["completed"], true);
+    // The first poll is a 200 with an ETag; the two unchanged ones are 304s; the completed run
+    // is new again.
+    assert_eq!(
+        (v["polls"].clone(), v["revalidated"].clone()),
+        (json!(4), json!(2))
+    );
+    assert_eq!(v["run"]["status"], "completed");
+    let seen = fake.borrow().seen.clone();
+    let tags: Vec<Option<&str>> = seen.iter().map(|s| s.2.as_deref()).collect();
+    assert_eq!(
+        tags,
+        [
+            None,
+            Some("\"run-false-0\""),
+            Some("\"run-false-0\""),
+            Some("\"run-false-0\""),
+            None
+        ]
+    );
+    // Asked again, the run and its jobs are both revalidated, and the answer is the same.
+    let again = get_run(&server, &env, json!({})).unwrap();
+    assert_eq!(
+        (again["polls"].clone(), again["revalidated"].clone()),
+        (json!(1), json!(1))
+    );
+    assert_eq!(again["run"], v["run"]);
+    assert_eq!(again["failedJobs"], v["failedJobs"]);
+    assert_eq!(fake.borrow().not_modified, 4);
+    // Another principal holds its own entries: its first GETs are unconditional.
+    let body = json!({"owner": "octo", "repo": "app", "runId": 77});
+    let reply = call_as(&server, &env, ALICE_TOKEN_2, RUN, body);
+    assert!(!reply.is_error, "{}", reply.text);
+    let seen = fake.borrow().seen.clone();
+    assert_eq!(seen[seen.len() - 2].2, None);
+    assert_eq!(seen[seen.len() - 1].2, None);
+}
+
+#[test]
+fn ten_minutes_of_waiting_are_mostly_304s() {
+    let (server, env, _) = fake_github(|f| f.completes_after = None);
+    let v = get_run(&server, &env, json!({"waitSeconds": 600})).unwrap();
+    let (polls, revalidated) = (
+        v["polls"].as_u64().unwrap(),
+        v["revalidated"].as_u64().unwrap(),
+    );
+    assert_eq!(revalidated, polls - 1);
+    assert!(revalidated * 10 >= polls * 9, "{revalidated} of {polls}");
+}
+
+#[test]
+fn the_list_tools_revalidate_and_keep_their_next_page() {
+    let calls = Rc::new(RefCell::new(Vec::<Option<String>>::new()));
+    let seen = calls.clone();
+    let env = env_with(move |request: &UpstreamRequest| {
+        let tag = header(&request.headers, "if-none-match").map(str::to_owned);
+        seen.borrow_mut().push(tag.clone());
+        if tag.as_deref() == Some("W/\"runs-1\"") {
+            return Ok(UpstreamResponse {
+                status: 304,
+                status_text: "Not Modified".into(),
+                headers: vec![("ETag".into(), "W/\"runs-1\"".into())],
+                body: Vec::new(),
+            });
+        }
+        let link = "<https://ghe.test/api/v3/repositories/1/actions/runs?page=2>; rel=\"next\"";
+        Ok(json_response(
+            200,
+            r#"{"total_count":40,"workflow_runs":[{"id":1}]}"#,
+            &[("ETag", "W/\"runs-1\""), ("Link", link)],
+        ))
+    });
+    let server = ci_server();
+    let args = json!({"owner": "o", "repo": "r", "outputFormat": "json"});
+    let first = call(&server, &env, "github_list_workflow_runs", args.clone());
+    let second = call(&server, &env, "github_list_workflow_runs", args);
+    assert_eq!(
+        first.json(),
+        json!({"data": {"total_count": 40, "workflow_runs": [{"id": 1}]}, "nextPage": 2})
+    );
+    assert_eq!(second.json(), first.json());
+    assert_eq!(*calls.borrow(), [None, Some("W/\"runs-1\"".to_owned())]);
+    // The kept entry names neither the principal nor the token.
+    for (key, value) in env.cache.dump() {
+        assert!(!key.contains("ci") || key.starts_with("http:v1:"), "{key}");
+        assert!(!String::from_utf8_lossy(&value).contains(GITHUB_TOKEN));
     }
 }

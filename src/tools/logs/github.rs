@@ -355,13 +355,13 @@ async fn from_cache(
     })
 }
 
-/// A GET on the GitHub API, decoded.
+/// A GET on the GitHub API, decoded (a conditional one when its answer is kept).
 async fn get(
     call: &ToolContext<'_>,
     target: &Target,
     query: &[(String, String)],
 ) -> Result<Value, UpstreamError> {
-    let reply = call.upstream.send(target, query, None).await?;
+    let reply = crate::tools::github::fetch::get(call, target, query).await?;
     Ok(reply.body)
 }
 
