@@ -111,7 +111,6 @@ impl<'a> Client<'a> {
         query: &[(String, String)],
         body: Option<&Value>,
     ) -> Result<UpstreamReply, UpstreamError> {
-        self.check(target)?;
         let RawReply {
             status,
             headers,
@@ -119,16 +118,7 @@ impl<'a> Client<'a> {
             url,
             received_at_ms,
             ..
-        } = send_raw(
-            self.ports,
-            self.memory,
-            self.settings,
-            target,
-            query,
-            body,
-            None,
-        )
-        .await?;
+        } = self.send_raw(target, query, body).await?;
         // The body's text is given up to the parser, which releases it as the value grows, where
         // broken JSON is an error whatever the text was (so it need not be kept whole to answer
         // with): a vendor that promises JSON, declaring it.
