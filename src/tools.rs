@@ -54,6 +54,11 @@ pub fn all() -> Result<Registry, RegistryError> {
             (Toolset::Circleci, logs::circleci::tool()),
             (Toolset::Github, github::run::tool()),
         ])
+        .chain(
+            github::actions::tools()
+                .into_iter()
+                .map(|t| (Toolset::Github, t)),
+        )
     {
         registry.register_in(Some(toolset), tool)?;
     }

@@ -3,6 +3,7 @@
 //! shared upstream client (never cached: run and job status changes by the second) and answers
 //! `{data, nextPage}`, where `nextPage` comes from the `Link` header.
 
+pub(crate) mod actions;
 pub(crate) mod fetch;
 pub(crate) mod run;
 pub(crate) mod spec;

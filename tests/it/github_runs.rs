@@ -34,6 +34,10 @@ pub struct Fake {
     pub writes: Vec<(String, UpstreamResponse)>,
     /// The attempt the run is on.
     pub attempt: u64,
+    /// The bodies of the writes, in order.
+    pub bodies: Vec<String>,
+    /// What a workflow's run list answers (an empty list when `None`).
+    pub workflow_runs: Option<String>,
 }
 
 pub type Shared = Rc<RefCell<Fake>>;
@@ -93,12 +97,27 @@ pub fn answer(shared: &Shared, request: &UpstreamRequest) -> UpstreamResponse {
         header(&request.headers, "if-none-match").map(str::to_owned),
     ));
     if request.method != "GET" {
+        let body = String::from_utf8_lossy(request.body.as_deref().unwrap_or_default());
+        f.bodies.push(body.into_owned());
         let found = f
             .writes
             .iter()
             .find(|(suffix, _)| path.ends_with(suffix.as_str()))
             .map(|(_, r)| r.clone());
-        return found.unwrap_or_else(|| json_response(404, r#"{"message":"Not Found"}"#, &[]));
+        let response =
+            found.unwrap_or_else(|| json_response(404, r#"{"message":"Not Found"}"#, &[]));
+        let rerun = path.ends_with("/rerun") || path.ends_with("/rerun-failed-jobs");
+        if rerun && (200..300).contains(&response.status) {
+            f.attempt = f.attempt.max(1) + 1;
+        }
+        return response;
+    }
+    if path.contains("/actions/workflows/") && path.ends_with("/runs") {
+        let body = f
+            .workflow_runs
+            .clone()
+            .unwrap_or_else(|| r#"{"total_count":0,"workflow_runs":[]}"#.to_owned());
+        return json_response(200, &body, &[]);
     }
     if path == RUN_PATH
         || path.starts_with(&format!("{RUN_PATH}/attempts/")) && !path.ends_with("/jobs")
@@ -129,7 +148,10 @@ pub fn fake_github(setup: impl FnOnce(&mut Fake)) -> (Server, FakeEnv, Shared) {
     setup(&mut shared.borrow_mut());
     let for_http = shared.clone();
     let env = FakeEnv::with_http(ScriptedHttp::new(move |r| Ok(answer(&for_http, r))));
-    (ci_server(), env, shared)
+    let server = ci_builder(&[("MCP_STRUCTURED_OUTPUT", "true")])
+        .build()
+        .server;
+    (server, env, shared)
 }
 
 /// Runs `future` to its end, moving `clock` on a second whenever it waits (the only thing a
@@ -161,17 +183,17 @@ pub fn call_driven(server: &Server, env: &FakeEnv, name: &str, arguments: Json) 
     body_json(&response)["result"].clone()
 }
 
-/// The result's text as JSON, or the error text.
+/// The result's structured value, or the error text.
 fn data(result: &Json) -> Result<Json, String> {
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
     if result["isError"] == true {
         return Err(text.to_owned());
     }
-    Ok(serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}")))
+    Ok(result["structuredContent"]["data"].clone())
 }
 
 fn get_run(server: &Server, env: &FakeEnv, extra: Json) -> Result<Json, String> {
-    let mut args = json!({"owner": "octo", "repo": "app", "runId": 77, "outputFormat": "json"});
+    let mut args = json!({"owner": "octo", "repo": "app", "runId": 77});
     for (k, v) in extra.as_object().unwrap() {
         args[k] = v.clone();
     }
@@ -306,7 +328,7 @@ fn a_run_url_and_an_attempt() {
         &server,
         &env,
         RUN,
-        json!({"url": "https://github.com/octo/app/actions/runs/77", "attempt": 1, "outputFormat": "json"}),
+        json!({"url": "https://github.com/octo/app/actions/runs/77", "attempt": 1}),
     );
     let v = data(&result).unwrap();
     assert_eq!(v["run"]["id"], 77);

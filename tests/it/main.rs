@@ -10,6 +10,7 @@ mod auth;
 mod batch_budget;
 mod circleci_tools;
 mod config;
+mod github_actions;
 mod github_runs;
 mod github_tools;
 mod http_cache;

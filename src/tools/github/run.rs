@@ -5,14 +5,13 @@
 
 use super::fetch::get;
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
+use crate::render::OutputFormat;
 use crate::structured::{Contract, Envelope};
-use crate::tools::args::{
-    arguments, input_schema, Fallback, Field, WithCommon, JQ, OUTPUT_FORMAT, OWNER, REPO,
-};
+use crate::tools::args::{arguments, input_schema, Fallback, Field};
 use crate::tools::github::name_segment;
 use crate::tools::logs::github::{parse_url, What};
 use crate::tools::logs::int;
-use crate::tools::output::{self, Rendered};
+use crate::tools::output::Rendered;
 use crate::tools::registry::{
     Access, Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
@@ -34,20 +33,20 @@ const FAILED: &[&str] = &["failure", "timed_out", "cancelled", "startup_failure"
 
 /// The tool, for the registry.
 pub(crate) fn tool() -> Box<dyn Tool> {
-    let title = "Get a GitHub Actions run, optionally waiting for it";
+    let title = "Get a GitHub Actions run";
     Box::new(Upstream(GetRun(ToolSpec {
         descriptor: ToolDescriptor {
             name: NAME.into(),
             title: Some(title.into()),
-            description: "One GitHub Actions run: status, conclusion, attempt, branch, url, and \
-its failed jobs (id, name, failedStep) for github_get_job_logs. `waitSeconds` (up to 600): while \
-the run is not completed, wait for it here (polls back off 5 s to 30 s, revalidated with ETags, \
-so it costs little rate limit) instead of calling again. Result: `{run, failedJobs, completed, \
-waitedMs, polls, revalidated, note?}` after `jq`."
+            description: "A GitHub Actions run and its failed jobs (id, name, failedStep) for \
+github_get_job_logs. `waitSeconds`: wait here for it to complete (cheap polls)."
                 .into(),
-            input_schema: input_schema::<WithCommon<RunArgs>>(),
+            input_schema: input_schema::<RunArgs>(),
             output_schema: Some(Contract::Actions.output_schema()),
-            annotations: Some(ToolAnnotations::reads_upstream(title)),
+            annotations: Some(ToolAnnotations {
+                title: None,
+                ..ToolAnnotations::reads_upstream(title)
+            }),
         },
         access: Access::Rules,
     })))
@@ -58,25 +57,32 @@ arguments! {
     pub(crate) struct RunArgs: closed {
         flatten at: RunArgsAt,
         attempt: Option<u64> = Field::integer("attempt").min(1)
-            .describe("One attempt of the run (default: the latest)."),
+            .describe("An earlier attempt."),
         wait_seconds: u64 = Field::integer("waitSeconds").max(MAX_WAIT_SECONDS)
             .default(Fallback::Integer(0))
-            .describe("Wait up to this long for the run to complete."),
-        shared JQ,
-        shared OUTPUT_FORMAT,
+            .describe("Wait up to this long for it to complete."),
     }
 }
 
 arguments! {
     /// The run a tool acts on: `owner`, `repo` and `runId`, or a run `url`.
     pub(crate) struct RunArgsAt: closed {
-        owner: Option<String> = OWNER.describe("Repository owner (not needed with `url`)."),
-        repo: Option<String> = REPO.describe("Repository name (not needed with `url`)."),
-        run_id: Option<u64> = Field::integer("runId").min(1).describe("The run's `id`."),
+        owner: Option<String> = OWNER_NAME,
+        repo: Option<String> = REPO_NAME,
+        run_id: Option<u64> = RUN_ID,
         url: Option<String> = Field::string("url").min(1).max(500)
-            .describe("Or the run's URL: https://github.com/{owner}/{repo}/actions/runs/{runId}."),
+            .describe("Or the run's web URL."),
     }
 }
+
+/// `owner`, without the description and bounds a model does not need (the name is checked as
+/// a path segment before anything is sent): the GitHub toolset's list stays small with the
+/// writes in it.
+pub(crate) const OWNER_NAME: Field = Field::string("owner");
+/// `repo`, likewise.
+pub(crate) const REPO_NAME: Field = Field::string("repo");
+/// `runId`.
+pub(crate) const RUN_ID: Field = Field::integer("runId").min(1).describe("A run's `id`.");
 
 /// One run of one repository.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,7 +166,7 @@ pub(crate) struct Plan {
 struct GetRun(ToolSpec);
 
 impl UpstreamTool for GetRun {
-    type Args = WithCommon<RunArgs>;
+    type Args = RunArgs;
     type Plan = Plan;
 
     fn spec(&self) -> &ToolSpec {
@@ -169,23 +175,22 @@ impl UpstreamTool for GetRun {
 
     /// The run (or one attempt of it), and its job list once, for the failed jobs.
     fn plan(&self, args: &Self::Args, upstream: &UpstreamSettings) -> Planned<Plan> {
-        let run = args.own.at.run(&upstream.github_api_url)?;
+        let run = args.at.run(&upstream.github_api_url)?;
         let attempt = args
-            .own
             .attempt
             .map(|n| format!("/attempts/{n}"))
             .unwrap_or_default();
         let plan = Plan {
             run: run.target(Method::Get, &attempt)?,
             jobs: run.target(Method::Get, &format!("{attempt}/jobs"))?,
-            latest: args.own.attempt.is_none(),
+            latest: args.attempt.is_none(),
         };
         Ok((Targets::one(plan.run.clone()).and(plan.jobs.clone()), plan))
     }
 
     async fn run(
         &self,
-        WithCommon { common, own: args }: Self::Args,
+        args: Self::Args,
         plan: Plan,
         call: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
@@ -207,12 +212,18 @@ impl UpstreamTool for GetRun {
             }
         }
         waited.write(&mut map);
-        let value = output::project(Value::Object(map), common.jq.as_deref(), &call);
-        Ok(Rendered::new(value, common.output_format, call.settings)
-            .with_envelope(Envelope::DataOnly)
-            .finish(&call)
-            .await)
+        Ok(respond(&call, map).await)
     }
+}
+
+/// The answer: `value` rendered as TOON (the default format; the tools that change or wait
+/// for a run take no `outputFormat` or `jq`, their answers being small), with the data-only
+/// envelope.
+pub(crate) async fn respond(call: &ToolContext<'_>, value: Map) -> CallToolResult {
+    Rendered::new(Value::Object(value), OutputFormat::Toon, call.settings)
+        .with_envelope(Envelope::DataOnly)
+        .finish(call)
+        .await
 }
 
 /// How a wait went.
