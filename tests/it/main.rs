@@ -22,6 +22,7 @@ mod oauth_discovery;
 mod oauth_flow;
 mod oauth_identity;
 mod policy_cases;
+mod policy_ci_loop;
 mod policy_flow;
 mod protocol_lifecycle;
 mod protocol_stateless;
