@@ -7,7 +7,6 @@ use super::fetch::get;
 use super::run::{number, respond, summary, target, RunRef, OWNER_NAME, REPO_NAME, RUN_ID};
 use super::spec::{workflow_segment, WorkflowId};
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
-use crate::structured::Contract;
 use crate::time::{iso8601_utc_ms, parse_iso8601_seconds};
 use crate::tools::args::{arguments, input_schema, Arguments, Fallback, Field};
 use crate::tools::github::name_segment;
@@ -44,7 +43,8 @@ pub(crate) fn tools() -> Vec<Box<dyn Tool>> {
     ]
 }
 
-/// A write tool's metadata: not read-only, open-world, `destructive` and `idempotent` as given.
+/// A write tool's metadata: not read-only, open-world, `destructive` and `idempotent` as given;
+/// text only, as the other write tools (the Atlassian verbs): no output schema to list.
 fn spec<A: Arguments>(
     name: &str,
     title: &str,
@@ -57,7 +57,7 @@ fn spec<A: Arguments>(
             title: Some(title.into()),
             description: description.into(),
             input_schema: input_schema::<A>(),
-            output_schema: Some(Contract::Actions.output_schema()),
+            output_schema: None,
             annotations: Some(ToolAnnotations {
                 title: None,
                 read_only_hint: Some(false),
@@ -215,7 +215,7 @@ impl UpstreamTool for Rerun {
                 );
             }
         }
-        Ok(respond(&call, map).await)
+        Ok(respond(&call, map, false).await)
     }
 }
 
@@ -264,7 +264,7 @@ impl UpstreamTool for Cancel {
         map.insert("runId".into(), int(plan.id));
         map.insert("cancelRequested".into(), Value::Bool(true));
         map.insert("force".into(), Value::Bool(args.force));
-        Ok(respond(&call, map).await)
+        Ok(respond(&call, map, false).await)
     }
 }
 
@@ -340,7 +340,7 @@ impl UpstreamTool for Dispatch {
             map.insert("runId".into(), int(id));
             let url = reply.body.get("html_url").cloned().unwrap_or(Value::Null);
             map.insert("url".into(), url);
-            return Ok(respond(&call, map).await);
+            return Ok(respond(&call, map, false).await);
         }
         match started_run(&call, &plan.runs, sent_at).await {
             Ok(Some(run)) => {
@@ -366,7 +366,7 @@ impl UpstreamTool for Dispatch {
                 );
             }
         }
-        Ok(respond(&call, map).await)
+        Ok(respond(&call, map, false).await)
     }
 }
 

@@ -212,18 +212,25 @@ impl UpstreamTool for GetRun {
             }
         }
         waited.write(&mut map);
-        Ok(respond(&call, map).await)
+        Ok(respond(&call, map, true).await)
     }
 }
 
 /// The answer: `value` rendered as TOON (the default format; the tools that change or wait
 /// for a run take no `outputFormat` or `jq`, their answers being small), with the data-only
-/// envelope.
-pub(crate) async fn respond(call: &ToolContext<'_>, value: Map) -> CallToolResult {
-    Rendered::new(Value::Object(value), OutputFormat::Toon, call.settings)
-        .with_envelope(Envelope::DataOnly)
-        .finish(call)
-        .await
+/// envelope when the tool has an output schema (`structured`).
+pub(crate) async fn respond(
+    call: &ToolContext<'_>,
+    value: Map,
+    structured: bool,
+) -> CallToolResult {
+    let rendered = Rendered::new(Value::Object(value), OutputFormat::Toon, call.settings);
+    let rendered = if structured {
+        rendered.with_envelope(Envelope::DataOnly)
+    } else {
+        rendered
+    };
+    rendered.finish(call).await
 }
 
 /// How a wait went.
