@@ -445,3 +445,24 @@ fn the_list_tools_revalidate_and_keep_their_next_page() {
         assert!(!String::from_utf8_lossy(&value).contains(GITHUB_TOKEN));
     }
 }
+
+#[test]
+fn a_304_to_a_request_that_held_no_etag_is_still_an_error() {
+    let env = env_with(|_: &UpstreamRequest| {
+        Ok(UpstreamResponse {
+            status: 304,
+            status_text: "Not Modified".into(),
+            headers: vec![("ETag".into(), "\"x\"".into())],
+            body: Vec::new(),
+        })
+    });
+    let server = ci_server();
+    let out = call(
+        &server,
+        &env,
+        "github_list_workflow_runs",
+        json!({"owner": "o", "repo": "r"}),
+    );
+    assert!(out.is_error, "{}", out.text);
+    assert!(env.cache.keys().is_empty());
+}
