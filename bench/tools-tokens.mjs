@@ -11,8 +11,12 @@ import { startWorker } from "../tests/e2e/worker.mjs";
 
 const TOKEN = "bench-token-0123456789abcdef";
 const TOOLSETS = ["github", "circleci", "jira", "confluence", "bitbucket"];
-/** The budget for a connection that takes the `github` toolset alone. */
-const GITHUB_TARGET = 2500;
+/**
+ * The budget for a connection that takes the `github` toolset alone: the CI loop's tools (the
+ * run and its wait, re-run, cancel, dispatch) fit under 3,000 (decision 0102); the end-to-end
+ * spec tools-ciloop.test.mjs holds it.
+ */
+const GITHUB_TARGET = 3000;
 
 async function list(worker, path) {
   const r = await fetch(`${worker.url}${path}`, {

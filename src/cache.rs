@@ -93,7 +93,31 @@ struct Metadata {
     status: u16,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     content_type: Option<String>,
+    /// The upstream's validator, for a conditional request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    etag: Option<String>,
+    /// The upstream's `Link` header (paging), which a `304` need not repeat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    link: Option<String>,
 }
+
+/// A cached response with the validator it was sent with: served only after the upstream
+/// answers a conditional request `304 Not Modified`, so its age does not matter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Tagged {
+    /// The response.
+    pub(crate) response: CachedResponse,
+    /// Its `ETag`, sent back as `If-None-Match`.
+    pub(crate) etag: String,
+    /// Its `Link` header, if it had one.
+    pub(crate) link: Option<String>,
+}
+
+/// Validators longer than this are not kept (KV allows 1024 bytes of metadata).
+const MAX_ETAG: usize = 200;
+/// `Link` headers longer than this are not kept; their response is not cached either, since a
+/// `304` answered from it would lose its paging.
+const MAX_LINK: usize = 560;
 
 /// The cache as one call sees it. A store failure is logged once per call and then treated as
 /// a miss (reads) or skipped (writes): the cache may make a call faster, never make it fail.
@@ -120,6 +144,43 @@ impl<'a> HttpCache<'a> {
     /// The entry at `key` when present, readable and younger than the TTL (KV expiry is
     /// approximate, so age is checked here too); `None` otherwise.
     pub(crate) async fn lookup(&self, key: &str) -> Option<CachedResponse> {
+        let (meta, response) = self.read(key).await?;
+        let age = self.clock.now_ms().saturating_sub(meta.fetched_at);
+        (age < self.ttl_seconds.saturating_mul(1000)).then_some(response)
+    }
+
+    /// Stores `response` at `key`, replacing any entry there. Non-2xx responses and bodies over
+    /// [`MAX_CACHED_BODY`] are not stored.
+    pub(crate) async fn store(&self, key: &str, response: CachedResponse) {
+        self.write(key, response, None, None).await;
+    }
+
+    /// The entry at `key` when it holds a validator, whatever its age (KV drops it at its TTL).
+    pub(crate) async fn lookup_tagged(&self, key: &str) -> Option<Tagged> {
+        let (meta, response) = self.read(key).await?;
+        Some(Tagged {
+            etag: meta.etag?,
+            link: meta.link,
+            response,
+        })
+    }
+
+    /// Stores `tagged` at `key`, replacing any entry there; nothing when its status is not 2xx,
+    /// its body is over [`MAX_CACHED_BODY`], or its validator or `Link` is too long to keep.
+    pub(crate) async fn store_tagged(&self, key: &str, tagged: Tagged) {
+        let Tagged {
+            response,
+            etag,
+            link,
+        } = tagged;
+        if etag.len() > MAX_ETAG || link.as_ref().is_some_and(|l| l.len() > MAX_LINK) {
+            return;
+        }
+        self.write(key, response, Some(etag), link).await;
+    }
+
+    /// The readable 2xx entry at `key`, with its metadata.
+    async fn read(&self, key: &str) -> Option<(Metadata, CachedResponse)> {
         let entry = match self.store.get(key).await {
             Ok(entry) => entry?,
             Err(e) => {
@@ -128,21 +189,27 @@ impl<'a> HttpCache<'a> {
             }
         };
         let meta: Metadata = serde_json::from_str(&entry.metadata).ok()?;
-        let age = self.clock.now_ms().saturating_sub(meta.fetched_at);
-        if age >= self.ttl_seconds.saturating_mul(1000) || !(200..300).contains(&meta.status) {
+        if !(200..300).contains(&meta.status) {
             return None;
         }
-        Some(CachedResponse {
+        let response = CachedResponse {
             status: meta.status,
-            content_type: meta.content_type,
+            content_type: meta.content_type.clone(),
             body: entry.value,
             fetched_at_ms: meta.fetched_at,
-        })
+        };
+        Some((meta, response))
     }
 
-    /// Stores `response` at `key`, replacing any entry there. Non-2xx responses and bodies over
+    /// Stores `response` with its validator and `Link`; non-2xx responses and bodies over
     /// [`MAX_CACHED_BODY`] are not stored.
-    pub(crate) async fn store(&self, key: &str, response: CachedResponse) {
+    async fn write(
+        &self,
+        key: &str,
+        response: CachedResponse,
+        etag: Option<String>,
+        link: Option<String>,
+    ) {
         if !(200..300).contains(&response.status) || response.body.len() > MAX_CACHED_BODY {
             return;
         }
@@ -153,6 +220,8 @@ impl<'a> HttpCache<'a> {
             fetched_at: response.fetched_at_ms,
             status: response.status,
             content_type,
+            etag,
+            link,
         };
         let Ok(metadata) = serde_json::to_string(&meta) else {
             return;
@@ -232,6 +301,31 @@ mod tests {
             body: b"{\"a\":1}".to_vec(),
             fetched_at_ms: at,
         }
+    }
+
+    #[test]
+    fn tagged_entries_keep_their_validator_and_link_whatever_their_age() {
+        let env = FakeEnv::new();
+        let ports = env.call_ports();
+        let cache = HttpCache::new(&ports, 60);
+        let now = env.clock.now_ms();
+        let tagged = |link: Option<String>| Tagged {
+            response: response(now),
+            etag: "W/\"abc\"".into(),
+            link,
+        };
+        block_on(cache.store_tagged("k", tagged(Some("<x?page=2>; rel=\"next\"".into()))));
+        env.clock.advance(59_000);
+        assert_eq!(
+            block_on(cache.lookup_tagged("k")),
+            Some(tagged(Some("<x?page=2>; rel=\"next\"".into())))
+        );
+        // An untagged entry is no validator; a link too long to keep stores nothing.
+        block_on(cache.store("plain", response(now)));
+        assert_eq!(block_on(cache.lookup_tagged("plain")), None);
+        block_on(cache.store_tagged("long", tagged(Some("x".repeat(MAX_LINK + 1)))));
+        assert_eq!(block_on(cache.lookup_tagged("long")), None);
+        assert!(block_on(cache.lookup("long")).is_none());
     }
 
     #[test]

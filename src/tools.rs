@@ -52,7 +52,13 @@ pub fn all() -> Result<Registry, RegistryError> {
         .chain([
             (Toolset::Github, logs::github::tool()),
             (Toolset::Circleci, logs::circleci::tool()),
+            (Toolset::Github, github::run::tool()),
         ])
+        .chain(
+            github::actions::tools()
+                .into_iter()
+                .map(|t| (Toolset::Github, t)),
+        )
     {
         registry.register_in(Some(toolset), tool)?;
     }

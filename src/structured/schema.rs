@@ -17,6 +17,8 @@ pub enum Contract {
     AtlassianRead,
     /// `github_get_job_logs`, `circleci_get_job_logs`: `{data, incomplete?}`.
     JobLogs,
+    /// `github_get_workflow_run`: `{data, incomplete?}`.
+    Actions,
 }
 
 /// Name of the paged contract's metadata member.
@@ -40,7 +42,7 @@ impl Contract {
                 }),
             )),
             Contract::CircleCiRead => Some((CACHE, cache_schema())),
-            Contract::AtlassianRead | Contract::JobLogs => None,
+            Contract::AtlassianRead | Contract::JobLogs | Contract::Actions => None,
         };
         if let Some((name, schema)) = &metadata {
             properties.insert((*name).into(), schema.clone());
@@ -91,6 +93,10 @@ fn data_schema(contract: Contract) -> Json {
              tail}], grep}, logArtifactId, cached}], moreJobs}` after the optional `jq` \
              projection: the text block's value. `logArtifactId` names the complete log \
              (text/plain), read with `artifact_read`"
+        }
+        Contract::Actions => {
+            "The tool's answer as its description gives it, after the optional `jq` \
+             projection: the text block's value"
         }
     };
     json!({

@@ -203,7 +203,11 @@ impl Field {
             };
             s.insert("default".into(), value);
         }
-        s.insert("description".into(), self.description.into());
+        // A name every model knows the meaning of (`owner`, `repo`) goes without one, rather
+        // than with an empty one.
+        if !self.description.is_empty() {
+            s.insert("description".into(), self.description.into());
+        }
         Json::Object(s)
     }
 

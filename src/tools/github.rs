@@ -3,6 +3,9 @@
 //! shared upstream client (never cached: run and job status changes by the second) and answers
 //! `{data, nextPage}`, where `nextPage` comes from the `Link` header.
 
+pub(crate) mod actions;
+pub(crate) mod fetch;
+pub(crate) mod run;
 pub(crate) mod spec;
 
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
@@ -156,7 +159,7 @@ impl<A: ListTool> UpstreamTool for List<A> {
         call: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
         let common = &args.common;
-        let reply = call.upstream.send(&target, &params, None).await?;
+        let reply = fetch::get(&call, &target, &params).await?;
         let next = link::next_page(&reply.headers);
         let data = output::project(reply.body, common.jq.as_deref(), &call);
         Ok(

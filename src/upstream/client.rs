@@ -111,7 +111,6 @@ impl<'a> Client<'a> {
         query: &[(String, String)],
         body: Option<&Value>,
     ) -> Result<UpstreamReply, UpstreamError> {
-        self.check(target)?;
         let RawReply {
             status,
             headers,
@@ -119,7 +118,7 @@ impl<'a> Client<'a> {
             url,
             received_at_ms,
             ..
-        } = send_raw(self.ports, self.memory, self.settings, target, query, body).await?;
+        } = self.send_raw(target, query, body).await?;
         // The body's text is given up to the parser, which releases it as the value grows, where
         // broken JSON is an error whatever the text was (so it need not be kept whole to answer
         // with): a vendor that promises JSON, declaring it.
@@ -147,7 +146,39 @@ impl<'a> Client<'a> {
         body: Option<&Value>,
     ) -> Result<RawReply, UpstreamError> {
         self.check(target)?;
-        send_raw(self.ports, self.memory, self.settings, target, query, body).await
+        send_raw(
+            self.ports,
+            self.memory,
+            self.settings,
+            target,
+            query,
+            body,
+            None,
+        )
+        .await
+    }
+
+    /// A GET of `target` with `query` carrying `If-None-Match: etag`: a 2xx answer undecoded,
+    /// or GitHub's `304 Not Modified` as it came (status 304, its headers, no body), for the
+    /// caller to answer from the copy it holds; any other outcome is the error it is.
+    pub(crate) async fn revalidate(
+        &self,
+        target: &Target,
+        query: &[(String, String)],
+        etag: &str,
+    ) -> Result<RawReply, UpstreamError> {
+        self.check(target)?;
+        let ports = self.ports;
+        send_raw(
+            ports,
+            self.memory,
+            self.settings,
+            target,
+            query,
+            None,
+            Some(etag),
+        )
+        .await
     }
 
     /// Sends a GET of `target` and returns the answer unread, whatever its status (a job log
@@ -210,7 +241,8 @@ impl<'a> Client<'a> {
     }
 }
 
-/// A successful (2xx) answer with its body still as bytes: what a cache stores.
+/// A successful (2xx) answer with its body still as bytes: what a cache stores; or, from
+/// [`Client::revalidate`] only, a `304 Not Modified` without a body.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawReply {
     /// HTTP status (2xx).
@@ -254,7 +286,8 @@ pub struct UpstreamReply {
     pub(crate) received_at_ms: u64,
 }
 
-/// Sends `target` unchecked (see [`Client::send_raw`]).
+/// Sends `target` unchecked (see [`Client::send_raw`]); with `if_none_match`, as a conditional
+/// request whose `304 Not Modified` is answered as it is.
 async fn send_raw(
     ports: Ports<'_>,
     memory: &CallMemory,
@@ -262,6 +295,7 @@ async fn send_raw(
     target: &Target,
     query: &[(String, String)],
     body: Option<&Value>,
+    if_none_match: Option<&str>,
 ) -> Result<RawReply, UpstreamError> {
     let (vendor, method, path) = (target.vendor, target.method, &target.path);
     let started = ports.clock.now_ms();
@@ -269,7 +303,12 @@ async fn send_raw(
     let Some(endpoint) = endpoint(settings, target) else {
         return Err(fail(ErrorKind::NotConfigured));
     };
-    let (request, scrubber) = vendor_request(settings, &endpoint, method, path, query, body);
+    let (mut request, scrubber) = vendor_request(settings, &endpoint, method, path, query, body);
+    if let Some(etag) = if_none_match {
+        request
+            .headers
+            .push(("If-None-Match".to_owned(), etag.to_owned()));
+    }
     let url = request.url.clone();
     // Whole bytes: the limit is an integer held as a JavaScript number.
     let unread_over = vendor.declared_length_limit().map(|limit| limit as usize);
@@ -327,6 +366,17 @@ async fn send_raw(
                 return Err(fail(ErrorKind::DeclaredTooLarge { size: size as u64 }));
             }
         }
+    }
+    if status == 304 && if_none_match.is_some() {
+        log(Some(status), 0, "not_modified");
+        return Ok(RawReply {
+            status,
+            status_text: response.status_text,
+            headers: response.headers,
+            body: Vec::new(),
+            url,
+            received_at_ms: ports.clock.now_ms(),
+        });
     }
     if (300..400).contains(&status) {
         log(Some(status), response.body.len(), "redirect");

@@ -172,6 +172,20 @@ impl UpstreamError {
         retry_after_ms(*status, headers, self.now_ms)
     }
 
+    /// The vendor's own reason for a refused request (GitHub's and CircleCI's `message` and
+    /// `errors[]`, else the status line), when it answered with a status.
+    pub(crate) fn reason(&self) -> Option<String> {
+        match &self.kind {
+            ErrorKind::Status {
+                status,
+                status_text,
+                body,
+                ..
+            } => Some(ci_detail(*status, status_text, body)),
+            _ => None,
+        }
+    }
+
     /// The text shown to the model.
     pub fn text(&self) -> String {
         if let ErrorKind::NotConfigured = self.kind {

@@ -49,7 +49,7 @@ impl ArgValue for WorkflowId {
 }
 
 /// `workflowId` as a path segment: digits as they are, a file name percent-encoded.
-fn workflow_segment(id: &WorkflowId) -> Result<String, ToolError> {
+pub(crate) fn workflow_segment(id: &WorkflowId) -> Result<String, ToolError> {
     let name = match id {
         WorkflowId::Id(n) => return Ok(n.to_string()),
         WorkflowId::Name(name) => name.trim(),

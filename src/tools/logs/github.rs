@@ -67,14 +67,15 @@ arguments! {
 
 /// What a call reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Subject {
-    owner: String,
-    repo: String,
-    what: What,
+pub(crate) struct Subject {
+    pub(crate) owner: String,
+    pub(crate) repo: String,
+    pub(crate) what: What,
 }
 
+/// A job or a run, by id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum What {
+pub(crate) enum What {
     Job(u64),
     Run(u64),
 }
@@ -175,7 +176,7 @@ impl Args {
 
 /// `https://github.com/{owner}/{repo}/actions/runs/{runId}[/job/{jobId}][/attempts/{n}]`, on
 /// github.com or the web host of the configured API (GitHub Enterprise).
-fn parse_url(url: &str, api_base: &str) -> Result<Subject, ToolError> {
+pub(crate) fn parse_url(url: &str, api_base: &str) -> Result<Subject, ToolError> {
     let bad = || {
         ToolError::InvalidArguments(format!(
             "url must be a GitHub Actions run or job URL, \
@@ -354,13 +355,13 @@ async fn from_cache(
     })
 }
 
-/// A GET on the GitHub API, decoded.
+/// A GET on the GitHub API, decoded (a conditional one when its answer is kept).
 async fn get(
     call: &ToolContext<'_>,
     target: &Target,
     query: &[(String, String)],
 ) -> Result<Value, UpstreamError> {
-    let reply = call.upstream.send(target, query, None).await?;
+    let reply = crate::tools::github::fetch::get(call, target, query).await?;
     Ok(reply.body)
 }
 
