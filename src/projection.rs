@@ -113,6 +113,14 @@ impl Projection {
     /// Compiles `source` by the selection rule. Never fails: a bad expression is remembered and
     /// reported when applied, as the reference reports it in the result.
     pub fn compile(source: &str) -> Projection {
+        // Past this size neither language is tried and the text is not kept: JMESPath has no
+        // bound of its own, and the error would quote the whole text back to the caller.
+        if source.len() > jq::MAX_PROGRAM_BYTES {
+            return Projection {
+                source: String::new(),
+                compiled: Compiled::Failed(ProjectionError::Jq(JqError::TooLarge)),
+            };
+        }
         let compiled = if crate::js::is_blank(source) {
             Compiled::Identity
         } else if let Ok(expr) = Expression::compile(source) {
@@ -215,6 +223,7 @@ impl Projection {
             ProjectionError::Invalid | ProjectionError::JmesPath(_) => {
                 format!("Invalid JMESPath expression: {}", self.source)
             }
+            ProjectionError::Jq(e) if self.source.is_empty() => e.to_string(),
             ProjectionError::Jq(e) => format!("{e} (jq program: {})", self.source),
         }
     }

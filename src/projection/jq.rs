@@ -78,7 +78,7 @@ impl fmt::Display for JqError {
             JqError::Syntax(m) => write!(f, "jq syntax error: {m}"),
             JqError::TooLarge => write!(
                 f,
-                "jq program too large (at most {MAX_PROGRAM_BYTES} bytes and {MAX_PROGRAM_NESTING} levels of nesting)"
+                "expression too large (at most {MAX_PROGRAM_BYTES} bytes, and for jq {MAX_PROGRAM_NESTING} levels of nesting)"
             ),
             JqError::Recursive(name) => write!(
                 f,

@@ -170,3 +170,28 @@ fn the_tool_description_is_the_documented_one() {
     let end = doc.find("\n<!-- /tool-description -->").unwrap();
     assert_eq!(&doc[start..end], TOOL_DESCRIPTION);
 }
+
+#[test]
+fn an_expression_over_the_size_bound_is_refused_in_either_language_without_being_quoted() {
+    // `total_count` padded with spaces to the bound is still JMESPath; one byte more is refused.
+    let at_bound = format!("total_count{}", " ".repeat(4096 - "total_count".len()));
+    assert_eq!(json(&project(doc(), Some(&at_bound))), "3");
+    for over in [
+        format!("{at_bound} "),
+        format!(".total_count #{}", "x".repeat(1 << 20)),
+    ] {
+        let projection = Projection::compile(&over);
+        assert_eq!(
+            projection.apply(&doc()).map_err(|e| e.kind()),
+            Err(ErrorKind::Refused)
+        );
+        let value = project(doc(), Some(&over));
+        let message = value.get("_jqError").and_then(Value::as_str).unwrap();
+        assert!(
+            message.starts_with("expression too large (at most 4096 bytes"),
+            "{message}"
+        );
+        assert!(!message.contains("total_count"), "{message}");
+        assert_eq!(value.get("_originalData"), Some(&doc()));
+    }
+}
