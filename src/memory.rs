@@ -16,8 +16,13 @@
 //! A JSON-RPC batch holds its replies until its whole response is written; they reserve from
 //! the same budget ([`BatchMemory`]), so the calls of other requests wait for them as for bodies.
 //!
-//! Bodies up to [`SMALL_BODY_BYTES`] are counted but never wait: a small call must not queue
-//! behind large ones, and what small ones overdraw only makes large ones wait a little longer.
+//! The request's own body reserves too, before it is read ([`CallMemory::request_body`]): a
+//! tool call's arguments are held, parsed and copied for as long as the call runs.
+//!
+//! Bodies up to [`SMALL_BODY_BYTES`] are small. Large ones are admitted only while the last
+//! [`SMALL_SHARE`]th of the budget stays free, which small ones may use: a small call does not
+//! queue behind large ones. Small ones wait too once the whole budget is spent, as many of them
+//! at once would otherwise hold memory without bound.
 //!
 //! A waiting call looks again every [`POLL_MS`] on a timer of its own, which the caller supplies
 //! (the clock port), keeping this module free of any port. It is never woken by the call that
@@ -42,8 +47,18 @@ use std::sync::Arc;
 /// store from the value. The larger, rounded up.
 pub const BYTES_PER_BODY_BYTE: usize = 2;
 
-/// Bodies of at most this many bytes never wait for room.
+/// Bodies of at most this many bytes are small: they may use the budget's last
+/// [`SMALL_SHARE`]th, which large ones leave free.
 pub(crate) const SMALL_BODY_BYTES: usize = 1024 * 1024;
+
+/// The part of the budget only small bodies may use: one in this many bytes.
+pub const SMALL_SHARE: usize = 8;
+
+/// Bytes of memory a request holds per byte of its own body while its calls run, as measured in
+/// workerd (docs/reliability.md, Request bodies): the bytes read, the parsed message, and the
+/// arguments taken from it, 4.04 for one call of 3.9 MiB, rounded up with room for the
+/// allocator's growth steps.
+pub const BYTES_PER_REQUEST_BYTE: usize = 5;
 
 /// The longest a large body waits for room before its call is refused, in milliseconds.
 pub const WAIT_MS: u64 = 300;
@@ -62,6 +77,8 @@ pub struct MemoryBudget(Arc<Shared>);
 struct Shared {
     limit: usize,
     used: AtomicUsize,
+    /// Of `used`, what requests' own bodies hold ([`MemoryBudget::request`]).
+    requests: AtomicUsize,
 }
 
 impl fmt::Debug for MemoryBudget {
@@ -79,6 +96,7 @@ impl MemoryBudget {
         MemoryBudget(Arc::new(Shared {
             limit,
             used: AtomicUsize::new(0),
+            requests: AtomicUsize::new(0),
         }))
     }
 
@@ -94,21 +112,39 @@ impl MemoryBudget {
 
     /// The reservations of one new call, none yet.
     pub fn call(&self) -> CallMemory {
+        self.holder(false)
+    }
+
+    /// The reservation of one request's own body ([`CallMemory::request_body`]), none yet.
+    /// What requests hold does not keep a call's body from running alone (see
+    /// [`CallMemory::fits`]): each request holds one, the call's own among them.
+    pub(crate) fn request(&self) -> CallMemory {
+        self.holder(true)
+    }
+
+    fn holder(&self, request: bool) -> CallMemory {
         CallMemory {
             budget: self.clone(),
             held: Cell::new(0),
             buffers: Cell::new(0),
             refused: Cell::new(false),
+            request,
         }
     }
 
-    fn take(&self, bytes: usize) {
+    fn take(&self, bytes: usize, request: bool) {
         self.0.used.fetch_add(bytes, Ordering::Relaxed);
+        if request {
+            self.0.requests.fetch_add(bytes, Ordering::Relaxed);
+        }
     }
 
-    fn release(&self, bytes: usize) {
-        // Never more than was taken: every release is a call's own total.
+    fn release(&self, bytes: usize, request: bool) {
+        // Never more than was taken: every release is a holder's own total.
         self.0.used.fetch_sub(bytes, Ordering::Relaxed);
+        if request {
+            self.0.requests.fetch_sub(bytes, Ordering::Relaxed);
+        }
     }
 }
 
@@ -119,6 +155,8 @@ pub struct CallMemory {
     /// Of `held`, what [`CallMemory::hold_buffer`] reserved: the largest buffer asked for.
     buffers: Cell<usize>,
     refused: Cell<bool>,
+    /// Whether this holds a request's own body rather than a call's reservations.
+    request: bool,
 }
 
 impl fmt::Debug for CallMemory {
@@ -141,20 +179,29 @@ impl CallMemory {
         self.refused.get()
     }
 
-    /// A reservation for one more body of this call, covering nothing yet.
+    /// A reservation for one more upstream body of this call, covering nothing yet.
     pub(crate) fn body(&self) -> BodyReservation<'_> {
         BodyReservation {
             call: self,
             bytes: 0,
+            per_byte: BYTES_PER_BODY_BYTE,
+        }
+    }
+
+    /// A reservation for the request's own body, covering nothing yet.
+    pub(crate) fn request_body(&self) -> BodyReservation<'_> {
+        BodyReservation {
+            call: self,
+            bytes: 0,
+            per_byte: BYTES_PER_REQUEST_BYTE,
         }
     }
 
     /// Reserves `bytes` of memory for a buffer the call reads through besides its upstream
     /// bodies (an artifact's chunk read back, a job log streamed through its artifact part), before
     /// it is read. A call reads through one such buffer at a time, so it holds the largest it
-    /// asked for, not their sum: asking again for as much or less takes nothing more. Up to
-    /// [`SMALL_BODY_BYTES`] this never waits; past it, it waits and fails as
-    /// [`BodyReservation::cover`] does.
+    /// asked for, not their sum: asking again for as much or less takes nothing more. It waits
+    /// and fails as [`BodyReservation::cover`] does.
     pub(crate) async fn hold_buffer<F: Future<Output = ()>>(
         &self,
         bytes: usize,
@@ -177,7 +224,7 @@ impl CallMemory {
         Ok(())
     }
 
-    /// Takes `cost` bytes of the budget: at once when `small`, else once they fit, looking again
+    /// Takes `cost` bytes of the budget once they fit (see [`CallMemory::fits`]), looking again
     /// every [`POLL_MS`] until [`WAIT_MS`] have passed on `now_ms`, then failing with [`Busy`]
     /// (for `asked` bytes) and marking the call refused. Wall time, not a count of looks: while
     /// another call holds the isolate's one thread (parsing a large page takes a second or more),
@@ -191,7 +238,7 @@ impl CallMemory {
         mut sleep: impl FnMut(u64) -> F,
     ) -> Result<(), Busy> {
         let started = now_ms();
-        while !small && !self.fits(cost) {
+        while !self.fits(cost, small) {
             if now_ms().saturating_sub(started) >= WAIT_MS {
                 self.refused.set(true);
                 return Err(Busy { body_bytes: asked });
@@ -203,22 +250,35 @@ impl CallMemory {
     }
 
     fn take(&self, bytes: usize) {
-        self.budget.take(bytes);
+        self.budget.take(bytes, self.request);
         self.held.set(self.held.get().saturating_add(bytes));
     }
 
-    /// Whether `bytes` more fit: within the budget, or this call alone holds memory (a body
-    /// costing more than the whole budget then runs by itself rather than never).
-    fn fits(&self, bytes: usize) -> bool {
+    /// Whether `bytes` more fit: within the budget (for a large body, within all of it but the
+    /// small bodies' share), or this call alone holds memory besides the requests' own bodies
+    /// (a body costing more than the whole budget then runs by itself rather than never).
+    fn fits(&self, bytes: usize, small: bool) -> bool {
+        let limit = self.budget.limit();
+        let room = if small {
+            limit
+        } else {
+            limit - limit / SMALL_SHARE
+        };
         let used = self.budget.in_use();
-        used.saturating_add(bytes) <= self.budget.limit() || used == self.held()
+        let others = if self.request {
+            used
+        } else {
+            used - self.budget.0.requests.load(Ordering::Relaxed)
+        };
+        used.saturating_add(bytes) <= room || others == self.held()
     }
 }
 
 impl CallMemory {
     /// Takes up to `bytes` at once, without waiting, for work that runs to its end without
     /// yielding (a projection): what the budget has free, but at least [`SMALL_BODY_BYTES`], as
-    /// small bodies never wait either. Returns what was taken.
+    /// such work cannot wait and runs one at a time on the isolate's one thread. Returns what
+    /// was taken.
     pub(crate) fn take_up_to(&self, bytes: usize) -> usize {
         let free = self.budget.limit().saturating_sub(self.budget.in_use());
         let taken = bytes.min(free.max(SMALL_BODY_BYTES));
@@ -231,7 +291,7 @@ impl CallMemory {
     pub(crate) fn give_back(&self, bytes: usize) {
         let given = bytes.min(self.held.get());
         self.held.set(self.held.get() - given);
-        self.budget.release(given);
+        self.budget.release(given, self.request);
     }
 }
 
@@ -243,6 +303,7 @@ impl CallMemory {
         HeldMemory {
             budget: self.budget.clone(),
             bytes: self.held.replace(0),
+            request: self.request,
         }
     }
 }
@@ -253,12 +314,13 @@ impl CallMemory {
 pub(crate) struct HeldMemory {
     budget: MemoryBudget,
     bytes: usize,
+    request: bool,
 }
 
 impl Drop for HeldMemory {
     fn drop(&mut self) {
         if self.bytes > 0 {
-            self.budget.release(self.bytes);
+            self.budget.release(self.bytes, self.request);
         }
     }
 }
@@ -267,7 +329,7 @@ impl Drop for CallMemory {
     fn drop(&mut self) {
         let held = self.held.replace(0);
         if held > 0 {
-            self.budget.release(held);
+            self.budget.release(held, self.request);
         }
     }
 }
@@ -313,7 +375,7 @@ impl BatchMemory {
     /// Counts a reply of `bytes` of JSON text, held until the batch's response is written.
     pub(crate) fn hold_reply(&self, bytes: usize) {
         let cost = bytes.saturating_mul(BYTES_PER_REPLY_BYTE);
-        self.budget.take(cost);
+        self.budget.take(cost, false);
         self.held.set(self.held.get().saturating_add(cost));
     }
 
@@ -338,7 +400,7 @@ impl Drop for BatchMemory {
     fn drop(&mut self) {
         let held = self.held.replace(0);
         if held > 0 {
-            self.budget.release(held);
+            self.budget.release(held, false);
         }
     }
 }
@@ -348,6 +410,8 @@ impl Drop for BatchMemory {
 pub(crate) struct BodyReservation<'a> {
     call: &'a CallMemory,
     bytes: usize,
+    /// Bytes of memory per byte of body.
+    per_byte: usize,
 }
 
 impl BodyReservation<'_> {
@@ -356,9 +420,9 @@ impl BodyReservation<'_> {
         self.bytes
     }
 
-    /// Covers the first `body_bytes` bytes of the body. Up to [`SMALL_BODY_BYTES`] this never
-    /// waits; past it, when the budget has no room, it looks again every [`POLL_MS`] (sleeping
-    /// with `sleep`) until [`WAIT_MS`] have passed on `now_ms`, and then fails with [`Busy`].
+    /// Covers the first `body_bytes` bytes of the body. When the budget has no room, it looks
+    /// again every [`POLL_MS`] (sleeping with `sleep`) until [`WAIT_MS`] have passed on
+    /// `now_ms`, and then fails with [`Busy`].
     pub(crate) async fn cover<F: Future<Output = ()>>(
         &mut self,
         body_bytes: usize,
@@ -368,7 +432,7 @@ impl BodyReservation<'_> {
         if body_bytes <= self.bytes {
             return Ok(());
         }
-        let cost = (body_bytes - self.bytes).saturating_mul(BYTES_PER_BODY_BYTE);
+        let cost = (body_bytes - self.bytes).saturating_mul(self.per_byte);
         let small = body_bytes <= SMALL_BODY_BYTES;
         self.call
             .admit(cost, small, body_bytes, now_ms, sleep)
@@ -441,7 +505,7 @@ mod tests {
         // 8 MiB are free: that much is taken, not the 32 asked for.
         assert_eq!(call.take_up_to(32 * MIB), 8 * MIB);
         assert_eq!(budget.in_use(), 40 * MIB);
-        // With nothing free, the small floor is still taken, as small bodies never wait.
+        // With nothing free, the small floor is still taken: work that cannot wait runs alone.
         assert_eq!(budget.call().take_up_to(32 * MIB), SMALL_BODY_BYTES);
         call.give_back(6 * MIB);
         assert_eq!(call.held(), 2 * MIB);
@@ -525,7 +589,7 @@ mod tests {
         let mut small_body = small.body();
         let (large_outcome, small_outcome, ()) = block_on(join3(
             large_body.cover(16 * MIB, || clock.now_ms(), |ms| clock.sleep(ms)),
-            // Overdrawn beyond the budget, without waiting.
+            // In the share large bodies leave free, without waiting.
             small_body.cover(MIB, zero, never),
             async {
                 yield_once().await;
@@ -536,6 +600,95 @@ mod tests {
         assert_eq!(small_outcome, Ok(()));
         assert!(large_outcome.is_err());
         assert_eq!(small.held(), MIB * BYTES_PER_BODY_BYTE);
+    }
+
+    #[test]
+    fn large_bodies_leave_the_small_share_free() {
+        let clock = ManualClock::at(0);
+        let budget = MemoryBudget::new(16 * MIB);
+        let first = budget.call();
+        // 12 MiB of 16 fit; 2 more would reach into the last eighth, which is for small bodies.
+        block_on(first.body().cover(6 * MIB, zero, never)).unwrap();
+        let second = budget.call();
+        let (outcome, ()) = block_on(join(
+            second
+                .body()
+                .cover(MIB + 1, || clock.now_ms(), |ms| clock.sleep(ms)),
+            tick(&clock, WAIT_MS / POLL_MS),
+        ));
+        assert!(outcome.is_err());
+        // A small body fits into that share at once.
+        assert_eq!(block_on(second.body().cover(MIB, zero, never)), Ok(()));
+        assert_eq!(budget.in_use(), 14 * MIB);
+    }
+
+    #[test]
+    fn small_bodies_wait_once_the_whole_budget_is_spent_and_are_refused_as_large_ones_are() {
+        let clock = ManualClock::at(0);
+        let budget = MemoryBudget::new(8 * MIB);
+        let calls: Vec<CallMemory> = (0..4).map(|_| budget.call()).collect();
+        for call in &calls {
+            block_on(call.body().cover(MIB, zero, never)).unwrap();
+        }
+        assert_eq!(budget.in_use(), budget.limit());
+        let late = budget.call();
+        let mut body = late.body();
+        let (outcome, ()) = block_on(join(
+            body.cover(64 * 1024, || clock.now_ms(), |ms| clock.sleep(ms)),
+            tick(&clock, WAIT_MS / POLL_MS),
+        ));
+        assert_eq!(
+            outcome,
+            Err(Busy {
+                body_bytes: 64 * 1024
+            })
+        );
+        assert!(late.refused());
+        drop(calls);
+        assert_eq!(block_on(body.cover(64 * 1024, zero, never)), Ok(()));
+    }
+
+    #[test]
+    fn a_request_body_costs_its_own_factor_and_waits_like_an_upstream_body() {
+        let clock = ManualClock::at(0);
+        let budget = MemoryBudget::new(16 * MIB);
+        let request = budget.request();
+        assert_eq!(
+            block_on(request.request_body().cover(2 * MIB, zero, never)),
+            Ok(())
+        );
+        assert_eq!(budget.in_use(), 2 * MIB * BYTES_PER_REQUEST_BYTE);
+        let other = budget.request();
+        let (outcome, ()) = block_on(join(
+            other
+                .request_body()
+                .cover(2 * MIB, || clock.now_ms(), |ms| clock.sleep(ms)),
+            tick(&clock, WAIT_MS / POLL_MS),
+        ));
+        assert!(outcome.is_err());
+        drop(request);
+        assert_eq!(budget.in_use(), 0);
+    }
+
+    #[test]
+    fn a_body_over_the_whole_budget_runs_alone_beside_the_requests_own_bodies() {
+        let budget = MemoryBudget::new(16 * MIB);
+        let request = budget.request();
+        block_on(request.request_body().cover(1024, zero, never)).unwrap();
+        let call = budget.call();
+        assert_eq!(block_on(call.body().cover(10 * MIB, zero, never)), Ok(()));
+        // Another call's reservation is not a request's: a second such body waits.
+        let clock = ManualClock::at(0);
+        let other = budget.call();
+        let (outcome, ()) = block_on(join(
+            other
+                .body()
+                .cover(10 * MIB, || clock.now_ms(), |ms| clock.sleep(ms)),
+            tick(&clock, WAIT_MS / POLL_MS),
+        ));
+        assert!(outcome.is_err());
+        drop((call, request));
+        assert_eq!(budget.in_use(), 0);
     }
 
     #[test]
@@ -578,7 +731,7 @@ mod tests {
         block_on(call.hold_buffer(6 * MIB, zero, never)).unwrap();
         assert_eq!(budget.in_use(), 6 * MIB);
         let other = budget.call();
-        // A small buffer never waits, even past the budget.
+        // A small buffer may use the share large ones leave free.
         block_on(other.hold_buffer(SMALL_BODY_BYTES, zero, never)).unwrap();
         let (outcome, ()) = block_on(join(
             other.hold_buffer(12 * MIB, || clock.now_ms(), |ms| clock.sleep(ms)),

@@ -21,7 +21,7 @@ use crate::auth::{self, AuthError, Principal};
 use crate::config::{Config, ConfigError};
 use crate::http::{BufferedBody, HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
-use crate::memory::{MemoryBudget, DEFAULT_BUDGET_BYTES};
+use crate::memory::{Busy, CallMemory, MemoryBudget, DEFAULT_BUDGET_BYTES};
 use crate::oauth::{self, settings::OAuthSettings};
 use crate::ports::{Level, Log, Ports, RequestBody};
 use crate::tools::{self, Registry, RegistryError, Selection};
@@ -33,6 +33,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// The largest request body read; a longer one is refused with 413 (after authentication, and
 /// never read whole).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// The largest body the sign-in endpoints read: their forms and client registrations are a few
+/// kilobytes, and anyone may send them.
+const OAUTH_MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// What a request refused for want of memory is told to wait before trying again, in seconds.
+const RETRY_AFTER_SECONDS: &str = "2";
 
 /// The MCP endpoint's path.
 pub(crate) const MCP_PATH: &str = "/mcp";
@@ -197,7 +204,21 @@ impl Server {
                     ..
                 }) => {
                     // The sign-in endpoints authenticate (if at all) from their bodies.
-                    take_body(&mut request, body).await;
+                    let held = self.memory.request();
+                    if let Err(busy) =
+                        take_body(&mut request, body, OAUTH_MAX_BODY_BYTES, &held, ports).await
+                    {
+                        return busy_reply(busy, ports.log)
+                            .with_header("Cache-Control", "no-store");
+                    }
+                    // Cut short, a form or a registration would be read as another one.
+                    if request.body_too_large {
+                        return oauth::error::OAuthError::invalid_request(format!(
+                            "request body over {} KiB",
+                            OAUTH_MAX_BODY_BYTES / 1024
+                        ))
+                        .reply();
+                    }
                     oauth::handle(settings, &request, ports).await
                 }
                 Err(error) => config_error(error, ports.log),
@@ -273,7 +294,10 @@ impl Server {
             Err(reply) => return reply,
         };
         // Only now: an unauthenticated request costs no body read.
-        take_body(&mut request, body).await;
+        let held = self.memory.request();
+        if let Err(busy) = take_body(&mut request, body, MAX_BODY_BYTES, &held, ports).await {
+            return busy_reply(busy, ports.log);
+        }
         if request.body_too_large || request.body.len() > MAX_BODY_BYTES {
             return rpc_error_reply(
                 413,
@@ -321,11 +345,56 @@ impl Server {
     }
 }
 
-/// Reads the request's body into it (at most `MAX_BODY_BYTES`).
-async fn take_body(request: &mut HttpRequest, body: &dyn RequestBody) {
-    let read = body.read(MAX_BODY_BYTES).await;
+/// Reads the request's body into it (at most `limit` bytes) under the isolate's memory budget,
+/// on `held`, which the caller keeps for as long as the body and what is built from it live:
+/// a declared length is reserved before a byte is read, and what was read is covered once in
+/// hand (a body without a length, or shorter than it said).
+async fn take_body(
+    request: &mut HttpRequest,
+    body: &dyn RequestBody,
+    limit: usize,
+    held: &CallMemory,
+    ports: Ports<'_>,
+) -> Result<(), Busy> {
+    let clock = ports.clock;
+    let mut reservation = held.request_body();
+    let declared = request
+        .header("Content-Length")
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    // A body over the limit is not kept: it costs nothing to hold.
+    if let Some(len) = declared.filter(|&len| len <= limit) {
+        reservation
+            .cover(len, || clock.now_ms(), |ms| clock.sleep(ms))
+            .await?;
+    }
+    let read = body.read(limit).await;
     request.body = read.bytes;
     request.body_too_large = read.too_large;
+    reservation
+        .cover(request.body.len(), || clock.now_ms(), |ms| clock.sleep(ms))
+        .await
+}
+
+/// 503 for a request whose body found no room in the memory budget for the whole wait.
+fn busy_reply(busy: Busy, log: &dyn Log) -> HttpResponse {
+    log.event(
+        Level::Warn,
+        "request_busy",
+        &[("bytes", busy.body_bytes.into())],
+    );
+    rpc_error_reply(
+        503,
+        None,
+        ErrorObject::new(
+            ErrorCode::SERVER_ERROR,
+            format!(
+                "Server busy: no memory for a request body of {} bytes while other large \
+                 requests run. Retry in a few seconds.",
+                busy.body_bytes
+            ),
+        ),
+    )
+    .with_header("Retry-After", RETRY_AFTER_SECONDS)
 }
 
 fn config_error(error: &ConfigError, log: &dyn Log) -> HttpResponse {

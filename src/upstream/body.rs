@@ -124,7 +124,7 @@ async fn cover(
 
 /// How much of an undeclared body to cover once `len` bytes are in and `covered` are covered:
 /// at least double, so a long body waits a few times rather than at every chunk, and never past
-/// the small size before the body does, so a small body never waits.
+/// the small size before the body does, so a small body is covered as small.
 fn grown(covered: usize, len: usize, max_body: usize) -> usize {
     let step = len.max(covered.saturating_mul(2)).max(64 * 1024);
     let limit = if len <= SMALL_BODY_BYTES {

@@ -6,7 +6,10 @@ use crate::common::ci::*;
 use crate::common::protocol::{body_json, headers_2026, meta_2026, post, TOKEN};
 use crate::common::server::STATELESS;
 use crate::common::structured::{run, runs_body};
-use devtools_mcp_edge::memory::{BYTES_PER_BODY_BYTE, POLL_MS, WAIT_MS};
+use devtools_mcp_edge::http::HttpRequest;
+use devtools_mcp_edge::memory::{
+    BYTES_PER_BODY_BYTE, BYTES_PER_REQUEST_BYTE, POLL_MS, SMALL_SHARE, WAIT_MS,
+};
 use devtools_mcp_edge::ports::fake::{yield_once, FakeEnv, YieldOnce};
 use devtools_mcp_edge::ports::{
     BodyStream, Ports, StreamedResponse, TransportError, UpstreamHttp, UpstreamRequest,
@@ -151,6 +154,11 @@ fn server() -> Server {
     server_of(BUDGET)
 }
 
+/// The budget whose room for large bodies (all but the small bodies' share) is `room` bytes.
+fn with_large_room(room: usize) -> usize {
+    room / (SMALL_SHARE - 1) * SMALL_SHARE + SMALL_SHARE
+}
+
 fn server_of(budget: usize) -> Server {
     ci_builder(&[("MEMORY_BUDGET_BYTES", &budget.to_string())])
         .build()
@@ -166,20 +174,35 @@ async fn call(
     name: &str,
     arguments: Json,
 ) {
-    let params = json!({"name": name, "arguments": arguments, "_meta": meta_2026()});
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let auth = format!("Bearer {TOKEN}");
-    let mut headers = vec![
-        ("MCP-Protocol-Version", STATELESS),
-        ("Authorization", auth.as_str()),
-    ];
-    headers.extend(headers_2026("tools/call", Some(name)).into_iter().skip(1));
-    let response = server
-        .handle(post(&body.to_string(), &headers), ports)
-        .await;
+    let response = server.handle(call_request(name, arguments), ports).await;
     assert_eq!(response.status, 200);
     done.borrow_mut()
         .push((label, body_json(&response)["result"].clone()));
+}
+
+/// The HTTP request of a `tools/call` of `name`, its length declared.
+fn call_request(name: &str, arguments: Json) -> HttpRequest {
+    let body = call_body(name, arguments);
+    let auth = format!("Bearer {TOKEN}");
+    let length = body.len().to_string();
+    let mut headers = vec![
+        ("MCP-Protocol-Version", STATELESS),
+        ("Authorization", auth.as_str()),
+        ("Content-Length", length.as_str()),
+    ];
+    headers.extend(headers_2026("tools/call", Some(name)).into_iter().skip(1));
+    post(&body, &headers)
+}
+
+/// The body of a `tools/call` of `name`.
+fn call_body(name: &str, arguments: Json) -> String {
+    let params = json!({"name": name, "arguments": arguments, "_meta": meta_2026()});
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string()
+}
+
+/// What the request of a `tools/call` of `name` holds of the budget while it runs.
+fn request_cost(name: &str, arguments: Json) -> usize {
+    call_body(name, arguments).len() * BYTES_PER_REQUEST_BYTE
 }
 
 fn runs_args() -> Json {
@@ -222,8 +245,12 @@ fn small_calls_answer_while_a_large_one_waits_and_the_waiting_one_runs_when_room
         let second = call(&server, ports, "second", &done, RUNS, runs_args());
         let driver = async {
             settle().await;
-            // The first page holds the budget at its gate; the second waits for room.
-            assert_eq!(budget.in_use(), size * BYTES_PER_BODY_BYTE);
+            // The first page holds the budget at its gate; the second waits for room (each
+            // request holding its own body).
+            assert_eq!(
+                budget.in_use(),
+                size * BYTES_PER_BODY_BYTE + 2 * request_cost(RUNS, runs_args())
+            );
             call(&server, ports, "small", &done, GET, json!({"path": "/me"})).await;
             assert_eq!(labels(&done), ["small"]);
             open.send(()).unwrap();
@@ -277,6 +304,52 @@ fn a_large_call_that_finds_no_room_in_time_gets_the_retryable_busy_error() {
 }
 
 #[test]
+fn a_request_body_finding_no_room_in_time_gets_503_before_any_tool_runs() {
+    let server = server();
+    let env = FakeEnv::new();
+    let (open, http) = gated_pages();
+    let ports = over(&env, &http);
+    let done = RefCell::new(Vec::new());
+    // 1.5 MB of a jq argument: the request costs more than the whole budget, so it runs only
+    // when nothing else holds memory.
+    let arguments = json!({"path": "/me", "jq": format!(".login #{}", "x".repeat(1_500_000))});
+    let length = call_body(GET, arguments.clone()).len();
+    block_on(async {
+        let first = call(&server, ports, "first", &done, RUNS, runs_args());
+        let driver = async {
+            settle().await;
+            let (response, ()) = join(
+                server.handle(call_request(GET, arguments.clone()), ports),
+                ticks(&env, WAIT_MS / POLL_MS),
+            )
+            .await;
+            assert_eq!(response.status, 503);
+            assert_eq!(response.header("Retry-After"), Some("2"));
+            let reply = body_json(&response);
+            assert_eq!(reply["error"]["code"], -32000);
+            let message = reply["error"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with(&format!(
+                    "Server busy: no memory for a request body of {length} bytes"
+                )),
+                "{message}"
+            );
+            assert!(labels(&done).is_empty());
+            open.send(()).unwrap();
+        };
+        join(first, driver).await;
+    });
+    assert_eq!(labels(&done), ["first"]);
+    assert_eq!(server.memory().in_use(), 0);
+    let logged = env.log.lines().join("\n");
+    assert!(logged.contains("request_busy"), "{logged}");
+    // Alone, the same request is served.
+    let response = block_on(server.handle(call_request(GET, arguments), ports));
+    assert_eq!(response.status, 200);
+    assert_eq!(server.memory().in_use(), 0);
+}
+
+#[test]
 fn a_body_without_a_length_grows_its_reservation_as_it_streams() {
     let server = server();
     let env = FakeEnv::new();
@@ -301,7 +374,7 @@ fn a_body_without_a_length_grows_its_reservation_as_it_streams() {
         let first = call(&server, ports, "first", &done, RUNS, runs_args());
         let driver = async {
             settle().await;
-            assert_eq!(budget.in_use(), covered);
+            assert_eq!(budget.in_use(), covered + request_cost(RUNS, runs_args()));
             open.send(()).unwrap();
         };
         join(first, driver).await;
@@ -438,7 +511,7 @@ fn a_large_circleci_step_output_waits_for_room_and_its_refusal_is_the_jobs_log_e
     // Room for a large page's cost and the log's buffers (12 MiB), not for the step output's
     // cost (as large as the page's) too.
     let page = large_page().len() * BYTES_PER_BODY_BYTE;
-    let server = server_of(page + 12 * 1024 * 1024 + page / 2);
+    let server = server_of(with_large_room(page + 12 * 1024 * 1024 + page / 2));
     let done = job_logs_beside_a_held_page(&server);
     assert_eq!(result(&done, "first").get("isError"), None);
     // The job is answered; its log reports the refusal, as any other failed download.
@@ -556,7 +629,7 @@ fn a_background_artifact_write_keeps_its_calls_memory_until_it_ends_and_a_large_
         let driver = async {
             ticks(&env, 2).await;
             assert_eq!(labels(&done), ["first"], "the second waits for the write");
-            assert_eq!(budget.in_use(), held);
+            assert_eq!(budget.in_use(), held + request_cost(RUNS, runs_args()));
             env.background.run();
             ticks(&env, 1).await;
         };

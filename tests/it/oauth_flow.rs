@@ -236,6 +236,22 @@ fn exchange(
 }
 
 #[test]
+fn a_sign_in_body_over_its_limit_is_refused_rather_than_read_cut_short() {
+    let server = oauth_server();
+    let env = FakeEnv::new();
+    let padding = "x".repeat(70 * 1024);
+    let (status, body) = token(
+        &server,
+        &env,
+        &[("grant_type", "refresh_token"), ("refresh_token", &padding)],
+    );
+    assert_eq!(status, 400);
+    assert_eq!(body["error"], "invalid_request");
+    assert_eq!(body["error_description"], "request body over 64 KiB");
+    assert_eq!(server.memory().in_use(), 0);
+}
+
+#[test]
 fn the_whole_flow_signs_in_refreshes_and_revokes() {
     let server = oauth_server();
     let env = FakeEnv::with_http(github("octocat"));
