@@ -104,13 +104,18 @@ async function answerFault(req, res, fault) {
   res.end(payload);
 }
 
+/** Where GitHub Enterprise Server's REST API lives on its host. */
+const ENTERPRISE_API = "/api/v3/";
+
 /**
  * Starts the fake upstream on 127.0.0.1 (a free port unless `port` is given).
  * `fault({ path, method?, times?, ...answer })` matches requests whose path matches `path` (string
  * prefix or RegExp) and answers as `answerFault` describes instead of the route; `times` (default
  * unlimited) bounds how often it fires. Every request is recorded in `requests`, faulted or not.
+ * With `enterprise`, it is a GitHub Enterprise Server: the GitHub API (the identity provider's
+ * `/user` too) only under `/api/v3`, the sign-in pages at the root.
  */
-export async function startFakeUpstream({ port = 0 } = {}) {
+export async function startFakeUpstream({ port = 0, enterprise = false } = {}) {
   const ctx = { url: "", idp: newIdp(), atlassian: newAtlassian3lo() };
   ctx.logHosts = await startLogHosts(ctx);
   const extra = [];
@@ -139,8 +144,14 @@ export async function startFakeUpstream({ port = 0 } = {}) {
     // Atlassian's gateway serves the site's routes under /ex/{product}/{cloudid}, for its bearer.
     const gateway = gatewayPath(ctx.atlassian, req, url.pathname);
     if (gateway?.refuse) return json(res, gateway.refuse, { code: gateway.refuse, message: "Unauthorized" });
-    const pathname = gateway?.path ?? url.pathname;
+    let pathname = gateway?.path ?? url.pathname;
     if (gateway) request.path = pathname;
+    // GitHub Enterprise Server serves its REST API under /api/v3 and its web pages (sign-in,
+    // runs) at the root: a GitHub API path anywhere else is not found there.
+    if (enterprise && !gateway) {
+      if (pathname.startsWith(ENTERPRISE_API)) pathname = request.path = pathname.slice(ENTERPRISE_API.length - 1);
+      else if (/^\/(repos|user|orgs)(\/|$)/.test(pathname)) return json(res, 404, { message: "Not Found" });
+    }
     for (const [method, pattern, fn] of [...extra, ...builtIn]) {
       const m = method === req.method || (method === "GET" && req.method === "HEAD") ? pattern.exec(pathname) : null;
       if (m) return fn(request, res, m);
