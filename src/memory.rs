@@ -60,6 +60,12 @@ pub const SMALL_SHARE: usize = 8;
 /// allocator's growth steps.
 pub const BYTES_PER_REQUEST_BYTE: usize = 5;
 
+/// What a request holds while it runs besides its body and headers, in bytes: the call's own
+/// state, measured at about 216 KB for a call waiting on its upstream (docs/reliability.md,
+/// Request bodies), rounded up. Its headers count twice their length (JavaScript's copy and
+/// the module's).
+pub const REQUEST_OVERHEAD_BYTES: usize = 256 * 1024;
+
 /// The longest a large body waits for room before its call is refused, in milliseconds.
 pub const WAIT_MS: u64 = 300;
 

@@ -60,12 +60,10 @@ pub(crate) fn is_oauth_path(path: &str) -> bool {
     )
 }
 
-/// Answers a request to one of the [`is_oauth_path`] paths.
-pub(crate) async fn handle(
-    settings: &OAuthSettings,
-    request: &HttpRequest,
-    ports: Ports<'_>,
-) -> HttpResponse {
+/// The refusal of a request to one of the rate-limited [`is_oauth_path`] paths from an address
+/// over its limit; asked before the request's body is read, so that a refused request costs
+/// no memory.
+pub(crate) async fn refused(request: &HttpRequest, ports: Ports<'_>) -> Option<HttpResponse> {
     let route = (request.method.as_str(), request.path.as_str());
     if matches!(
         route,
@@ -73,10 +71,19 @@ pub(crate) async fn handle(
             | ("POST", REGISTER_PATH)
             | ("GET", CALLBACK_PATH | ATLASSIAN_CALLBACK_PATH)
     ) {
-        if let Some(refused) = over_limit(request, ports.limiter, ports.log).await {
-            return public_cors(refused);
-        }
+        let refused = over_limit(request, ports.limiter, ports.log).await?;
+        return Some(public_cors(refused));
     }
+    None
+}
+
+/// Answers a request to one of the [`is_oauth_path`] paths that [`refused`] let through.
+pub(crate) async fn handle(
+    settings: &OAuthSettings,
+    request: &HttpRequest,
+    ports: Ports<'_>,
+) -> HttpResponse {
+    let route = (request.method.as_str(), request.path.as_str());
     let response = match route {
         ("GET", AUTHORIZE_PATH) => return authorize::start(settings, request, ports).await,
         ("POST", AUTHORIZE_PATH) => return authorize::decide(settings, request, ports).await,

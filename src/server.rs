@@ -21,7 +21,10 @@ use crate::auth::{self, AuthError, Principal};
 use crate::config::{Config, ConfigError};
 use crate::http::{BufferedBody, HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
-use crate::memory::{Busy, CallMemory, MemoryBudget, DEFAULT_BUDGET_BYTES};
+use crate::memory::{
+    Busy, CallMemory, MemoryBudget, BYTES_PER_REQUEST_BYTE, DEFAULT_BUDGET_BYTES,
+    REQUEST_OVERHEAD_BYTES,
+};
 use crate::oauth::{self, settings::OAuthSettings};
 use crate::ports::{Level, Log, Ports, RequestBody};
 use crate::tools::{self, Registry, RegistryError, Selection};
@@ -203,12 +206,17 @@ impl Server {
                     oauth: Some(settings),
                     ..
                 }) => {
+                    // An address over its limit is refused before its body costs anything.
+                    if let Some(refused) = oauth::refused(&request, ports).await {
+                        return refused;
+                    }
                     // The sign-in endpoints authenticate (if at all) from their bodies.
                     let held = self.memory.request();
-                    if let Err(busy) =
-                        take_body(&mut request, body, OAUTH_MAX_BODY_BYTES, &held, ports).await
+                    if take_body(&mut request, body, OAUTH_MAX_BODY_BYTES, &held, ports)
+                        .await
+                        .is_err()
                     {
-                        return busy_reply(busy, ports.log)
+                        return busy_reply(declared_length(&request), ports.log)
                             .with_header("Cache-Control", "no-store");
                     }
                     // Cut short, a form or a registration would be read as another one.
@@ -295,8 +303,11 @@ impl Server {
         };
         // Only now: an unauthenticated request costs no body read.
         let held = self.memory.request();
-        if let Err(busy) = take_body(&mut request, body, MAX_BODY_BYTES, &held, ports).await {
-            return busy_reply(busy, ports.log);
+        if take_body(&mut request, body, MAX_BODY_BYTES, &held, ports)
+            .await
+            .is_err()
+        {
+            return busy_reply(declared_length(&request), ports.log);
         }
         if request.body_too_large || request.body.len() > MAX_BODY_BYTES {
             return rpc_error_reply(
@@ -346,9 +357,10 @@ impl Server {
 }
 
 /// Reads the request's body into it (at most `limit` bytes) under the isolate's memory budget,
-/// on `held`, which the caller keeps for as long as the body and what is built from it live:
-/// a declared length is reserved before a byte is read, and what was read is covered once in
-/// hand (a body without a length, or shorter than it said).
+/// on `held`, which the caller keeps for as long as the body and what is built from it live.
+/// Before a byte is read the request reserves its overhead and headers, and its body: the
+/// declared length, or without one the whole `limit` (a chunked body would otherwise be in hand
+/// before it is counted), given back down to what arrived once it is read.
 async fn take_body(
     request: &mut HttpRequest,
     body: &dyn RequestBody,
@@ -357,30 +369,54 @@ async fn take_body(
     ports: Ports<'_>,
 ) -> Result<(), Busy> {
     let clock = ports.clock;
-    let mut reservation = held.request_body();
-    let declared = request
-        .header("Content-Length")
-        .and_then(|v| v.trim().parse::<usize>().ok());
+    let headers: usize = request.headers.iter().map(|(k, v)| k.len() + v.len()).sum();
+    held.hold_buffer(
+        REQUEST_OVERHEAD_BYTES + 2 * headers,
+        || clock.now_ms(),
+        |ms| clock.sleep(ms),
+    )
+    .await?;
+    let declared = declared_length(request);
     // A body over the limit is not kept: it costs nothing to hold.
-    if let Some(len) = declared.filter(|&len| len <= limit) {
-        reservation
-            .cover(len, || clock.now_ms(), |ms| clock.sleep(ms))
-            .await?;
-    }
+    let expected = match declared {
+        Some(len) if len <= limit => len,
+        Some(_) => 0,
+        None => limit,
+    };
+    let mut reservation = held.request_body();
+    reservation
+        .cover(expected, || clock.now_ms(), |ms| clock.sleep(ms))
+        .await?;
     let read = body.read(limit).await;
     request.body = read.bytes;
     request.body_too_large = read.too_large;
+    let len = request.body.len();
+    if len < expected {
+        held.give_back((expected - len) * BYTES_PER_REQUEST_BYTE);
+    }
     reservation
-        .cover(request.body.len(), || clock.now_ms(), |ms| clock.sleep(ms))
+        .cover(len, || clock.now_ms(), |ms| clock.sleep(ms))
         .await
 }
 
-/// 503 for a request whose body found no room in the memory budget for the whole wait.
-fn busy_reply(busy: Busy, log: &dyn Log) -> HttpResponse {
+/// The request's `Content-Length`, when it declares one.
+fn declared_length(request: &HttpRequest) -> Option<usize> {
+    request
+        .header("Content-Length")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+}
+
+/// 503 for a request that found no room in the memory budget for the whole wait: `body_bytes`
+/// is its declared length, when it has one.
+fn busy_reply(body_bytes: Option<usize>, log: &dyn Log) -> HttpResponse {
     log.event(
         Level::Warn,
         "request_busy",
-        &[("bytes", busy.body_bytes.into())],
+        &[("bytes", body_bytes.unwrap_or(0).into())],
+    );
+    let what = body_bytes.map_or_else(
+        || "a request".to_owned(),
+        |n| format!("a request body of {n} bytes"),
     );
     rpc_error_reply(
         503,
@@ -388,9 +424,8 @@ fn busy_reply(busy: Busy, log: &dyn Log) -> HttpResponse {
         ErrorObject::new(
             ErrorCode::SERVER_ERROR,
             format!(
-                "Server busy: no memory for a request body of {} bytes while other large \
-                 requests run. Retry in a few seconds.",
-                busy.body_bytes
+                "Server busy: no memory for {what} while other requests run. Retry in a few \
+                 seconds."
             ),
         ),
     )

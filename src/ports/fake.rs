@@ -524,6 +524,13 @@ pub struct CountingLimiter {
     counts: RefCell<HashMap<String, u32>>,
 }
 
+impl CountingLimiter {
+    /// Admits `limit` requests per key from now on.
+    pub fn limit_to(&self, limit: u32) {
+        self.limit.set(Some(limit));
+    }
+}
+
 impl RateLimit for CountingLimiter {
     fn admit<'a>(&'a self, key: &'a str) -> Stored<'a, bool> {
         let answer = if self.unbound.get() {

@@ -8,7 +8,8 @@ use crate::common::server::STATELESS;
 use crate::common::structured::{run, runs_body};
 use devtools_mcp_edge::http::HttpRequest;
 use devtools_mcp_edge::memory::{
-    BYTES_PER_BODY_BYTE, BYTES_PER_REQUEST_BYTE, POLL_MS, SMALL_SHARE, WAIT_MS,
+    BYTES_PER_BODY_BYTE, BYTES_PER_REQUEST_BYTE, POLL_MS, REQUEST_OVERHEAD_BYTES, SMALL_SHARE,
+    WAIT_MS,
 };
 use devtools_mcp_edge::ports::fake::{yield_once, FakeEnv, YieldOnce};
 use devtools_mcp_edge::ports::{
@@ -200,9 +201,12 @@ fn call_body(name: &str, arguments: Json) -> String {
     json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string()
 }
 
-/// What the request of a `tools/call` of `name` holds of the budget while it runs.
+/// What the request of a `tools/call` of `name` holds of the budget while it runs: its
+/// overhead, its headers and its body.
 fn request_cost(name: &str, arguments: Json) -> usize {
-    call_body(name, arguments).len() * BYTES_PER_REQUEST_BYTE
+    let request = call_request(name, arguments);
+    let headers: usize = request.headers.iter().map(|(k, v)| k.len() + v.len()).sum();
+    REQUEST_OVERHEAD_BYTES + 2 * headers + request.body.len() * BYTES_PER_REQUEST_BYTE
 }
 
 fn runs_args() -> Json {
@@ -345,6 +349,49 @@ fn a_request_body_finding_no_room_in_time_gets_503_before_any_tool_runs() {
     assert!(logged.contains("request_busy"), "{logged}");
     // Alone, the same request is served.
     let response = block_on(server.handle(call_request(GET, arguments), ports));
+    assert_eq!(response.status, 200);
+    assert_eq!(server.memory().in_use(), 0);
+}
+
+#[test]
+fn a_request_without_a_length_reserves_its_whole_limit_before_its_body_is_read() {
+    let server = server();
+    let env = FakeEnv::new();
+    let (open, http) = gated_pages();
+    let ports = over(&env, &http);
+    let done = RefCell::new(Vec::new());
+    let small = json!({"path": "/me"});
+    let mut chunked = call_request(GET, small.clone());
+    chunked
+        .headers
+        .retain(|(k, _)| !k.eq_ignore_ascii_case("Content-Length"));
+    block_on(async {
+        let first = call(&server, ports, "first", &done, RUNS, runs_args());
+        let driver = async {
+            settle().await;
+            // Declared, a small call answers beside the held page.
+            call(&server, ports, "declared", &done, GET, small.clone()).await;
+            // Without a length, its body could be megabytes by the time it is counted: it waits
+            // for the room of the largest body, and is refused.
+            let (response, ()) = join(
+                server.handle(chunked.clone(), ports),
+                ticks(&env, WAIT_MS / POLL_MS),
+            )
+            .await;
+            assert_eq!(response.status, 503);
+            let message = body_json(&response)["error"]["message"].clone();
+            assert_eq!(
+                message,
+                "Server busy: no memory for a request while other requests run. Retry in a \
+                 few seconds."
+            );
+            open.send(()).unwrap();
+        };
+        join(first, driver).await;
+    });
+    assert_eq!(labels(&done), ["declared", "first"]);
+    // Alone it is served, and what it reserved beyond its body is given back as it arrives.
+    let response = block_on(server.handle(chunked, ports));
     assert_eq!(response.status, 200);
     assert_eq!(server.memory().in_use(), 0);
 }

@@ -235,6 +235,38 @@ fn exchange(
     )
 }
 
+/// A request body that records whether it was read.
+#[derive(Default)]
+struct WatchedBody(std::cell::Cell<bool>);
+
+impl devtools_mcp_edge::ports::RequestBody for WatchedBody {
+    fn read(
+        &self,
+        _: usize,
+    ) -> futures::future::LocalBoxFuture<'_, devtools_mcp_edge::ports::BodyRead> {
+        self.0.set(true);
+        Box::pin(async { devtools_mcp_edge::ports::BodyRead::default() })
+    }
+}
+
+#[test]
+fn an_address_over_its_sign_in_limit_is_refused_before_its_body_is_read() {
+    let server = oauth_server();
+    let env = FakeEnv::new();
+    env.limiter.limit_to(0);
+    let body = WatchedBody::default();
+    let request = http(
+        "POST",
+        "/oauth/register",
+        &[("Content-Type", "application/json")],
+        "",
+    );
+    let response = futures::executor::block_on(server.serve(request, &body, env.ports()));
+    assert_eq!(response.status, 429);
+    assert!(!body.0.get(), "the body was read");
+    assert_eq!(server.memory().in_use(), 0);
+}
+
 #[test]
 fn a_sign_in_body_over_its_limit_is_refused_rather_than_read_cut_short() {
     let server = oauth_server();
