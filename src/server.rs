@@ -14,6 +14,7 @@ mod checks;
 mod connection;
 mod dispatch;
 pub(crate) mod gate;
+mod inflight;
 mod reply;
 mod version;
 
@@ -62,6 +63,8 @@ pub struct Server {
     startup_logged: AtomicBool,
     /// Shared by every call the isolate serves at once.
     memory: MemoryBudget,
+    /// Each principal's requests in flight, bounded.
+    inflight: inflight::InFlight,
 }
 
 impl Server {
@@ -85,6 +88,7 @@ impl Server {
             registry,
             startup_logged: AtomicBool::new(false),
             memory: MemoryBudget::new(budget),
+            inflight: Default::default(),
         }
     }
 
@@ -210,6 +214,20 @@ impl Server {
                     if let Some(refused) = oauth::refused(&request, ports).await {
                         return refused;
                     }
+                    // Anyone may send these: together they get one caller's share of the
+                    // isolate, never the room of the callers who signed in.
+                    let Some(_slot) = self.inflight.enter(inflight::SIGN_IN) else {
+                        ports
+                            .log
+                            .event(Level::Warn, "sign_in_too_many_in_flight", &[]);
+                        let body = serde_json::json!({
+                            "error": "temporarily_unavailable",
+                            "error_description": "too many sign-in requests in flight; retry in a few seconds",
+                        });
+                        return HttpResponse::new(429, "application/json", body.to_string())
+                            .with_header("Retry-After", RETRY_AFTER_SECONDS)
+                            .with_header("Cache-Control", "no-store");
+                    };
                     // The sign-in endpoints authenticate (if at all) from their bodies.
                     let held = self.memory.request();
                     if take_body(&mut request, body, OAUTH_MAX_BODY_BYTES, &held, ports)
@@ -300,6 +318,9 @@ impl Server {
         let principal = match authenticate(config, &request, ports).await {
             Ok(principal) => principal,
             Err(reply) => return reply,
+        };
+        let Some(_slot) = self.inflight.enter(principal.name()) else {
+            return too_many_in_flight(ports.log);
         };
         // Only now: an unauthenticated request costs no body read.
         let held = self.memory.request();
@@ -397,6 +418,24 @@ async fn take_body(
     reservation
         .cover(len, || clock.now_ms(), |ms| clock.sleep(ms))
         .await
+}
+
+/// 429 for a request whose principal has [`inflight::MAX_PER_PRINCIPAL`] in flight already.
+fn too_many_in_flight(log: &dyn Log) -> HttpResponse {
+    log.event(Level::Warn, "request_too_many_in_flight", &[]);
+    rpc_error_reply(
+        429,
+        None,
+        ErrorObject::new(
+            ErrorCode::SERVER_ERROR,
+            format!(
+                "Too many requests in flight: at most {} at once per caller. Retry when some \
+                 have answered.",
+                inflight::MAX_PER_PRINCIPAL
+            ),
+        ),
+    )
+    .with_header("Retry-After", RETRY_AFTER_SECONDS)
 }
 
 /// The request's `Content-Length`, when it declares one.

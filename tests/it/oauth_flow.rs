@@ -267,6 +267,40 @@ fn an_address_over_its_sign_in_limit_is_refused_before_its_body_is_read() {
     assert_eq!(server.memory().in_use(), 0);
 }
 
+/// A request body whose sender never finishes it.
+struct StalledBody;
+
+impl devtools_mcp_edge::ports::RequestBody for StalledBody {
+    fn read(
+        &self,
+        _: usize,
+    ) -> futures::future::LocalBoxFuture<'_, devtools_mcp_edge::ports::BodyRead> {
+        Box::pin(futures::future::pending())
+    }
+}
+
+#[test]
+fn sign_in_requests_in_flight_are_bounded_together() {
+    let server = oauth_server();
+    let env = FakeEnv::new();
+    let register = || http("POST", "/oauth/register", &[], "");
+    let mut stalled: Vec<_> = (0..64)
+        .map(|_| Box::pin(server.serve(register(), &StalledBody, env.ports())))
+        .collect();
+    futures::executor::block_on(async {
+        for request in &mut stalled {
+            assert!(futures::poll!(request.as_mut()).is_pending());
+        }
+    });
+    let refused = send_on(&server, &env, register());
+    assert_eq!(refused.status, 429);
+    assert_eq!(body_json(&refused)["error"], "temporarily_unavailable");
+    assert_eq!(refused.header("Retry-After"), Some("2"));
+    drop(stalled);
+    assert_eq!(send_on(&server, &env, register()).status, 400);
+    assert_eq!(server.memory().in_use(), 0);
+}
+
 #[test]
 fn a_sign_in_body_over_its_limit_is_refused_rather_than_read_cut_short() {
     let server = oauth_server();

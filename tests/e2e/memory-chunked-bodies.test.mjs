@@ -1,0 +1,92 @@
+// Request bodies sent without a Content-Length (chunked transfer encoding) reserve before they
+// are read (docs/reliability.md, Request bodies).
+//
+// Without a declared length, a body could be megabytes by the time it is in hand, so the request
+// reserves the endpoint's whole limit (4 MiB at 5 bytes per byte) before reading, and gives back
+// what did not arrive. Before, one token's 30 chunked tools/calls of 3.9 MiB, each held open for
+// 3 s before its last chunk, sat in wasm linear memory together unreserved: 2.1 -> 261 MiB, the
+// 503s coming only after the peak.
+//
+// How: 30 chunked tools/calls of 3.9 MiB (an unused `padding` argument of jira_get), held open
+// for 3 s before their final chunk; wasm linear memory read while they are held; another
+// principal's call meanwhile must answer 200.
+//
+// Runs alone: node --test --test-timeout=180000 tests/e2e/memory-chunked-bodies.test.mjs
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { performance } from "node:perf_hooks";
+import { startLoadStack, toolCall, MCP_HEADERS, TOKEN } from "../../bench/load/common.mjs";
+
+const MiB = 1024 * 1024;
+const OTHER = "e2e-other-principal-0123456789abcdef";
+const WASM_LIMIT = 110 * MiB;
+const CALLS = 30;
+const FILLER = "x".repeat(Math.floor(3.9 * MiB));
+const HOLD_MS = 3000;
+
+/** Opens a chunked POST /mcp, writes all but the end of its body; returns { finish(), done }. */
+function openChunked(mcpUrl, token) {
+  const url = new URL(mcpUrl);
+  const body = toolCall("jira_get", { path: "/rest/api/3/myself", outputFormat: "json", padding: FILLER });
+  const head = body.slice(0, -8);
+  const tail = body.slice(-8);
+  const req = http.request({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: "POST",
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${token}`, "transfer-encoding": "chunked" },
+    agent: false,
+  });
+  const done = new Promise((resolve, reject) => {
+    req.on("response", (res) => {
+      const parts = [];
+      res.on("data", (d) => parts.push(d));
+      res.on("end", () => resolve({ status: res.statusCode, text: Buffer.concat(parts).toString() }));
+    });
+    req.on("error", reject);
+  });
+  // Several chunks, as a client streaming its body would send them.
+  for (let i = 0; i < head.length; i += 256 * 1024) req.write(head.slice(i, i + 256 * 1024));
+  return { finish: () => req.end(tail), done };
+}
+
+async function other(mcpUrl) {
+  const t0 = performance.now();
+  const r = await fetch(mcpUrl, {
+    method: "POST",
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${OTHER}` },
+    body: toolCall("jira_get", { path: "/rest/api/3/myself", jq: ".accountId" }),
+  });
+  await r.text();
+  return { status: r.status, ms: performance.now() - t0 };
+}
+
+test(`${CALLS} concurrent chunked request bodies of 3.9 MiB stay within the isolate's memory`, async (t) => {
+  const stack = await startLoadStack({ MCP_AUTH_TOKENS: JSON.stringify({ load: TOKEN, other: OTHER }) });
+  try {
+    assert.equal((await other(stack.mcpUrl)).status, 200);
+    const before = await stack.wasmBytes();
+    const open = Array.from({ length: CALLS }, () => openChunked(stack.mcpUrl, TOKEN));
+    await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+    const held = await stack.wasmBytes();
+    const otherCall = await other(stack.mcpUrl);
+    for (const o of open) o.finish();
+    const answered = await Promise.all(open.map((o) => o.done));
+    const after = await stack.wasmBytes();
+    const statuses = {};
+    for (const a of answered) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+    t.diagnostic(`wasm memory ${(before / MiB).toFixed(1)} MiB before, ${(held / MiB).toFixed(1)} MiB with the ` +
+      `bodies held, ${(after / MiB).toFixed(1)} MiB after; statuses ${JSON.stringify(statuses)}; ` +
+      `the other principal answered ${otherCall.status} in ${otherCall.ms.toFixed(0)} ms`);
+    assert.ok(after < WASM_LIMIT,
+      `wasm linear memory reached ${(after / MiB).toFixed(1)} MiB (limit ${WASM_LIMIT / MiB} MiB) from ` +
+      `${CALLS} chunked request bodies of ${(FILLER.length / MiB).toFixed(1)} MiB`);
+    assert.equal(otherCall.status, 200);
+    assert.ok(otherCall.ms < 2000, `the other principal waited ${otherCall.ms.toFixed(0)} ms`);
+  } finally {
+    await stack.close();
+  }
+});
