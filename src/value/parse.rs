@@ -97,6 +97,16 @@ impl<'m> Allowance<'m> {
         }
     }
 
+    /// This allowance, leaving an empty one in its place (while a parser holds it).
+    fn take(&mut self) -> Allowance<'m> {
+        let empty = Allowance {
+            allowed: 0,
+            spent: 0,
+            more: None,
+        };
+        std::mem::replace(self, empty)
+    }
+
     /// Bytes counted so far.
     pub fn spent(&self) -> usize {
         self.spent
@@ -173,7 +183,10 @@ pub fn parse(text: &str) -> Result<Value, ParseError> {
 /// [`parse`] within `room`: the parse stops with an error once what it builds needs more than
 /// `room` allows and grants.
 pub fn parse_within(text: &str, room: &mut Allowance<'_>) -> Result<Value, ParseError> {
-    Parser::new(Cow::Borrowed(text), room).document()
+    let mut p = Parser::new(Cow::Borrowed(text), room.take());
+    let parsed = p.document();
+    *room = p.room;
+    parsed
 }
 
 /// A failed [`parse_owned`]: why, and the text when it is still whole.
@@ -200,8 +213,10 @@ pub fn parse_owned_within(
     text: String,
     room: &mut Allowance<'_>,
 ) -> Result<Value, OwnedParseError> {
-    let mut p = Parser::new(Cow::Owned(text), room);
-    match p.document() {
+    let mut p = Parser::new(Cow::Owned(text), room.take());
+    let parsed = p.document();
+    *room = p.room;
+    match parsed {
         Ok(v) => Ok(v),
         Err(error) => Err(OwnedParseError {
             error,
@@ -230,7 +245,7 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<Value, ParseError> {
     }
 }
 
-struct Parser<'a, 'r, 'm> {
+struct Parser<'a, 'm> {
     /// What is left of the text: all of it, unless released (`base` > 0).
     text: Cow<'a, str>,
     /// The offset in the whole text of `text`'s first byte.
@@ -249,12 +264,13 @@ struct Parser<'a, 'r, 'm> {
     items: Vec<Value>,
     /// The object keys met so far, shared between the entries that repeat them.
     keys: Interner,
-    /// What the value may cost, counted as it is built.
-    room: &'r mut Allowance<'m>,
+    /// What the value may cost, counted as it is built; held here rather than borrowed, as it
+    /// is counted several times per value.
+    room: Allowance<'m>,
 }
 
-impl<'a, 'r, 'm> Parser<'a, 'r, 'm> {
-    fn new(text: Cow<'a, str>, room: &'r mut Allowance<'m>) -> Parser<'a, 'r, 'm> {
+impl<'a, 'm> Parser<'a, 'm> {
+    fn new(text: Cow<'a, str>, room: Allowance<'m>) -> Parser<'a, 'm> {
         let release_at = match text {
             Cow::Owned(_) => RELEASE_BYTES,
             Cow::Borrowed(_) => usize::MAX,
@@ -409,8 +425,8 @@ impl<'a, 'r, 'm> Parser<'a, 'r, 'm> {
             let v = self.value(depth, id)?;
             // The entry in its object, besides its place in the scratch vectors.
             self.charge(ENTRY)?;
-            Self::make_room(&mut self.entries, ENTRY, self.room)
-                .and_then(|()| Self::make_room(&mut self.key_ids, KEY_ID, self.room))
+            Self::make_room(&mut self.entries, ENTRY, &mut self.room)
+                .and_then(|()| Self::make_room(&mut self.key_ids, KEY_ID, &mut self.room))
                 .map_err(|message| self.err(message))?;
             self.entries.push((key, v));
             self.key_ids.push(id);
@@ -452,7 +468,7 @@ impl<'a, 'r, 'm> Parser<'a, 'r, 'm> {
             let v = self.value(depth, owner)?;
             // The node in its array, besides its place in the scratch vector.
             self.charge(NODE)?;
-            Self::make_room(&mut self.items, NODE, self.room)
+            Self::make_room(&mut self.items, NODE, &mut self.room)
                 .map_err(|message| self.err(message))?;
             self.items.push(v);
             self.release();
@@ -632,8 +648,8 @@ mod tests {
 
     #[test]
     fn items_of_a_top_level_array_are_guessed_from_the_item_before() {
-        let mut room = Allowance::unbounded();
-        let mut p = Parser::new(Cow::Borrowed(r#"[{"a":1,"b":2},{"a":3,"b":4}]"#), &mut room);
+        let room = Allowance::unbounded();
+        let mut p = Parser::new(Cow::Borrowed(r#"[{"a":1,"b":2},{"a":3,"b":4}]"#), room);
         let v = p.document().unwrap();
         assert_eq!(v, parse(r#"[{"a":1,"b":2},{"a":3,"b":4}]"#).unwrap());
         let root = p.keys.root();
