@@ -42,15 +42,16 @@ const OVER_ALLOWANCE: &str = "the value needs more memory than the parse may tak
 /// The memory a parse may hold in what it builds, and where it asks for more.
 ///
 /// What a parsed value costs depends on its shape, not on the length of its text: `[0,0,...]`
-/// takes some 30 bytes of memory per value, 2 bytes of text each. A caller bounding memory gives
+/// takes some 40 bytes of memory per value, 2 bytes of text each. A caller bounding memory gives
 /// the parse what the body's size pays for and lets it grow from there; past what it is given,
 /// the parse stops with an error ([`ParseError::over_allowance`]), never a partial value.
 ///
 /// The parser counts, as wasm32 lays them out: each value's node in its array, or its entry in
-/// its object; each number's and string's heap block as the allocator rounds it
-/// ([`heap_block`]); each key not shared with others; the scratch vectors the open arrays and
-/// objects are gathered in, at their capacity; and for objects rebuilt with an index
-/// (integer-like or repeated keys, or many of them) three entries more per entry. The shared
+/// its object; each number's and string's heap block as the allocator rounds it (a 4-byte
+/// header, rounded up to 8 bytes); each key not shared with others; the scratch vectors the open
+/// arrays and objects are gathered in, at their capacity, before they grow; and for objects
+/// rebuilt with an index (integer-like or repeated keys, or many of them) three entries more per
+/// entry. The shared
 /// keys (at most [`super::Interner::MAX_KEYS`] of at most 64 bytes) and the text itself are not
 /// counted.
 pub struct Allowance<'m> {
@@ -69,7 +70,7 @@ impl std::fmt::Debug for Allowance<'_> {
 }
 
 /// The least an [`Allowance`] asks for when it grows.
-pub const GROWTH_STEP: usize = 256 * 1024;
+const GROWTH_STEP: usize = 256 * 1024;
 
 impl<'m> Allowance<'m> {
     /// No bound: for texts the server wrote itself or already bounded by other means.
@@ -87,7 +88,7 @@ impl<'m> Allowance<'m> {
     }
 
     /// `bytes`, then more as long as `more` grants it: it is asked for a number of bytes (a
-    /// quarter of what is allowed so far, at least [`GROWTH_STEP`], then at least what is
+    /// quarter of what is allowed so far, at least 256 KiB, then at least what is
     /// missing) and says whether it took them.
     pub fn growing(bytes: usize, more: &'m mut dyn FnMut(usize) -> bool) -> Allowance<'m> {
         Allowance {
@@ -143,7 +144,7 @@ impl<'m> Allowance<'m> {
 
 /// What a heap block asked for with `bytes` takes in wasm32's allocator (dlmalloc): a 4-byte
 /// header, rounded up to 8 bytes, 16 at least; nothing for nothing asked.
-pub const fn heap_block(bytes: usize) -> usize {
+const fn heap_block(bytes: usize) -> usize {
     if bytes == 0 {
         return 0;
     }
