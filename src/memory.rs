@@ -264,12 +264,7 @@ impl CallMemory {
     /// small bodies' share), or this call alone holds memory besides the requests' own bodies
     /// (a body costing more than the whole budget then runs by itself rather than never).
     fn fits(&self, bytes: usize, small: bool) -> bool {
-        let limit = self.budget.limit();
-        let room = if small {
-            limit
-        } else {
-            limit - limit / SMALL_SHARE
-        };
+        let room = self.room(small);
         let used = self.budget.in_use();
         let others = if self.request {
             used
@@ -277,6 +272,17 @@ impl CallMemory {
             used - self.budget.0.requests.load(Ordering::Relaxed)
         };
         used.saturating_add(bytes) <= room || others == self.held()
+    }
+
+    /// What bodies may fill of the budget: all of it for a small one, all but the small ones'
+    /// share for a large one.
+    fn room(&self, small: bool) -> usize {
+        let limit = self.budget.limit();
+        if small {
+            limit
+        } else {
+            limit - limit / SMALL_SHARE
+        }
     }
 }
 
@@ -298,6 +304,19 @@ impl CallMemory {
         let given = bytes.min(self.held.get());
         self.held.set(self.held.get() - given);
         self.budget.release(given, self.request);
+    }
+}
+
+impl CallMemory {
+    /// Takes `bytes` at once, without waiting, for work that runs to its end without yielding
+    /// (a parse), when they fit in what a `small` or large body may fill of the budget; never
+    /// past it, not even for a call alone. False, taking nothing, otherwise.
+    pub(crate) fn take_now(&self, bytes: usize, small: bool) -> bool {
+        if self.budget.in_use().saturating_add(bytes) > self.room(small) {
+            return false;
+        }
+        self.take(bytes);
+        true
     }
 }
 

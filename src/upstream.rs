@@ -17,7 +17,7 @@ pub(crate) mod target;
 pub(crate) mod vendor;
 pub(crate) mod wire;
 
-pub use client::{decode_body, Admit, Client, Decoded, RawReply, UpstreamReply};
+pub use client::{Admit, Client, Decoded, RawReply, UpstreamReply};
 pub use error::{ErrorKind, MemberRefusal, UndeclaredDocument, UpstreamError};
 pub use path::{ApiPath, PathError};
 pub use target::{Family, Root, Target, Targets};

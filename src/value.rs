@@ -17,7 +17,8 @@ use crate::js::JsMap;
 
 pub use key::{Interner, Key};
 pub use parse::{
-    parse, parse_bytes, parse_owned, OwnedParseError, ParseError, MAX_DEPTH, RELEASE_BYTES,
+    parse, parse_bytes, parse_owned, parse_owned_within, parse_within, Allowance, OwnedParseError,
+    ParseError, MAX_DEPTH, RELEASE_BYTES,
 };
 
 /// A JSON value.

@@ -219,8 +219,9 @@ impl UpstreamTool for CircleGet {
                     .iter()
                     .map(|ct| ("Content-Type".to_owned(), ct.clone()))
                     .collect();
-                let decoded =
-                    upstream::decode_body(Vendor::CircleCi, hit.status, &headers, &hit.body);
+                let decoded = call
+                    .upstream
+                    .decode_bytes(&target, hit.status, &headers, &hit.body)?;
                 let info = CacheInfo {
                     hit: true,
                     age_ms: now.saturating_sub(hit.fetched_at_ms),

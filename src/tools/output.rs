@@ -195,6 +195,10 @@ pub(crate) fn render_body(body: Value, args: &CommonArgs, call: &ToolContext<'_>
 /// in a second text block (GitHub and CircleCI texts carry it already).
 pub(crate) fn upstream_error(error: &UpstreamError) -> CallToolResult {
     let mut result = CallToolResult::error(error.text());
+    if let Some(code) = error.code() {
+        let code = ("code".to_owned(), serde_json::Value::from(code));
+        result.meta = Some(serde_json::Map::from_iter([code]));
+    }
     if error.vendor().is_atlassian() {
         if let Some(hint) = error.retry_hint() {
             result.content.push(ContentBlock::text(hint));

@@ -3,10 +3,11 @@
 //! is declared, on the call's reservations ([`crate::memory`]), which outlive the body.
 
 use super::scrub::{self, Scrubber};
-use crate::memory::{BodyReservation, Busy, CallMemory, SMALL_BODY_BYTES};
+use crate::memory::{BodyReservation, Busy, CallMemory, BYTES_PER_BODY_BYTE, SMALL_BODY_BYTES};
 use crate::ports::{
     header, BodyStream, Clock, TransportError, UpstreamHttp, UpstreamRequest, UpstreamResponse,
 };
+use crate::value::Allowance;
 
 /// Why a body was not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,6 +98,35 @@ pub(crate) async fn reserve_held(
         .await
 }
 
+/// Runs `parse` on a body of `body_bytes` that this call read (or holds) under its reservation,
+/// with the room its value may take: what the body reserved ([`BYTES_PER_BODY_BYTE`] per byte),
+/// then more taken from the budget without waiting (a parse runs to its end without yielding)
+/// while it fits where the body's reservation could have ([`CallMemory::take_now`]). What was
+/// taken and not used is given back; a parse that needs more than it can get stops with
+/// [`crate::value::ParseError::over_allowance`]. Returns what `parse` did and the bytes it could
+/// take in all.
+pub(crate) fn within_reservation<R>(
+    memory: &CallMemory,
+    body_bytes: usize,
+    parse: impl FnOnce(&mut Allowance<'_>) -> R,
+) -> (R, usize) {
+    let reserved = body_bytes.saturating_mul(BYTES_PER_BODY_BYTE);
+    let small = body_bytes <= SMALL_BODY_BYTES;
+    let mut grown = 0usize;
+    let mut more = |bytes: usize| {
+        let taken = memory.take_now(bytes, small);
+        if taken {
+            grown += bytes;
+        }
+        taken
+    };
+    let mut room = Allowance::growing(reserved, &mut more);
+    let parsed = parse(&mut room);
+    let (allowed, spent) = (room.allowed(), room.spent());
+    memory.give_back(allowed.saturating_sub(spent).min(grown));
+    (parsed, allowed)
+}
+
 /// Reserves `bytes` of memory for a buffer the call reads through besides its upstream bodies
 /// (an artifact's chunk, a streamed log's part), before it is read: see
 /// [`crate::memory::CallMemory::hold_buffer`].
@@ -164,5 +194,73 @@ mod tests {
         assert_eq!(grown(12 * MIB, 12 * MIB + 1, 16 * MIB), 16 * MIB);
         // A chunk larger than the step is covered whole.
         assert_eq!(grown(0, 5 * MIB, 16 * MIB), 5 * MIB);
+    }
+
+    /// A text of `n` zeros: some 40 bytes of value per 2 bytes of text.
+    fn zeros(n: usize) -> String {
+        format!("[{}0]", "0,".repeat(n - 1))
+    }
+
+    /// What parsing `text` counts, with no bound.
+    fn needed(text: &str) -> usize {
+        let mut room = Allowance::unbounded();
+        crate::value::parse_within(text, &mut room).unwrap();
+        room.spent()
+    }
+
+    #[test]
+    fn a_value_grows_past_its_reservation_from_the_budget_and_gives_back_what_it_did_not_use() {
+        let text = zeros(2 * MIB);
+        let (needed, reserved) = (needed(&text), text.len() * BYTES_PER_BODY_BYTE);
+        let budget = crate::memory::MemoryBudget::new(128 * MIB);
+        let call = budget.call();
+        let (parsed, held) = within_reservation(&call, text.len(), |room| {
+            crate::value::parse_within(&text, room)
+        });
+        assert!(parsed.is_ok());
+        assert!(held >= needed, "{held} for {needed}");
+        // What the reservation did not pay for stays held by the call, and no more.
+        assert_eq!(call.held(), needed - reserved);
+        drop(call);
+        assert_eq!(budget.in_use(), 0);
+    }
+
+    #[test]
+    fn a_value_the_budget_has_no_room_for_stops_the_parse_within_the_budget() {
+        let text = zeros(2 * MIB);
+        let budget = crate::memory::MemoryBudget::new(32 * MIB);
+        let call = budget.call();
+        let (parsed, held) = within_reservation(&call, text.len(), |room| {
+            crate::value::parse_within(&text, room)
+        });
+        assert!(parsed.unwrap_err().over_allowance());
+        assert!(held < needed(&text));
+        assert!(budget.in_use() <= 32 * MIB, "{}", budget.in_use());
+        drop(call);
+        assert_eq!(budget.in_use(), 0);
+    }
+
+    #[test]
+    fn a_small_bodys_value_may_fill_the_budget_and_a_large_ones_leaves_the_small_ones_share() {
+        let budget = crate::memory::MemoryBudget::new(8 * MIB);
+        let other = budget.call();
+        assert!(other.take_now(13 * MIB / 2, true));
+        // Each needs more past its reservation than the 0.5 MiB large bodies have left, and less
+        // than the 1.5 MiB left in all (by more than the last step may overshoot).
+        let (small, large) = (zeros(20_000), zeros(62_000));
+        let large_bytes = SMALL_BODY_BYTES + 1;
+        let growth = |text: &str, bytes: usize| needed(text) - bytes * BYTES_PER_BODY_BYTE;
+        for need in [growth(&small, 1), growth(&large, large_bytes)] {
+            assert!((MIB / 2..5 * MIB / 4).contains(&need), "{need}");
+        }
+        for (text, body_bytes, ok) in [(&small, 1, true), (&large, large_bytes, false)] {
+            let call = budget.call();
+            let (parsed, _) = within_reservation(&call, body_bytes, |room| {
+                crate::value::parse_within(text, room)
+            });
+            assert_eq!(parsed.is_ok(), ok);
+            let room = if ok { 8 * MIB } else { 7 * MIB };
+            assert!(budget.in_use() <= room, "{}", budget.in_use());
+        }
     }
 }

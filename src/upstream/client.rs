@@ -17,7 +17,7 @@ use crate::memory::CallMemory;
 use crate::ports::{
     header, Clock, Headers, Level, Ports, StreamedResponse, TransportError, UpstreamRequest,
 };
-use crate::value::{parse_owned, Map, Value};
+use crate::value::{parse_owned_within, parse_within, Map, Value};
 use std::borrow::Cow;
 use std::cell::RefCell;
 
@@ -124,7 +124,7 @@ impl<'a> Client<'a> {
         // with): a vendor that promises JSON, declaring it.
         let release = target.vendor.requires_valid_json() && declares_json(&headers);
         let text = Cow::Owned(js::response_string(body));
-        let decoded = decode_text(target.vendor, status, &headers, text, release);
+        let decoded = decode_text(target.vendor, status, &headers, text, release, self.memory);
         let decoded = check(self.ports.clock, target, &headers, decoded)?;
         Ok(UpstreamReply {
             status,
@@ -188,21 +188,30 @@ impl<'a> Client<'a> {
         stream::open(self.ports, self.settings, target).await
     }
 
-    /// [`decode_body`], refusing what a vendor that [promises JSON](Vendor::requires_valid_json)
-    /// sent declared `application/json` (or `+json`) but broken: an error, not a string a
-    /// program would mistake for data. Other vendors' bodies decode as the references do.
+    /// [`decode_text`] within the call's memory, refusing what a vendor that
+    /// [promises JSON](Vendor::requires_valid_json) sent declared `application/json` (or
+    /// `+json`) but broken: an error, not a string a program would mistake for data. Other
+    /// vendors' bodies decode as the references do.
     pub(crate) fn decode_checked(
         &self,
         target: &Target,
         raw: &RawReply,
     ) -> Result<Decoded, UpstreamError> {
-        let text = js::response_str(&raw.body);
-        check(
-            self.ports.clock,
-            target,
-            &raw.headers,
-            decode_text(target.vendor, raw.status, &raw.headers, text, false),
-        )
+        self.decode_bytes(target, raw.status, &raw.headers, &raw.body)
+    }
+
+    /// [`Client::decode_checked`] of a body of `target` read whole by other means (a cache's
+    /// copy, a download), with `headers` standing for its answer's.
+    pub(crate) fn decode_bytes(
+        &self,
+        target: &Target,
+        status: u16,
+        headers: &Headers,
+        body: &[u8],
+    ) -> Result<Decoded, UpstreamError> {
+        let text = js::response_str(body);
+        let decoded = decode_text(target.vendor, status, headers, text, false, self.memory);
+        check(self.ports.clock, target, headers, decoded)
     }
 
     /// The settings a document on an allowed log host is fetched under (its timeout, and the
@@ -407,32 +416,40 @@ async fn send_raw(
 }
 
 /// The error for a decoded body of `target` that must not be used: broken JSON declared as JSON
-/// from a vendor that promises JSON, or broken JSON whose text was released while it was parsed.
+/// from a vendor that promises JSON, broken JSON whose text was released while it was parsed,
+/// or a value the call had no memory for.
 fn check(
     clock: &dyn Clock,
     target: &Target,
     headers: &Headers,
-    decoded: Result<Decoded, Released>,
+    decoded: Result<Decoded, Unusable>,
 ) -> Result<Decoded, UpstreamError> {
-    let vendor = target.vendor;
-    let malformed = || {
-        UpstreamError::new(
-            vendor,
-            target.method,
-            target.path.path(),
-            clock.now_ms(),
-            ErrorKind::MalformedJson,
-        )
-    };
-    let decoded = decoded.map_err(|Released| malformed())?;
-    if vendor.requires_valid_json()
+    let decoded = decoded.map_err(|why| unusable(clock, target, why))?;
+    if target.vendor.requires_valid_json()
         && declares_json(headers)
         && !decoded.parsed_json
         && matches!(decoded.value, Value::String(_))
     {
-        return Err(malformed());
+        return Err(unusable(clock, target, Unusable::Malformed));
     }
     Ok(decoded)
+}
+
+/// The error an unusable body of `target` is.
+fn unusable(clock: &dyn Clock, target: &Target, why: Unusable) -> UpstreamError {
+    let kind = match why {
+        Unusable::Malformed => ErrorKind::MalformedJson,
+        Unusable::TooManyValues { body_bytes, held } => {
+            ErrorKind::TooManyValues { body_bytes, held }
+        }
+    };
+    UpstreamError::new(
+        target.vendor,
+        target.method,
+        target.path.path(),
+        clock.now_ms(),
+        kind,
+    )
 }
 
 /// Whether `headers` declare JSON.
@@ -451,34 +468,37 @@ fn is_json_media_type(content_type: &str) -> bool {
     media == "application/json" || media.ends_with("+json")
 }
 
-/// Decodes a 2xx body as the reference servers do: 204 -> `{}`; `text/plain` from a vendor that
-/// [keeps it](Vendor::keeps_plain_text) -> the text as a string, even empty; blank -> `{}`;
-/// JSON -> its value; anything else -> the text.
-pub fn decode_body(vendor: Vendor, status: u16, headers: &Headers, body: &[u8]) -> Decoded {
-    // Nothing is released, so never `Released`.
-    decode_text(vendor, status, headers, js::response_str(body), false).unwrap_or_else(|Released| {
-        Decoded {
-            value: Value::String(js::response_text(body)),
-            parsed_json: false,
-        }
-    })
+/// Why a decoded body must not be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unusable {
+    /// It was not JSON, where JSON was promised (declared, by a vendor that promises it), or
+    /// the parser had released part of its text by the time it found out (only when asked to,
+    /// and only past the first [`crate::value::RELEASE_BYTES`]): there is no text left to answer
+    /// with.
+    Malformed,
+    /// Its value needed more memory than the call could take
+    /// ([`body::within_reservation`]); the part parsed is dropped.
+    TooManyValues {
+        /// The body's size in bytes.
+        body_bytes: usize,
+        /// Bytes the parse could take.
+        held: usize,
+    },
 }
 
-/// A body was not JSON, and the parser had released part of its text by the time it found out
-/// (only when asked to, and only past the first [`crate::value::RELEASE_BYTES`]): there is no
-/// text left to answer with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Released;
-
-/// [`decode_body`] of the body's text; with `release`, an owned text is given to the parser,
-/// which releases it as it goes ([`crate::value::parse_owned`]).
+/// Decodes a 2xx body's text as the reference servers do: 204 -> `{}`; `text/plain` from a
+/// vendor that [keeps it](Vendor::keeps_plain_text) -> the text as a string, even empty; blank ->
+/// `{}`; JSON -> its value, parsed within the call's `memory`; anything else -> the text. With
+/// `release`, an owned text is given to the parser, which releases it as it goes
+/// ([`crate::value::parse_owned`]).
 fn decode_text(
     vendor: Vendor,
     status: u16,
     headers: &Headers,
     text: Cow<'_, str>,
     release: bool,
-) -> Result<Decoded, Released> {
+    memory: &CallMemory,
+) -> Result<Decoded, Unusable> {
     let empty = || Decoded {
         value: Value::Object(Map::new()),
         parsed_json: false,
@@ -497,20 +517,27 @@ fn decode_text(
     if js::is_blank(&text) {
         return Ok(empty());
     }
-    let parsed = match text {
-        Cow::Owned(text) if release => parse_owned(text).map_err(|failed| failed.text),
-        text => js::json_parse(&text).ok_or_else(|| Some(text.into_owned())),
-    };
+    let body_bytes = text.len();
+    let (parsed, held) = body::within_reservation(memory, body_bytes, |room| match text {
+        Cow::Owned(text) if release => {
+            parse_owned_within(text, room).map_err(|failed| (failed.error, failed.text))
+        }
+        text => parse_within(&text, room).map_err(|error| (error, Some(text.into_owned()))),
+    });
     match parsed {
         Ok(value) => Ok(Decoded {
             value,
             parsed_json: true,
         }),
-        Err(Some(text)) => Ok(Decoded {
+        // JSON all the same: no partial value and no text stands for it.
+        Err((error, _)) if error.over_allowance() => {
+            Err(Unusable::TooManyValues { body_bytes, held })
+        }
+        Err((_, Some(text))) => Ok(Decoded {
             value: Value::String(text),
             parsed_json: false,
         }),
-        Err(None) => Err(Released),
+        Err((_, None)) => Err(Unusable::Malformed),
     }
 }
 

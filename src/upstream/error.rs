@@ -114,6 +114,14 @@ pub enum ErrorKind {
         /// The body size that did not fit, in bytes.
         body_bytes: usize,
     },
+    /// The body's parsed value needed more memory than the call could take: what the body
+    /// reserved, then what the isolate's budget had free. Nothing of the value is used.
+    TooManyValues {
+        /// The body's size in bytes.
+        body_bytes: usize,
+        /// Bytes of memory the parse could take, and needed more than.
+        held: usize,
+    },
     /// A GitHub or CircleCI body declared JSON that does not parse (the Atlassian references
     /// pass such a body on as text, so Atlassian tools never report this).
     MalformedJson,
@@ -197,6 +205,9 @@ impl UpstreamError {
         }
         if let ErrorKind::Busy { body_bytes } = self.kind {
             return busy_text(self.vendor, body_bytes);
+        }
+        if let ErrorKind::TooManyValues { body_bytes, held } = self.kind {
+            return too_many_values_text(self.vendor, body_bytes, held);
         }
         if let ErrorKind::Denied(reason) = &self.kind {
             return format!(
@@ -330,9 +341,34 @@ impl UpstreamError {
             | ErrorKind::Undeclared
             | ErrorKind::Denied(_)
             | ErrorKind::Status { .. }
-            | ErrorKind::Busy { .. } => String::new(),
+            | ErrorKind::Busy { .. }
+            | ErrorKind::TooManyValues { .. } => String::new(),
         }
     }
+
+    /// The stable code a client may branch on (`_meta.code`), for the failures that have one.
+    pub(crate) fn code(&self) -> Option<&'static str> {
+        match self.kind {
+            ErrorKind::TooManyValues { .. } => Some(CODE_TOO_MANY_VALUES),
+            _ => None,
+        }
+    }
+}
+
+/// `_meta.code` of a call whose upstream answer held more values than the memory this server
+/// can give one call: narrowing the request helps, retrying it as it is may not.
+pub(crate) const CODE_TOO_MANY_VALUES: &str = "too_many_values";
+
+/// The text of a call whose upstream answer held too many values for its memory: the same for
+/// every vendor (no reference server has this failure), saying how to ask for less.
+pub(crate) fn too_many_values_text(vendor: Vendor, body_bytes: usize, held: usize) -> String {
+    format!(
+        "Error: the {} API response ({body_bytes} bytes) holds too many values for the memory \
+         this server can give one call right now (it needed more than {held} bytes once \
+         parsed). Ask for less: fewer results per page (perPage, limit or maxResults), fewer \
+         fields, or a narrower query.",
+        vendor.name()
+    )
 }
 
 impl fmt::Display for UpstreamError {

@@ -3,9 +3,10 @@
 //! ones of [`crate::js`] (`trim`, `parseInt`), so the error formatters read like the JavaScript
 //! they reproduce.
 
+use crate::memory::{BYTES_PER_BODY_BYTE, SMALL_BODY_BYTES};
 use crate::render::json::write_json;
 use crate::render::write_number;
-use crate::value::{parse, Value};
+use crate::value::{parse_within, Allowance, Value};
 use std::borrow::Cow;
 
 pub(crate) use crate::js::{is_blank, parse_int};
@@ -115,14 +116,20 @@ pub(crate) fn response_string(mut bytes: Vec<u8>) -> String {
     }
 }
 
-/// `JSON.parse(text)`, `None` where JavaScript would throw.
+/// `JSON.parse(text)` of an error body, for the message in it: `None` where JavaScript would
+/// throw, and where the value would take more memory than the body's reservation leaves beside
+/// its text (or than a small body may take), so that a body of tiny values is shown as its text
+/// instead of costing many times its size.
 pub(crate) fn json_parse(text: &str) -> Option<Value> {
-    parse(text).ok()
+    let room = (text.len().saturating_mul(BYTES_PER_BODY_BYTE - 1))
+        .max(SMALL_BODY_BYTES * BYTES_PER_BODY_BYTE);
+    parse_within(text, &mut Allowance::fixed(room)).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::parse;
 
     fn v(text: &str) -> Value {
         parse(text).unwrap()
@@ -176,5 +183,14 @@ mod tests {
     fn response_text_decoding() {
         assert_eq!(response_text(b"\xEF\xBB\xBF{}"), "{}");
         assert_eq!(response_text(b"a\xFFb"), "a\u{FFFD}b");
+    }
+
+    #[test]
+    fn an_error_body_too_dense_for_its_reservation_is_not_parsed() {
+        let values = |n: usize| format!("[{}0]", "0,".repeat(n - 1));
+        assert_eq!(json_parse("[0,1]"), Some(v("[0,1]")));
+        assert!(json_parse(&values(20_000)).is_some());
+        // 2 MB of text would take some 40 MB parsed.
+        assert_eq!(json_parse(&values(1_000_000)), None);
     }
 }

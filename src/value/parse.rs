@@ -28,12 +28,166 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
+impl ParseError {
+    /// Whether the parse stopped because the value needed more memory than its [`Allowance`]
+    /// gave, rather than because the text is not JSON.
+    pub fn over_allowance(&self) -> bool {
+        self.message == OVER_ALLOWANCE
+    }
+}
+
+/// The message of a parse stopped by its [`Allowance`].
+const OVER_ALLOWANCE: &str = "the value needs more memory than the parse may take";
+
+/// The memory a parse may hold in what it builds, and where it asks for more.
+///
+/// What a parsed value costs depends on its shape, not on the length of its text: `[0,0,...]`
+/// takes some 40 bytes of memory per value, 2 bytes of text each. A caller bounding memory gives
+/// the parse what the body's size pays for and lets it grow from there; past what it is given,
+/// the parse stops with an error ([`ParseError::over_allowance`]), never a partial value.
+///
+/// The parser counts, as wasm32 lays them out: each value's node in its array, or its entry in
+/// its object; each number's and string's heap block as the allocator rounds it (a 4-byte
+/// header, rounded up to 8 bytes); each key not shared with others; the scratch vectors the open
+/// arrays and objects are gathered in, at their capacity, before they grow; and for objects
+/// rebuilt with an index (integer-like or repeated keys, or many of them) three entries more per
+/// entry. The shared
+/// keys (at most [`super::Interner::MAX_KEYS`] of at most 64 bytes) and the text itself are not
+/// counted.
+pub struct Allowance<'m> {
+    allowed: usize,
+    spent: usize,
+    more: Option<&'m mut dyn FnMut(usize) -> bool>,
+}
+
+impl std::fmt::Debug for Allowance<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Allowance")
+            .field("allowed", &self.allowed)
+            .field("spent", &self.spent)
+            .finish()
+    }
+}
+
+/// The least an [`Allowance`] asks for when it grows.
+const GROWTH_STEP: usize = 256 * 1024;
+
+impl<'m> Allowance<'m> {
+    /// No bound: for texts the server wrote itself or already bounded by other means.
+    pub fn unbounded() -> Allowance<'static> {
+        Allowance::fixed(usize::MAX)
+    }
+
+    /// At most `bytes`, never more.
+    pub fn fixed(bytes: usize) -> Allowance<'static> {
+        Allowance {
+            allowed: bytes,
+            spent: 0,
+            more: None,
+        }
+    }
+
+    /// `bytes`, then more as long as `more` grants it: it is asked for a number of bytes (a
+    /// quarter of what is allowed so far, at least 256 KiB, then at least what is
+    /// missing) and says whether it took them.
+    pub fn growing(bytes: usize, more: &'m mut dyn FnMut(usize) -> bool) -> Allowance<'m> {
+        Allowance {
+            allowed: bytes,
+            spent: 0,
+            more: Some(more),
+        }
+    }
+
+    /// This allowance, leaving an empty one in its place (while a parser holds it).
+    fn take(&mut self) -> Allowance<'m> {
+        let empty = Allowance {
+            allowed: 0,
+            spent: 0,
+            more: None,
+        };
+        std::mem::replace(self, empty)
+    }
+
+    /// Bytes counted so far.
+    pub fn spent(&self) -> usize {
+        self.spent
+    }
+
+    /// Bytes the parse may hold now, grown included.
+    pub fn allowed(&self) -> usize {
+        self.allowed
+    }
+
+    /// Counts `bytes` more; false when they are past what is allowed and no more is granted.
+    #[inline(always)]
+    fn charge(&mut self, bytes: usize) -> bool {
+        self.spent = self.spent.saturating_add(bytes);
+        self.spent <= self.allowed || self.extend()
+    }
+
+    #[cold]
+    fn extend(&mut self) -> bool {
+        let Some(more) = self.more.as_mut() else {
+            return false;
+        };
+        let missing = self.spent - self.allowed;
+        let step = missing.max(GROWTH_STEP);
+        for ask in [step.max(self.allowed / 4), step] {
+            if more(ask) {
+                self.allowed = self.allowed.saturating_add(ask);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// What a heap block asked for with `bytes` takes in wasm32's allocator (dlmalloc): a 4-byte
+/// header, rounded up to 8 bytes, 16 at least; nothing for nothing asked.
+const fn heap_block(bytes: usize) -> usize {
+    if bytes == 0 {
+        return 0;
+    }
+    let block = (bytes + 4 + 7) & !7;
+    if block < 16 {
+        16
+    } else {
+        block
+    }
+}
+
+// Sizes as wasm32 lays them out, whatever the target, so that the count, and the tests of it, are
+// the deployed module's (a 64-bit host's are larger, and only tests run there).
+/// A value's node in its array.
+const NODE: usize = 16;
+/// An entry of an object.
+const ENTRY: usize = 24;
+/// What a key allocated on its own takes besides its text: an `Arc`'s two counts.
+const KEY_HEADER: usize = 8;
+/// A key's interner id, beside its entry while its object is open.
+const KEY_ID: usize = std::mem::size_of::<u32>();
+#[cfg(target_arch = "wasm32")]
+const _: () = assert!(
+    NODE == std::mem::size_of::<Value>()
+        && ENTRY == std::mem::size_of::<(Key, Value)>()
+        && KEY_HEADER == 2 * std::mem::size_of::<usize>()
+);
+
 /// Parses a complete JSON text.
 ///
 /// A `\u` escape naming a lone surrogate becomes U+FFFD: Rust strings hold only scalar values
 /// (see docs/decisions/0002-lone-surrogates.md).
 pub fn parse(text: &str) -> Result<Value, ParseError> {
-    Parser::new(Cow::Borrowed(text)).document()
+    parse_within(text, &mut Allowance::unbounded())
+}
+
+/// [`parse`] within `room`: the parse stops with an error once what it builds needs more than
+/// `room` allows and grants.
+pub fn parse_within(text: &str, room: &mut Allowance<'_>) -> Result<Value, ParseError> {
+    let mut p = Parser::new(Cow::Borrowed(text), room.take());
+    let parsed = p.document();
+    *room = p.room;
+    parsed
 }
 
 /// A failed [`parse_owned`]: why, and the text when it is still whole.
@@ -51,8 +205,19 @@ pub struct OwnedParseError {
 /// end (a large body's peak memory). A text that is not JSON is given back when the error comes
 /// before the first release, as it does for a text that is not JSON at all.
 pub fn parse_owned(text: String) -> Result<Value, OwnedParseError> {
-    let mut p = Parser::new(Cow::Owned(text));
-    match p.document() {
+    parse_owned_within(text, &mut Allowance::unbounded())
+}
+
+/// [`parse_owned`] within `room` (see [`parse_within`]). A text given back with an error that is
+/// [over its allowance](ParseError::over_allowance) is JSON all the same.
+pub fn parse_owned_within(
+    text: String,
+    room: &mut Allowance<'_>,
+) -> Result<Value, OwnedParseError> {
+    let mut p = Parser::new(Cow::Owned(text), room.take());
+    let parsed = p.document();
+    *room = p.room;
+    match parsed {
         Ok(v) => Ok(v),
         Err(error) => Err(OwnedParseError {
             error,
@@ -81,7 +246,7 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<Value, ParseError> {
     }
 }
 
-struct Parser<'a> {
+struct Parser<'a, 'm> {
     /// What is left of the text: all of it, unless released (`base` > 0).
     text: Cow<'a, str>,
     /// The offset in the whole text of `text`'s first byte.
@@ -100,10 +265,13 @@ struct Parser<'a> {
     items: Vec<Value>,
     /// The object keys met so far, shared between the entries that repeat them.
     keys: Interner,
+    /// What the value may cost, counted as it is built; held here rather than borrowed, as it
+    /// is counted several times per value.
+    room: Allowance<'m>,
 }
 
-impl<'a> Parser<'a> {
-    fn new(text: Cow<'a, str>) -> Parser<'a> {
+impl<'a, 'm> Parser<'a, 'm> {
+    fn new(text: Cow<'a, str>, room: Allowance<'m>) -> Parser<'a, 'm> {
         let release_at = match text {
             Cow::Owned(_) => RELEASE_BYTES,
             Cow::Borrowed(_) => usize::MAX,
@@ -117,7 +285,38 @@ impl<'a> Parser<'a> {
             key_ids: Vec::new(),
             items: Vec::new(),
             keys: Interner::default(),
+            room,
         }
+    }
+
+    /// Counts `bytes` of what is built against the allowance.
+    #[inline(always)]
+    fn charge(&mut self, bytes: usize) -> Result<(), ParseError> {
+        if self.room.charge(bytes) {
+            Ok(())
+        } else {
+            Err(self.err(OVER_ALLOWANCE))
+        }
+    }
+
+    /// Makes room for one more element of `size` bytes (as wasm32 lays it out) in the scratch
+    /// vector `vec`, doubling it when full, after counting what it grows by: a growth the
+    /// allowance cannot pay for never happens, as the vector's move would briefly hold both.
+    #[inline(always)]
+    fn make_room<T>(
+        vec: &mut Vec<T>,
+        size: usize,
+        room: &mut Allowance<'_>,
+    ) -> Result<(), &'static str> {
+        if vec.len() < vec.capacity() {
+            return Ok(());
+        }
+        let more = vec.capacity().max(4);
+        if !room.charge(more.saturating_mul(size)) {
+            return Err(OVER_ALLOWANCE);
+        }
+        vec.reserve_exact(more);
+        Ok(())
     }
 
     fn document(&mut self) -> Result<Value, ParseError> {
@@ -188,7 +387,11 @@ impl<'a> Parser<'a> {
             None => Err(self.err("unexpected end of input")),
             Some(b'{') => self.object(depth + 1, owner),
             Some(b'[') => self.array(depth + 1, owner),
-            Some(b'"') => Ok(Value::String(self.string()?)),
+            Some(b'"') => {
+                let text = self.string()?;
+                self.charge(heap_block(text.capacity()))?;
+                Ok(Value::String(text))
+            }
             Some(b't') => self.expect_word("true", Value::Bool(true)),
             Some(b'f') => self.expect_word("false", Value::Bool(false)),
             Some(b'n') => self.expect_word("null", Value::Null),
@@ -221,6 +424,11 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip_ws();
             let v = self.value(depth, id)?;
+            // The entry in its object, besides its place in the scratch vectors.
+            self.charge(ENTRY)?;
+            Self::make_room(&mut self.entries, ENTRY, &mut self.room)
+                .and_then(|()| Self::make_room(&mut self.key_ids, KEY_ID, &mut self.room))
+                .map_err(|message| self.err(message))?;
             self.entries.push((key, v));
             self.key_ids.push(id);
             self.release();
@@ -232,11 +440,13 @@ impl<'a> Parser<'a> {
                     let distinct = self.keys.close_object(owner, &self.key_ids[start..]);
                     self.key_ids.truncate(start);
                     let entries = self.entries.split_off(start);
-                    return Ok(Value::Object(if distinct {
-                        Map::from_distinct_named(entries)
-                    } else {
-                        Map::from_entries(entries)
-                    }));
+                    if distinct {
+                        return Ok(Value::Object(Map::from_distinct_named(entries)));
+                    }
+                    // Rebuilt one entry at a time, the entries grown by doubling beside an
+                    // index of their keys (integer-like, repeated, or many).
+                    self.charge(entries.len().saturating_mul(3 * ENTRY))?;
+                    return Ok(Value::Object(Map::from_entries(entries)));
                 }
                 _ => return Err(self.err("expected ',' or '}' in an object")),
             }
@@ -257,6 +467,10 @@ impl<'a> Parser<'a> {
         loop {
             self.skip_ws();
             let v = self.value(depth, owner)?;
+            // The node in its array, besides its place in the scratch vector.
+            self.charge(NODE)?;
+            Self::make_room(&mut self.items, NODE, &mut self.room)
+                .map_err(|message| self.err(message))?;
             self.items.push(v);
             self.release();
             self.skip_ws();
@@ -298,6 +512,7 @@ impl<'a> Parser<'a> {
             }
             self.digits();
         }
+        self.charge(heap_block(8 + self.pos - start))?;
         Ok(Value::Number(Number::from_literal_unchecked(
             &self.text[start..self.pos],
         )))
@@ -325,16 +540,20 @@ impl<'a> Parser<'a> {
             self.pos = start + key.len() + 1;
             return Ok((key, id));
         }
-        match self.plain_string_end() {
+        let (key, id) = match self.plain_string_end() {
             Some(end) => {
                 self.pos = end + 1;
-                Ok(self.keys.key_and_id(&self.text[start..end]))
+                self.keys.key_and_id(&self.text[start..end])
             }
             None => {
                 let text = self.string()?;
-                Ok(self.keys.key_and_id(&text))
+                self.keys.key_and_id(&text)
             }
+        };
+        if id == Interner::UNSHARED {
+            self.charge(heap_block(KEY_HEADER + key.len()))?;
         }
+        Ok((key, id))
     }
 
     fn string(&mut self) -> Result<String, ParseError> {
@@ -430,7 +649,8 @@ mod tests {
 
     #[test]
     fn items_of_a_top_level_array_are_guessed_from_the_item_before() {
-        let mut p = Parser::new(Cow::Borrowed(r#"[{"a":1,"b":2},{"a":3,"b":4}]"#));
+        let room = Allowance::unbounded();
+        let mut p = Parser::new(Cow::Borrowed(r#"[{"a":1,"b":2},{"a":3,"b":4}]"#), room);
         let v = p.document().unwrap();
         assert_eq!(v, parse(r#"[{"a":1,"b":2},{"a":3,"b":4}]"#).unwrap());
         let root = p.keys.root();
@@ -664,5 +884,118 @@ mod tests {
     #[test]
     fn invalid_utf8_is_an_error() {
         assert_eq!(parse_bytes(b"\"\xff\"").unwrap_err().offset, 1);
+    }
+
+    /// Texts of one shape each, the dense ones a few hundred KB.
+    fn shapes() -> Vec<(&'static str, String)> {
+        let run = r#"{"id":123456789,"name":"CI","head_branch":"main","status":"completed","run_number":42,"actor":{"login":"octocat","id":1},"labels":["a","b"],"draft":false}"#;
+        let many = |item: &str, n: usize| format!("[{}{item}]", format!("{item},").repeat(n - 1));
+        let keyed = |key: &str| {
+            let entries: String = (1..100_000).map(|i| format!("\"{key}{i}\":0,")).collect();
+            format!("{{{entries}\"{key}0\":0}}")
+        };
+        vec![
+            ("numbers", many("0", 200_000)),
+            ("empty objects", many("{}", 200_000)),
+            ("empty strings", many(r#""""#, 200_000)),
+            ("short strings", many(r#""ab""#, 200_000)),
+            ("escaped strings", many(r#""a\n""#, 100_000)),
+            ("empty arrays", many("[]", 200_000)),
+            ("pairs", many("[0,0]", 100_000)),
+            ("small objects", many(r#"{"a":0}"#, 100_000)),
+            ("integer keys", keyed("")),
+            ("distinct keys", keyed("k")),
+            (
+                "runs",
+                format!(
+                    r#"{{"total_count":5000,"workflow_runs":{}}}"#,
+                    many(run, 5000)
+                ),
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_count_is_within_a_factor_of_what_the_heap_holds_for_every_shape() {
+        // The count is wasm32's and includes the scratch vectors freed at the end; the host's
+        // nodes are larger (8-byte words) and its heap count has no allocator overhead.
+        for (shape, text) in shapes() {
+            let before = crate::memory::heap::live();
+            let mut room = Allowance::unbounded();
+            let value = parse_within(&text, &mut room).unwrap();
+            let held = (crate::memory::heap::live() - before) as f64;
+            let counted = room.spent() as f64;
+            let ratio = held / counted;
+            assert!(
+                (0.4..=2.5).contains(&ratio),
+                "{shape}: held {held}, counted {counted}"
+            );
+            // Dense shapes cost many times their text: what the allowance exists for.
+            assert!(
+                counted > 2.5 * text.len() as f64,
+                "{shape}: {counted} for {}",
+                text.len()
+            );
+            drop(value);
+        }
+    }
+
+    #[test]
+    fn a_parse_past_its_allowance_fails_as_over_it_and_one_within_it_matches_parse() {
+        for (shape, text) in shapes() {
+            let mut room = Allowance::unbounded();
+            let whole = parse_within(&text, &mut room).unwrap();
+            let needed = room.spent();
+            let mut exact = Allowance::fixed(needed);
+            assert_eq!(parse_within(&text, &mut exact).unwrap(), whole, "{shape}");
+            let error = parse_within(&text, &mut Allowance::fixed(needed - 1)).unwrap_err();
+            assert!(error.over_allowance(), "{shape}: {error}");
+            let owned = parse_owned_within(text, &mut Allowance::fixed(needed / 2)).unwrap_err();
+            assert!(owned.error.over_allowance(), "{shape}");
+        }
+        let broken = parse_within("[0,", &mut Allowance::fixed(1 << 20)).unwrap_err();
+        assert!(!broken.over_allowance());
+    }
+
+    #[test]
+    fn a_growing_allowance_asks_in_steps_and_stops_where_it_is_refused() {
+        let text = format!("[{}0]", "0,".repeat(499_999));
+        let needed = {
+            let mut room = Allowance::unbounded();
+            parse_within(&text, &mut room).unwrap();
+            room.spent()
+        };
+        for limit in [needed / 2, needed + GROWTH_STEP] {
+            let (mut granted, mut asks) = (0usize, Vec::new());
+            let mut more = |bytes: usize| {
+                asks.push(bytes);
+                let ok = granted + bytes <= limit;
+                if ok {
+                    granted += bytes;
+                }
+                ok
+            };
+            let mut room = Allowance::growing(0, &mut more);
+            let parsed = parse_within(&text, &mut room);
+            assert_eq!(parsed.is_ok(), limit > needed, "limit {limit} of {needed}");
+            assert!(room.allowed() <= limit && room.spent() <= needed);
+            assert!(asks.iter().all(|&ask| ask >= GROWTH_STEP), "{asks:?}");
+            // Steps grow with what is held, so a large value is granted in a few dozen asks.
+            assert!(asks.len() < 64, "{} asks", asks.len());
+        }
+    }
+
+    #[test]
+    fn a_scratch_vector_is_counted_before_it_grows() {
+        let mut room = Allowance::fixed(4 * NODE);
+        let mut items: Vec<Value> = Vec::new();
+        assert_eq!(Parser::make_room(&mut items, NODE, &mut room), Ok(()));
+        assert_eq!((items.capacity(), room.spent()), (4, 4 * NODE));
+        items.extend(std::iter::repeat_n(Value::Null, 4));
+        assert_eq!(
+            Parser::make_room(&mut items, NODE, &mut room),
+            Err(OVER_ALLOWANCE)
+        );
+        assert_eq!(items.capacity(), 4);
     }
 }

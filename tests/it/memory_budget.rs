@@ -690,3 +690,110 @@ fn a_background_artifact_write_keeps_its_calls_memory_until_it_ends_and_a_large_
     assert_eq!(env.background.pending(), 0);
     assert_eq!(budget.in_use(), 0);
 }
+
+/// `[0,0,...]` of about `bytes`: each 2-byte value costs some 40 bytes parsed.
+fn zeros(bytes: usize) -> String {
+    format!("[{}0]", "0,".repeat(bytes / 2 - 1))
+}
+
+#[test]
+fn an_answer_too_dense_for_the_memory_fails_coded_and_the_call_holds_nothing_after() {
+    let server = server();
+    let env = FakeEnv::new();
+    // A large runs page (reserved, then grown from the budget) and a small CircleCI answer
+    // (which never waits), each parsing to several times the budget.
+    let page = format!(
+        r#"{{"total_count":1,"workflow_runs":{}}}"#,
+        zeros(3 * 1024 * 1024)
+    );
+    let small = zeros(900 * 1024);
+    let http = GatedHttp {
+        route: Box::new(move |request| {
+            let body = match request.url.contains("/actions/runs") {
+                true => page.clone(),
+                false => small.clone(),
+            };
+            (
+                json_headers(Some(body.len())),
+                vec![Piece::Bytes(body.into_bytes())],
+            )
+        }),
+    };
+    let ports = over(&env, &http);
+    let done = RefCell::new(Vec::new());
+    block_on(call(&server, ports, "runs", &done, RUNS, runs_args()));
+    assert_eq!(server.memory().in_use(), 0);
+    block_on(call(
+        &server,
+        ports,
+        "get",
+        &done,
+        GET,
+        json!({"path": "/me"}),
+    ));
+    assert_eq!(server.memory().in_use(), 0);
+    for (label, failed) in done.borrow().iter() {
+        assert_eq!(failed["isError"], true, "{label}: {failed}");
+        assert_eq!(
+            failed["_meta"]["code"], "too_many_values",
+            "{label}: {failed}"
+        );
+        let text = failed["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("too many values for the memory")
+                && text.contains("fewer results per page"),
+            "{label}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_cached_answer_is_parsed_within_the_memory_free_when_it_is_read_back() {
+    let server = server();
+    let env = FakeEnv::new();
+    let (open, gate) = gate();
+    let page = large_page();
+    // Fits beside nothing else (a few MiB once parsed), not beside a held page.
+    let dense = zeros(200 * 1024).into_bytes();
+    let fetched = Rc::new(Cell::new(0));
+    let count = fetched.clone();
+    let http = GatedHttp {
+        route: Box::new(move |request| match request.url.contains("/actions/runs") {
+            true => (
+                json_headers(Some(page.len())),
+                vec![Piece::Wait(gate.clone()), Piece::Bytes(page.clone())],
+            ),
+            false => {
+                count.set(count.get() + 1);
+                (
+                    json_headers(Some(dense.len())),
+                    vec![Piece::Bytes(dense.clone())],
+                )
+            }
+        }),
+    };
+    let ports = over(&env, &http);
+    let done = RefCell::new(Vec::new());
+    let args = || json!({"path": "/project/gh/o/r"});
+    block_on(call(&server, ports, "fetched", &done, GET, args()));
+    block_on(async {
+        let first = call(&server, ports, "first", &done, RUNS, runs_args());
+        let driver = async {
+            settle().await;
+            call(&server, ports, "cached", &done, GET, args()).await;
+            open.send(()).unwrap();
+        };
+        join(first, driver).await;
+    });
+    assert_eq!(
+        fetched.get(),
+        1,
+        "the second circleci_get is answered from the cache"
+    );
+    let done = done.borrow();
+    assert_eq!(result(&done, "fetched").get("isError"), None);
+    assert_eq!(result(&done, "first").get("isError"), None);
+    let cached = result(&done, "cached");
+    assert_eq!(cached["_meta"]["code"], "too_many_values", "{cached}");
+    assert_eq!(server.memory().in_use(), 0);
+}

@@ -113,7 +113,9 @@ async fn from_kept(
             headers.push((name.to_owned(), value));
         }
     }
-    let decoded = upstream::decode_body(Vendor::GitHub, response.status, &headers, &response.body);
+    let decoded = call
+        .upstream
+        .decode_bytes(target, response.status, &headers, &response.body)?;
     Ok(Fetched {
         body: decoded.value,
         headers,

@@ -195,7 +195,8 @@ impl UpstreamTool for GetJobLogs {
     ) -> Result<CallToolResult, ToolError> {
         let options = args.log.options()?;
         let opened = call.upstream.open(&details).await?;
-        if !(200..300).contains(&opened.status) {
+        let status = opened.status;
+        if !(200..300).contains(&status) {
             return Err(stream::status_error(call.ports.clock, &details, opened)
                 .await
                 .into());
@@ -212,12 +213,16 @@ impl UpstreamTool for GetJobLogs {
             Ok(body) => body,
             Err(e) => return Err(ToolError::Failed(e.text())),
         };
-        let Ok(details) = crate::value::parse_bytes(&body) else {
+        let decoded = call
+            .upstream
+            .decode_bytes(&details, status, &Vec::new(), &body)?;
+        if !decoded.parsed_json {
             return Err(ToolError::Failed(
                 "Error: Invalid response from CircleCI API v1.1: the job details are not JSON."
                     .into(),
             ));
-        };
+        }
+        let details = decoded.value;
         let mut fields = Map::new();
         fields.insert("id".into(), super::int(job.number));
         let name = details

@@ -107,7 +107,8 @@ fn transport(error: &UpstreamError) -> Transport {
         ErrorKind::NotConfigured
         | ErrorKind::Undeclared
         | ErrorKind::Denied(_)
-        | ErrorKind::Busy { .. } => plain(String::new(), None),
+        | ErrorKind::Busy { .. }
+        | ErrorKind::TooManyValues { .. } => plain(String::new(), None),
     }
 }
 
