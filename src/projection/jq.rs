@@ -33,7 +33,7 @@ use jaq_core::{Compiler, Ctx, DataT, Lut, Vars};
 use crate::value::Value;
 
 use super::meter::{self, Limits};
-use budget::recursive_defs;
+use budget::{recursive_defs, unfolds_too_far, MAX_UNFOLDED_TERMS};
 use metered::M;
 
 /// Programs longer than this are refused before parsing.
@@ -174,6 +174,13 @@ impl JqProgram {
         let user_defs = user_definitions(src).ok_or_else(|| JqError::Syntax(src.to_owned()))?;
         if let Some(name) = recursive_defs(&user_defs).into_iter().next() {
             return Err(JqError::Recursive(name.to_owned()));
+        }
+        if unfolds_too_far(&user_defs) {
+            return Err(JqError::Refused(format!(
+                "jq program unfolds to more than {MAX_UNFOLDED_TERMS} steps for each input: its \
+                 definitions call one another too many times over; write them out or use \
+                 map, reduce or range"
+            )));
         }
         let arena = Arena::default();
         let loader = Loader::new(definitions());
@@ -514,6 +521,46 @@ mod tests {
         }
         // Shadowing by arity is not recursion.
         assert!(JqProgram::compile("def f: 1; def f(x): f; f(.)").is_ok());
+    }
+
+    /// `def f1: f0 | f0; ...` evaluates `.` 2^N times without touching a value, so fuel charged
+    /// per evaluation is noticed only at the end: such programs are refused by their unfolded
+    /// size, through arguments and nested scopes too, and ordinary definitions are not.
+    #[test]
+    fn programs_that_unfold_exponentially_are_refused() {
+        let doubling = |n: usize, step: &str| {
+            let mut p = String::from("def f0: .; ");
+            for i in 1..=n {
+                p.push_str(
+                    &step
+                        .replace("{i}", &i.to_string())
+                        .replace("{j}", &(i - 1).to_string()),
+                );
+            }
+            p.push_str(&format!("f{n}"));
+            p
+        };
+        for program in [
+            doubling(24, "def f{i}: f{j} | f{j}; "),
+            doubling(20, "def f{i}: [f{j}, f{j}]; "),
+            doubling(18, "def f{i}: def g: f{j}; g | g; "),
+            // Through filter arguments: each `t` calls its argument twice.
+            format!("def t(g): g | g; {}.{}", "t(".repeat(20), ")".repeat(20)),
+        ] {
+            let refused = JqProgram::compile(&program);
+            assert!(
+                matches!(&refused, Err(JqError::Refused(m)) if m.contains("unfolds to more than")),
+                "{program}: {:?}",
+                refused.map(|_| ())
+            );
+        }
+        for program in [
+            doubling(12, "def f{i}: f{j} | f{j}; "),
+            "def pick(f): map(f); def name: .name; [.items[] | {n: name}] | pick(.n)".to_owned(),
+            format!("def t(g): g | g; {}.{}", "t(".repeat(10), ")".repeat(10)),
+        ] {
+            assert!(JqProgram::compile(&program).is_ok(), "{program}");
+        }
     }
 
     #[test]

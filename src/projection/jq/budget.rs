@@ -348,3 +348,134 @@ fn walk_pattern<'s>(
         }
     }
 }
+
+/// The most term evaluations a program may unfold to, counting each call of a definition of its
+/// own as its body evaluated again (see [`unfolds_too_far`]).
+pub(crate) const MAX_UNFOLDED_TERMS: u64 = 100_000;
+
+/// Whether `term` unfolds to more than [`MAX_UNFOLDED_TERMS`] term evaluations for one input.
+///
+/// Fuel is charged per term evaluation but only noticed by the next operation on a value, so
+/// the evaluations between two such operations run whatever fuel is left. Definitions that call
+/// one another twice (`def f1: f0 | f0; def f2: f1 | f1; ...`) unfold exponentially without
+/// touching a value: bounding the unfolded size bounds that stretch. Calls of the standard
+/// library count their arguments once; definitions are not recursive here ([`recursive_defs`]),
+/// so the walk ends, and it stops as soon as the count passes the bound, so it costs at most as
+/// many steps.
+pub(crate) fn unfolds_too_far(term: &Term<&str>) -> bool {
+    let mut count = 0;
+    expand(term, &Scope::Root, &mut count).is_err()
+}
+
+/// What a name means where a term is: definitions and filter arguments, innermost first.
+enum Scope<'a, 's> {
+    Root,
+    /// Definitions made together, seen from their own bodies and from the term after them.
+    Defs(&'a [Def<&'s str>], &'a Scope<'a, 's>),
+    /// A definition's filter arguments, each the caller's term in the caller's scope.
+    Args(
+        &'a [(&'s str, &'a Term<&'s str>, &'a Scope<'a, 's>)],
+        &'a Scope<'a, 's>,
+    ),
+}
+
+/// What a call resolves to.
+enum Callee<'a, 's> {
+    Def(&'a Def<&'s str>, &'a Scope<'a, 's>),
+    Arg(&'a Term<&'s str>, &'a Scope<'a, 's>),
+    Builtin,
+}
+
+impl<'a, 's> Scope<'a, 's> {
+    fn resolve(&'a self, name: &str, arity: usize) -> Callee<'a, 's> {
+        match self {
+            Scope::Root => Callee::Builtin,
+            Scope::Defs(defs, parent) => {
+                match defs
+                    .iter()
+                    .rev()
+                    .find(|d| d.name == name && d.args.len() == arity)
+                {
+                    Some(def) => Callee::Def(def, self),
+                    None => parent.resolve(name, arity),
+                }
+            }
+            Scope::Args(args, parent) => match args.iter().find(|(n, ..)| *n == name) {
+                Some((_, term, scope)) if arity == 0 => Callee::Arg(term, scope),
+                _ => parent.resolve(name, arity),
+            },
+        }
+    }
+}
+
+/// The bound was passed.
+struct Unfolded;
+
+fn expand<'a, 's>(
+    t: &'a Term<&'s str>,
+    scope: &'a Scope<'a, 's>,
+    count: &mut u64,
+) -> Result<(), Unfolded> {
+    *count += 1;
+    if *count > MAX_UNFOLDED_TERMS {
+        return Err(Unfolded);
+    }
+    let go = |t: &'a Term<&'s str>, count: &mut u64| expand(t, scope, count);
+    match t {
+        Term::Id | Term::Recurse | Term::Num(_) | Term::Var(_) | Term::Break(_) => Ok(()),
+        Term::Str(_, parts) => parts.iter().try_for_each(|part| match part {
+            StrPart::Term(t) => go(t, count),
+            _ => Ok(()),
+        }),
+        Term::Arr(inner) => inner.iter().try_for_each(|t| go(t, count)),
+        Term::Obj(entries) => entries.iter().try_for_each(|(k, v)| {
+            go(k, count)?;
+            v.iter().try_for_each(|v| go(v, count))
+        }),
+        Term::Neg(t) | Term::Label(_, t) => go(t, count),
+        Term::BinOp(l, _, r) => {
+            go(l, count)?;
+            go(r, count)
+        }
+        Term::Fold(_, xs, _, args) => {
+            go(xs, count)?;
+            args.iter().try_for_each(|a| go(a, count))
+        }
+        Term::TryCatch(t, c) => {
+            go(t, count)?;
+            c.iter().try_for_each(|c| go(c, count))
+        }
+        Term::IfThenElse(branches, otherwise) => {
+            for (c, b) in branches {
+                go(c, count)?;
+                go(b, count)?;
+            }
+            otherwise.iter().try_for_each(|o| go(o, count))
+        }
+        // A definition costs nothing until it is called.
+        Term::Def(defs, body) => expand(body, &Scope::Defs(defs, scope), count),
+        Term::Call(name, args) => match scope.resolve(name, args.len()) {
+            Callee::Builtin => args.iter().try_for_each(|a| go(a, count)),
+            Callee::Arg(term, caller) => expand(term, caller, count),
+            Callee::Def(def, defined) => {
+                // A `$x` argument is evaluated once, here, and is a variable in the body; a
+                // filter argument is the caller's term, unfolded wherever the body calls it.
+                let mut filters = Vec::new();
+                for (param, arg) in def.args.iter().zip(args) {
+                    match param.strip_prefix('$') {
+                        Some(_) => go(arg, count)?,
+                        None => filters.push((*param, arg, scope)),
+                    }
+                }
+                expand(&def.body, &Scope::Args(&filters, defined), count)
+            }
+        },
+        Term::Path(t, path) => {
+            go(t, count)?;
+            path.0.iter().try_for_each(|(part, _)| match part {
+                Part::Index(i) => go(i, count),
+                Part::Range(a, b) => [a, b].into_iter().flatten().try_for_each(|x| go(x, count)),
+            })
+        }
+    }
+}
