@@ -21,7 +21,7 @@ use crate::tools::registry::{
 };
 use crate::upstream::hosts::{BadLogHosts, LogHosts};
 use crate::upstream::vendor::{
-    base_url, site_url, BadRoot, Flavor, Secret, SelfHosted, UpstreamSettings,
+    base_url, site_url, AccessToken, BadRoot, Flavor, Secret, SelfHosted, UpstreamSettings, Vendor,
     BITBUCKET_DEFAULT_URL, CIRCLECI_DEFAULT_URL, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS,
     GITHUB_DEFAULT_URL,
 };
@@ -82,6 +82,18 @@ pub(crate) const CONFLUENCE_BASE_URL: &str = "CONFLUENCE_BASE_URL";
 pub(crate) const CONFLUENCE_PERSONAL_TOKEN: &str = "CONFLUENCE_PERSONAL_TOKEN";
 /// A Confluence Data Center user name (a secret): with it the token goes as Basic.
 pub(crate) const CONFLUENCE_USERNAME: &str = "CONFLUENCE_USERNAME";
+/// Cloudflare Access service token in front of Jira Data Center: its client id (a secret).
+pub(crate) const JIRA_CF_ACCESS_CLIENT_ID: &str = "JIRA_CF_ACCESS_CLIENT_ID";
+/// Its client secret (a secret).
+pub(crate) const JIRA_CF_ACCESS_CLIENT_SECRET: &str = "JIRA_CF_ACCESS_CLIENT_SECRET";
+/// Cloudflare Access service token in front of Confluence Data Center: its client id.
+pub(crate) const CONFLUENCE_CF_ACCESS_CLIENT_ID: &str = "CONFLUENCE_CF_ACCESS_CLIENT_ID";
+/// Its client secret (a secret).
+pub(crate) const CONFLUENCE_CF_ACCESS_CLIENT_SECRET: &str = "CONFLUENCE_CF_ACCESS_CLIENT_SECRET";
+/// Cloudflare Access service token in front of GitHub Enterprise Server: its client id.
+pub(crate) const GITHUB_CF_ACCESS_CLIENT_ID: &str = "GITHUB_CF_ACCESS_CLIENT_ID";
+/// Its client secret (a secret).
+pub(crate) const GITHUB_CF_ACCESS_CLIENT_SECRET: &str = "GITHUB_CF_ACCESS_CLIENT_SECRET";
 /// Atlassian Cloud site name: `https://{site}.atlassian.net` for Jira and Confluence.
 pub(crate) const ATLASSIAN_SITE_NAME: &str = "ATLASSIAN_SITE_NAME";
 /// Jira and Confluence root, overriding the site name (Data Center, tests).
@@ -181,6 +193,12 @@ pub const SETTINGS: &[&str] = &[
     CONFLUENCE_BASE_URL,
     CONFLUENCE_PERSONAL_TOKEN,
     CONFLUENCE_USERNAME,
+    JIRA_CF_ACCESS_CLIENT_ID,
+    JIRA_CF_ACCESS_CLIENT_SECRET,
+    CONFLUENCE_CF_ACCESS_CLIENT_ID,
+    CONFLUENCE_CF_ACCESS_CLIENT_SECRET,
+    GITHUB_CF_ACCESS_CLIENT_ID,
+    GITHUB_CF_ACCESS_CLIENT_SECRET,
     MCP_OAUTH_ISSUER,
     MCP_OAUTH_ENCRYPTION_KEY,
     MCP_OAUTH_PROVIDER,
@@ -587,8 +605,59 @@ fn upstream_settings(
         atlassian_flavor,
         jira_server,
         confluence_server,
+        access: access_tokens(get)?,
         ..UpstreamSettings::default()
     })
+}
+
+/// The Cloudflare Access service tokens of the vendors that may sit behind Access: each client id
+/// with its secret, or neither.
+fn access_tokens(
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(Vendor, AccessToken)>, ConfigError> {
+    let mut tokens = Vec::new();
+    for (vendor, id, secret) in [
+        (
+            Vendor::Jira,
+            JIRA_CF_ACCESS_CLIENT_ID,
+            JIRA_CF_ACCESS_CLIENT_SECRET,
+        ),
+        (
+            Vendor::Confluence,
+            CONFLUENCE_CF_ACCESS_CLIENT_ID,
+            CONFLUENCE_CF_ACCESS_CLIENT_SECRET,
+        ),
+        (
+            Vendor::GitHub,
+            GITHUB_CF_ACCESS_CLIENT_ID,
+            GITHUB_CF_ACCESS_CLIENT_SECRET,
+        ),
+    ] {
+        let read = |name: &str| get(name).map(|v| Secret::new(v.trim()));
+        match (read(id), read(secret)) {
+            (Some(client_id), Some(client_secret)) => tokens.push((
+                vendor,
+                AccessToken {
+                    client_id,
+                    client_secret,
+                },
+            )),
+            (Some(_), None) => {
+                return Err(ConfigError::rule(
+                    secret,
+                    format!("must be set when {id} is set"),
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(ConfigError::rule(
+                    id,
+                    format!("must be set when {secret} is set"),
+                ))
+            }
+            (None, None) => {}
+        }
+    }
+    Ok(tokens)
 }
 
 /// Jira's and Confluence's Data Center servers, each from its root, personal access token and
@@ -607,8 +676,15 @@ fn self_hosted(
             CONFLUENCE_USERNAME,
         ],
     ];
+    const ACCESS: [&str; 4] = [
+        JIRA_CF_ACCESS_CLIENT_ID,
+        JIRA_CF_ACCESS_CLIENT_SECRET,
+        CONFLUENCE_CF_ACCESS_CLIENT_ID,
+        CONFLUENCE_CF_ACCESS_CLIENT_SECRET,
+    ];
     if flavor == Flavor::Cloud {
-        let given = PRODUCTS.iter().flatten().find(|name| get(name).is_some());
+        let mut data_center = PRODUCTS.iter().flatten().chain(&ACCESS);
+        let given = data_center.find(|name| get(name).is_some());
         return match given {
             Some(name) => Err(ConfigError::rule(
                 name,
@@ -1045,50 +1121,78 @@ mod tests {
             assert!(!text.contains("secret-pat"), "{text}");
         };
         let dc = (ATLASSIAN_FLAVOR, "datacenter");
-        refused(
-            &[(ATLASSIAN_FLAVOR, "server")],
-            ATLASSIAN_FLAVOR,
-            "cloud or datacenter",
-        );
-        refused(
-            &[(JIRA_PERSONAL_TOKEN, "secret-pat")],
-            JIRA_PERSONAL_TOKEN,
-            "ATLASSIAN_FLAVOR=datacenter",
-        );
-        refused(
-            &[dc, (ATLASSIAN_SITE_NAME, "acme")],
-            ATLASSIAN_SITE_NAME,
-            "JIRA_BASE_URL",
-        );
-        refused(
-            &[dc, (ATLASSIAN_BASE_URL, "https://jira.example.com")],
-            ATLASSIAN_BASE_URL,
-            "Atlassian Cloud",
-        );
-        refused(
-            &[dc, (JIRA_BASE_URL, "https://jira.example.com")],
-            JIRA_PERSONAL_TOKEN,
-            "when JIRA_BASE_URL is set",
-        );
-        refused(
-            &[dc, (CONFLUENCE_PERSONAL_TOKEN, "secret-pat")],
-            CONFLUENCE_BASE_URL,
-            "when CONFLUENCE_PERSONAL_TOKEN is set",
-        );
-        refused(
-            &[dc, (JIRA_USERNAME, "me")],
-            JIRA_PERSONAL_TOKEN,
-            "when JIRA_USERNAME is set",
-        );
-        refused(
-            &[
-                dc,
-                (JIRA_BASE_URL, "jira.example.com"),
-                (JIRA_PERSONAL_TOKEN, "secret-pat"),
-            ],
-            JIRA_BASE_URL,
-            "https://",
-        );
+        let jira_root = (JIRA_BASE_URL, "https://jira.example.com");
+        let pat = |name| (name, "secret-pat");
+        let bad_root = [
+            dc,
+            (JIRA_BASE_URL, "jira.example.com"),
+            pat(JIRA_PERSONAL_TOKEN),
+        ];
+        // The settings given, the one refused, and what its error says.
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+        let cases: [Case; 11] = [
+            (
+                &[(ATLASSIAN_FLAVOR, "server")],
+                ATLASSIAN_FLAVOR,
+                "cloud or datacenter",
+            ),
+            (
+                &[pat(JIRA_PERSONAL_TOKEN)],
+                JIRA_PERSONAL_TOKEN,
+                "FLAVOR=datacenter",
+            ),
+            (
+                &[dc, (ATLASSIAN_SITE_NAME, "acme")],
+                ATLASSIAN_SITE_NAME,
+                "JIRA_BASE_URL",
+            ),
+            (
+                &[dc, (ATLASSIAN_BASE_URL, "https://x")],
+                ATLASSIAN_BASE_URL,
+                "Cloud",
+            ),
+            (
+                &[dc, jira_root],
+                JIRA_PERSONAL_TOKEN,
+                "when JIRA_BASE_URL is set",
+            ),
+            (
+                &[dc, pat(CONFLUENCE_PERSONAL_TOKEN)],
+                CONFLUENCE_BASE_URL,
+                "is set",
+            ),
+            (
+                &[dc, (JIRA_USERNAME, "me")],
+                JIRA_PERSONAL_TOKEN,
+                "when JIRA_USERNAME",
+            ),
+            (&bad_root, JIRA_BASE_URL, "https://"),
+            (
+                &[pat(JIRA_CF_ACCESS_CLIENT_SECRET)],
+                JIRA_CF_ACCESS_CLIENT_SECRET,
+                "datacenter",
+            ),
+            (
+                &[(GITHUB_CF_ACCESS_CLIENT_ID, "i")],
+                GITHUB_CF_ACCESS_CLIENT_SECRET,
+                "is set",
+            ),
+            (
+                &[pat(GITHUB_CF_ACCESS_CLIENT_SECRET)],
+                GITHUB_CF_ACCESS_CLIENT_ID,
+                "is set",
+            ),
+        ];
+        for (pairs, setting, says) in cases {
+            refused(pairs, setting, says);
+        }
+        let config = from(&[
+            (GITHUB_CF_ACCESS_CLIENT_ID, "id.access"),
+            (GITHUB_CF_ACCESS_CLIENT_SECRET, "cf-secret"),
+        ])
+        .unwrap();
+        assert_eq!(config.upstream.access.len(), 1);
+        assert!(config.upstream.credential_values().contains(&"cf-secret"));
         assert_eq!(
             from(&[(ATLASSIAN_FLAVOR, "cloud")]).unwrap(),
             Config::default()

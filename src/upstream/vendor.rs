@@ -274,6 +274,9 @@ pub struct UpstreamSettings {
     /// Confluence Data Center (`CONFLUENCE_BASE_URL`, `CONFLUENCE_PERSONAL_TOKEN`,
     /// `CONFLUENCE_USERNAME`).
     pub(crate) confluence_server: Option<SelfHosted>,
+    /// Cloudflare Access service tokens of the vendors behind Access
+    /// (`{JIRA,CONFLUENCE,GITHUB}_CF_ACCESS_CLIENT_ID` and `..._SECRET`).
+    pub(crate) access: Vec<(Vendor, AccessToken)>,
     /// How long one request may take, in milliseconds (`UPSTREAM_TIMEOUT_MS`).
     pub timeout_ms: u64,
     /// The largest response body read, in bytes (`UPSTREAM_MAX_BYTES`).
@@ -298,6 +301,33 @@ pub(crate) struct SelfHosted {
     pub(crate) username: Option<Secret>,
     /// The personal access token (or password, with a user name).
     pub(crate) token: Secret,
+}
+
+/// A Cloudflare Access service token, sent as `CF-Access-Client-Id` and `CF-Access-Client-Secret`
+/// so that a self-hosted server behind Access can be reached. Both halves are secrets: scrubbed
+/// from answers like a credential, never shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AccessToken {
+    /// `CF-Access-Client-Id`.
+    pub(crate) client_id: Secret,
+    /// `CF-Access-Client-Secret`.
+    pub(crate) client_secret: Secret,
+}
+
+impl AccessToken {
+    /// The two headers, in order.
+    pub(crate) fn headers(&self) -> [(String, String); 2] {
+        [
+            (
+                "CF-Access-Client-Id".to_owned(),
+                self.client_id.expose().to_owned(),
+            ),
+            (
+                "CF-Access-Client-Secret".to_owned(),
+                self.client_secret.expose().to_owned(),
+            ),
+        ]
+    }
 }
 
 /// The identity a policy decision names for one vendor, with the credential it resolves to:
@@ -419,6 +449,7 @@ impl Default for UpstreamSettings {
             atlassian_flavor: Flavor::Cloud,
             jira_server: None,
             confluence_server: None,
+            access: Vec::new(),
             timeout_ms: DEFAULT_TIMEOUT_MS,
             max_bytes: DEFAULT_MAX_BYTES,
             log_hosts: LogHosts::default(),
@@ -445,6 +476,18 @@ impl UpstreamSettings {
             _ => &Source::Configured,
         };
         let flavor = self.flavor(vendor);
+        // The Access token guards the configured root only: never sent to another host (the
+        // Atlassian gateway a person's token goes to).
+        let access = match source {
+            Source::Personal {
+                base_url: Some(_), ..
+            } => None,
+            _ => self
+                .access
+                .iter()
+                .find(|(v, _)| *v == vendor)
+                .map(|(_, token)| token.clone()),
+        };
         let (base_url, credential) = match source {
             Source::Configured => (
                 self.root(vendor)?,
@@ -468,6 +511,7 @@ impl UpstreamSettings {
             base_url,
             credential,
             headers: vendor.fixed_headers(),
+            access,
         })
     }
 
@@ -556,6 +600,11 @@ impl UpstreamSettings {
                 .flatten()
                 .map(|server| &server.token),
         )
+        .chain(
+            self.access
+                .iter()
+                .flat_map(|(_, t)| [&t.client_id, &t.client_secret]),
+        )
         .chain(self.acting.iter().flat_map(|a| a.secret_values()))
         .map(Secret::expose)
         .collect()
@@ -609,6 +658,8 @@ pub struct Endpoint {
     pub(crate) credential: Credential,
     /// Fixed headers sent after the credential, in order.
     pub headers: Vec<(String, String)>,
+    /// The Cloudflare Access service token sent after them, to the configured root only.
+    pub(crate) access: Option<AccessToken>,
 }
 
 /// Validates a base URL setting: `http(s)://host[:port][/path]`, no query, fragment or userinfo;
@@ -812,6 +863,42 @@ mod tests {
         let endpoint = base.acting_as(github).endpoint(Vendor::GitHub).unwrap();
         assert_eq!(endpoint.base_url, GITHUB_DEFAULT_URL);
         assert_eq!(endpoint.credential.identity, token);
+    }
+
+    #[test]
+    fn an_access_token_goes_to_its_vendors_configured_root_only() {
+        let token = AccessToken {
+            client_id: Secret::new("id.access"),
+            client_secret: Secret::new("cf-secret"),
+        };
+        let s = UpstreamSettings {
+            atlassian_flavor: Flavor::DataCenter,
+            jira_server: Some(SelfHosted {
+                base_url: "https://jira.example.com".into(),
+                username: None,
+                token: Secret::new("pat"),
+            }),
+            github_token: Some(Secret::new("gh")),
+            access: vec![(Vendor::Jira, token.clone())],
+            ..UpstreamSettings::default()
+        };
+        assert_eq!(s.endpoint(Vendor::Jira).unwrap().access, Some(token));
+        assert_eq!(s.endpoint(Vendor::GitHub).unwrap().access, None);
+        let values = s.credential_values();
+        assert!(values.contains(&"id.access") && values.contains(&"cf-secret"));
+        let debug = format!("{s:?} {:?}", s.endpoint(Vendor::Jira));
+        assert!(
+            !debug.contains("cf-secret") && !debug.contains("id.access"),
+            "{debug}"
+        );
+        // A person's token at another root never carries it.
+        let person = Secret::new("person");
+        let gateway = Some("https://api.atlassian.com/ex/jira/c-1");
+        let acting = Acting::personal(Vendor::Jira, "me", &person, gateway).unwrap();
+        assert_eq!(
+            s.acting_as(acting).endpoint(Vendor::Jira).unwrap().access,
+            None
+        );
     }
 
     #[test]

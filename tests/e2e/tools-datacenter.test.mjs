@@ -3,7 +3,8 @@
 // root with a context path and its own personal access token sent as a bearer token, Jira REST v2
 // with startAt/maxResults paging, Confluence /rest/api content and CQL search with start/limit,
 // tools/list describing that API, Cloud paths refused naming it, an expired token's 401 naming
-// its setting, and no token in any result or log line.
+// its setting, a Cloudflare Access service token sent to its own product only and scrubbed from
+// echoes, and no token in any result or log line.
 
 import { test, before, after, beforeEach } from "node:test";
 import assert from "node:assert/strict";
@@ -13,6 +14,9 @@ import { startFakeUpstream } from "./fake-upstream.mjs";
 const TOKENS = {
   JIRA_PERSONAL_TOKEN: "NjE2Mzg5NDU2ODk5OkDcJiraPat0123456789abcdef",
   CONFLUENCE_PERSONAL_TOKEN: "MzQ1Njc4OTAxMjM0OkDcConfluencePat0123456789",
+  // Jira sits behind Cloudflare Access; Confluence does not.
+  JIRA_CF_ACCESS_CLIENT_ID: "0d3a9c5e7f1b2e4a6c8d0f1a3b5c7d9e.access",
+  JIRA_CF_ACCESS_CLIENT_SECRET: "e2eCfAccessClientSecret0123456789abcdef0123456789abcdef",
 };
 
 let upstream;
@@ -63,6 +67,8 @@ function dataCenterRoutes() {
     json(res, 200, issue(url, n));
   });
   route("GET", /^\/jira\/rest\/api\/2\/myself$/, (req, res, m, { json }) => unauthorized(res, json));
+  // A proxy that echoes what it was sent: the Access secret must not come back.
+  route("GET", /^\/jira\/rest\/api\/2\/echo$/, (req, res, m, { json }) => json(res, 400, { errorMessages: [`bad header CF-Access-Client-Secret: ${req.headers["cf-access-client-secret"]}`], errors: {} }));
   route("GET", /^\/confluence\/rest\/api\/content$/, (req, res, m, { json }) => {
     if (!bearer(req, TOKENS.CONFLUENCE_PERSONAL_TOKEN)) return unauthorized(res, json);
     const start = Number(req.query.get("start") ?? 0);
@@ -104,6 +110,16 @@ test("jira_get: REST v2 search paged with startAt/maxResults, on Jira's own root
   assert.equal(reqs[0].url, "/jira/rest/api/2/search?jql=project+%3D+DC&startAt=0&maxResults=5");
   assert.equal(reqs[1].headers.authorization, `Bearer ${TOKENS.JIRA_PERSONAL_TOKEN}`);
   assert.equal(reqs[1].headers.accept, "application/json");
+  // The Access service token goes with every request to Jira's root.
+  assert.equal(reqs[0].headers["cf-access-client-id"], TOKENS.JIRA_CF_ACCESS_CLIENT_ID);
+  assert.equal(reqs[1].headers["cf-access-client-secret"], TOKENS.JIRA_CF_ACCESS_CLIENT_SECRET);
+});
+
+test("the Access service token is scrubbed from an upstream echo like any credential", async () => {
+  const text = await stack.callError("jira_get", { path: "/rest/api/2/echo" });
+  assert.match(text, /bad header CF-Access-Client-Secret: /);
+  assert.ok(!text.includes(TOKENS.JIRA_CF_ACCESS_CLIENT_SECRET), text);
+  stack.assertNoSecrets();
 });
 
 test("jira_get: /rest/api/latest is sent as asked; TOON text as on Cloud", async () => {
@@ -146,6 +162,8 @@ test("conf_get: content paged with start/limit and CQL search, on Confluence's r
   const reqs = stack.upstream.requests;
   assert.equal(reqs[0].url, "/confluence/rest/api/content?spaceKey=DOCS&limit=2");
   assert.ok(reqs.every((r) => r.headers.authorization === `Bearer ${TOKENS.CONFLUENCE_PERSONAL_TOKEN}`));
+  // Jira's Access token is Jira's: Confluence never gets it.
+  assert.ok(reqs.every((r) => r.headers["cf-access-client-id"] === undefined && r.headers["cf-access-client-secret"] === undefined));
   const bad = await stack.callError("conf_get", { path: "/rest/api/search", queryParams: { cql: "nonsense" } });
   assert.match(bad, /Could not parse cql/);
   stack.assertNoSecrets();
