@@ -540,10 +540,11 @@ impl Config {
         if let Some(oauth) = config.oauth.as_mut() {
             oauth.allow.static_names = config.auth_tokens.names();
         }
-        if let Some(text) = get(LOG_REDIRECT_HOSTS) {
-            config.upstream.log_hosts = LogHosts::parse(&text)
-                .map_err(|reason| ConfigError::new(LOG_REDIRECT_HOSTS, Reason::LogHosts(reason)))?;
-        }
+        config.upstream.log_hosts = match get(LOG_REDIRECT_HOSTS) {
+            Some(text) => LogHosts::parse(&text)
+                .map_err(|reason| ConfigError::new(LOG_REDIRECT_HOSTS, Reason::LogHosts(reason)))?,
+            None => LogHosts::default_for(&config.upstream.github_api_url),
+        };
         Ok(config)
     }
 
