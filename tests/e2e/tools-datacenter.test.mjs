@@ -168,3 +168,43 @@ test("conf_get: content paged with start/limit and CQL search, on Confluence's r
   assert.match(bad, /Could not parse cql/);
   stack.assertNoSecrets();
 });
+
+// A policy on a Data Center deployment: a deny rule in Cloud's spelling or in Data Center's holds
+// on every Data Center spelling of the path, and nothing is sent.
+test("policy: deny rules in either flavor's spelling hold on Data Center's path space", async () => {
+  const policy = {
+    rules: [
+      { id: "no-secret-issues", match: { tools: ["jira_*"], paths: ["/rest/api/3/issue/SECRET-*"] }, effect: "deny" },
+      { id: "no-secret-search", match: { tools: ["jira_*"], paths: ["/rest/api/2/search/**"] }, effect: "deny" },
+      { id: "no-secret-page", match: { tools: ["conf_*"], paths: ["/rest/api/content/123"] }, effect: "deny" },
+      { id: "the-rest", match: { tools: ["jira_*", "conf_*"] }, effect: "allow" },
+    ],
+  };
+  const guarded = await startStack({
+    upstream,
+    vars: {
+      ATLASSIAN_FLAVOR: "datacenter",
+      ATLASSIAN_BASE_URL: "",
+      JIRA_BASE_URL: `${upstream.url}/jira`,
+      CONFLUENCE_BASE_URL: `${upstream.url}/confluence`,
+      MCP_POLICY: JSON.stringify(policy),
+    },
+    secrets: TOKENS,
+  });
+  try {
+    upstream.reset();
+    for (const path of ["/rest/api/2/issue/SECRET-1", "/rest/api/latest/issue/SECRET-1", "/REST/Api/2/issue/secret-1/", "/rest/api/2/search/x"]) {
+      const r = await guarded.call("jira_get", { path });
+      assert.equal(r.isError, true, `${path}: ${r.text}`);
+      assert.equal(r.result._meta?.code, "policy_denied", `${path}: ${JSON.stringify(r.result._meta)}`);
+    }
+    const page = await guarded.call("conf_get", { path: "/rest/api/content/123/" });
+    assert.equal(page.result._meta?.code, "policy_denied", JSON.stringify(page.result._meta));
+    assert.equal(upstream.requests.length, 0, upstream.requests.map((q) => q.url).join(", "));
+    dataCenterRoutes();
+    const allowed = await guarded.call("jira_get", { path: "/rest/api/2/issue/DC-2" });
+    assert.equal(allowed.isError, false, allowed.text);
+  } finally {
+    await guarded.close();
+  }
+});
