@@ -21,8 +21,9 @@ use crate::tools::registry::{
 };
 use crate::upstream::hosts::{BadLogHosts, LogHosts};
 use crate::upstream::vendor::{
-    base_url, site_url, BadRoot, Secret, UpstreamSettings, BITBUCKET_DEFAULT_URL,
-    CIRCLECI_DEFAULT_URL, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, GITHUB_DEFAULT_URL,
+    base_url, site_url, AccessToken, BadRoot, Flavor, Secret, SelfHosted, UpstreamSettings, Vendor,
+    BITBUCKET_DEFAULT_URL, CIRCLECI_DEFAULT_URL, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS,
+    GITHUB_DEFAULT_URL,
 };
 use std::fmt;
 
@@ -67,6 +68,32 @@ pub(crate) const GITHUB_API_URL: &str = "GITHUB_API_URL";
 pub(crate) const CIRCLECI_TOKEN: &str = "CIRCLECI_TOKEN";
 /// CircleCI API root.
 pub(crate) const CIRCLECI_API_URL: &str = "CIRCLECI_API_URL";
+/// The API Jira and Confluence speak: `cloud` (default) or `datacenter`.
+pub(crate) const ATLASSIAN_FLAVOR: &str = "ATLASSIAN_FLAVOR";
+/// Jira Data Center's root, with its context path (`datacenter` only).
+pub(crate) const JIRA_BASE_URL: &str = "JIRA_BASE_URL";
+/// A Jira Data Center personal access token (a secret), sent as a bearer token.
+pub(crate) const JIRA_PERSONAL_TOKEN: &str = "JIRA_PERSONAL_TOKEN";
+/// A Jira Data Center user name (a secret): with it the token goes as Basic.
+pub(crate) const JIRA_USERNAME: &str = "JIRA_USERNAME";
+/// Confluence Data Center's root, with its context path (`datacenter` only).
+pub(crate) const CONFLUENCE_BASE_URL: &str = "CONFLUENCE_BASE_URL";
+/// A Confluence Data Center personal access token (a secret), sent as a bearer token.
+pub(crate) const CONFLUENCE_PERSONAL_TOKEN: &str = "CONFLUENCE_PERSONAL_TOKEN";
+/// A Confluence Data Center user name (a secret): with it the token goes as Basic.
+pub(crate) const CONFLUENCE_USERNAME: &str = "CONFLUENCE_USERNAME";
+/// Cloudflare Access service token in front of Jira Data Center: its client id (a secret).
+pub(crate) const JIRA_CF_ACCESS_CLIENT_ID: &str = "JIRA_CF_ACCESS_CLIENT_ID";
+/// Its client secret (a secret).
+pub(crate) const JIRA_CF_ACCESS_CLIENT_SECRET: &str = "JIRA_CF_ACCESS_CLIENT_SECRET";
+/// Cloudflare Access service token in front of Confluence Data Center: its client id.
+pub(crate) const CONFLUENCE_CF_ACCESS_CLIENT_ID: &str = "CONFLUENCE_CF_ACCESS_CLIENT_ID";
+/// Its client secret (a secret).
+pub(crate) const CONFLUENCE_CF_ACCESS_CLIENT_SECRET: &str = "CONFLUENCE_CF_ACCESS_CLIENT_SECRET";
+/// Cloudflare Access service token in front of GitHub Enterprise Server: its client id.
+pub(crate) const GITHUB_CF_ACCESS_CLIENT_ID: &str = "GITHUB_CF_ACCESS_CLIENT_ID";
+/// Its client secret (a secret).
+pub(crate) const GITHUB_CF_ACCESS_CLIENT_SECRET: &str = "GITHUB_CF_ACCESS_CLIENT_SECRET";
 /// Atlassian Cloud site name: `https://{site}.atlassian.net` for Jira and Confluence.
 pub(crate) const ATLASSIAN_SITE_NAME: &str = "ATLASSIAN_SITE_NAME";
 /// Jira and Confluence root, overriding the site name (Data Center, tests).
@@ -152,6 +179,7 @@ pub const SETTINGS: &[&str] = &[
     GITHUB_API_URL,
     CIRCLECI_TOKEN,
     CIRCLECI_API_URL,
+    ATLASSIAN_FLAVOR,
     ATLASSIAN_SITE_NAME,
     ATLASSIAN_BASE_URL,
     ATLASSIAN_USER_EMAIL,
@@ -159,6 +187,18 @@ pub const SETTINGS: &[&str] = &[
     ATLASSIAN_BITBUCKET_USERNAME,
     ATLASSIAN_BITBUCKET_APP_PASSWORD,
     BITBUCKET_API_URL,
+    JIRA_BASE_URL,
+    JIRA_PERSONAL_TOKEN,
+    JIRA_USERNAME,
+    CONFLUENCE_BASE_URL,
+    CONFLUENCE_PERSONAL_TOKEN,
+    CONFLUENCE_USERNAME,
+    JIRA_CF_ACCESS_CLIENT_ID,
+    JIRA_CF_ACCESS_CLIENT_SECRET,
+    CONFLUENCE_CF_ACCESS_CLIENT_ID,
+    CONFLUENCE_CF_ACCESS_CLIENT_SECRET,
+    GITHUB_CF_ACCESS_CLIENT_ID,
+    GITHUB_CF_ACCESS_CLIENT_SECRET,
     MCP_OAUTH_ISSUER,
     MCP_OAUTH_ENCRYPTION_KEY,
     MCP_OAUTH_PROVIDER,
@@ -485,14 +525,26 @@ impl Config {
             &config.upstream.github_api_url,
             config.upstream.atlassian_base_url.as_deref(),
         )?;
+        let data_center = config.upstream.atlassian_flavor == Flavor::DataCenter;
+        if data_center && config.oauth.as_ref().is_some_and(|o| o.atlassian.is_some()) {
+            return Err(ConfigError::rule(
+                MCP_OAUTH_ATLASSIAN_CLIENT_ID,
+                format!(
+                    "Atlassian's OAuth 2.0 (3LO) apps reach Atlassian Cloud only; with \
+                     {ATLASSIAN_FLAVOR}=datacenter leave it unset (Jira and Confluence use \
+                     their personal access tokens)"
+                ),
+            ));
+        }
         config.clamped.extend(clamped);
         if let Some(oauth) = config.oauth.as_mut() {
             oauth.allow.static_names = config.auth_tokens.names();
         }
-        if let Some(text) = get(LOG_REDIRECT_HOSTS) {
-            config.upstream.log_hosts = LogHosts::parse(&text)
-                .map_err(|reason| ConfigError::new(LOG_REDIRECT_HOSTS, Reason::LogHosts(reason)))?;
-        }
+        config.upstream.log_hosts = match get(LOG_REDIRECT_HOSTS) {
+            Some(text) => LogHosts::parse(&text)
+                .map_err(|reason| ConfigError::new(LOG_REDIRECT_HOSTS, Reason::LogHosts(reason)))?,
+            None => LogHosts::default_for(&config.upstream.github_api_url),
+        };
         Ok(config)
     }
 
@@ -517,6 +569,16 @@ fn upstream_settings(
             None => Ok(default.to_owned()),
         }
     };
+    let atlassian_flavor = match get(ATLASSIAN_FLAVOR) {
+        None => Flavor::Cloud,
+        Some(text) => Flavor::parse(&text).ok_or_else(|| {
+            ConfigError::rule(
+                ATLASSIAN_FLAVOR,
+                format!("expected cloud or datacenter, got {:?}", text.trim()),
+            )
+        })?,
+    };
+    let (jira_server, confluence_server) = self_hosted(get, atlassian_flavor)?;
     let atlassian_base_url =
         match get(ATLASSIAN_BASE_URL) {
             Some(text) => Some(
@@ -541,8 +603,132 @@ fn upstream_settings(
         bitbucket_api_url: url(BITBUCKET_API_URL, BITBUCKET_DEFAULT_URL)?,
         bitbucket_username: secret(ATLASSIAN_BITBUCKET_USERNAME),
         bitbucket_app_password: secret(ATLASSIAN_BITBUCKET_APP_PASSWORD),
+        atlassian_flavor,
+        jira_server,
+        confluence_server,
+        access: access_tokens(get)?,
         ..UpstreamSettings::default()
     })
+}
+
+/// The Cloudflare Access service tokens of the vendors that may sit behind Access: each client id
+/// with its secret, or neither.
+fn access_tokens(
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(Vendor, AccessToken)>, ConfigError> {
+    let mut tokens = Vec::new();
+    for (vendor, id, secret) in [
+        (
+            Vendor::Jira,
+            JIRA_CF_ACCESS_CLIENT_ID,
+            JIRA_CF_ACCESS_CLIENT_SECRET,
+        ),
+        (
+            Vendor::Confluence,
+            CONFLUENCE_CF_ACCESS_CLIENT_ID,
+            CONFLUENCE_CF_ACCESS_CLIENT_SECRET,
+        ),
+        (
+            Vendor::GitHub,
+            GITHUB_CF_ACCESS_CLIENT_ID,
+            GITHUB_CF_ACCESS_CLIENT_SECRET,
+        ),
+    ] {
+        let read = |name: &str| get(name).map(|v| Secret::new(v.trim()));
+        match (read(id), read(secret)) {
+            (Some(client_id), Some(client_secret)) => tokens.push((
+                vendor,
+                AccessToken {
+                    client_id,
+                    client_secret,
+                },
+            )),
+            (Some(_), None) => {
+                return Err(ConfigError::rule(
+                    secret,
+                    format!("must be set when {id} is set"),
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(ConfigError::rule(
+                    id,
+                    format!("must be set when {secret} is set"),
+                ))
+            }
+            (None, None) => {}
+        }
+    }
+    Ok(tokens)
+}
+
+/// Jira's and Confluence's Data Center servers, each from its root, personal access token and
+/// optional user name. Settings that belong to the other flavor are an error rather than
+/// ignored: a deployment meant for one flavor would otherwise quietly send its requests to
+/// the other's API, or nowhere.
+fn self_hosted(
+    get: &dyn Fn(&str) -> Option<String>,
+    flavor: Flavor,
+) -> Result<(Option<SelfHosted>, Option<SelfHosted>), ConfigError> {
+    const PRODUCTS: [[&str; 3]; 2] = [
+        [JIRA_BASE_URL, JIRA_PERSONAL_TOKEN, JIRA_USERNAME],
+        [
+            CONFLUENCE_BASE_URL,
+            CONFLUENCE_PERSONAL_TOKEN,
+            CONFLUENCE_USERNAME,
+        ],
+    ];
+    const ACCESS: [&str; 4] = [
+        JIRA_CF_ACCESS_CLIENT_ID,
+        JIRA_CF_ACCESS_CLIENT_SECRET,
+        CONFLUENCE_CF_ACCESS_CLIENT_ID,
+        CONFLUENCE_CF_ACCESS_CLIENT_SECRET,
+    ];
+    if flavor == Flavor::Cloud {
+        let mut data_center = PRODUCTS.iter().flatten().chain(&ACCESS);
+        let given = data_center.find(|name| get(name).is_some());
+        return match given {
+            Some(name) => Err(ConfigError::rule(
+                name,
+                format!(
+                    "is a Data Center setting, read only with {ATLASSIAN_FLAVOR}=datacenter (the \
+                     default is cloud, which uses ATLASSIAN_SITE_NAME or ATLASSIAN_BASE_URL)"
+                ),
+            )),
+            None => Ok((None, None)),
+        };
+    }
+    for cloud in [ATLASSIAN_SITE_NAME, ATLASSIAN_BASE_URL] {
+        if get(cloud).is_some() {
+            return Err(ConfigError::rule(
+                cloud,
+                format!(
+                    "names an Atlassian Cloud site, and {ATLASSIAN_FLAVOR} is datacenter: set \
+                     {JIRA_BASE_URL} and {CONFLUENCE_BASE_URL} to the servers' roots instead"
+                ),
+            ));
+        }
+    }
+    let server = |[url, token, user]: [&'static str; 3]| -> Result<_, ConfigError> {
+        let root = get(url)
+            .map(|text| base_url(&text).map_err(|r| ConfigError::new(url, Reason::Root(r))))
+            .transpose()?;
+        let secret = |name: &str| get(name).map(|v| Secret::new(v.trim()));
+        let together = |name: &'static str, other: &str| {
+            ConfigError::rule(name, format!("must be set when {other} is set"))
+        };
+        match (root, secret(token), secret(user)) {
+            (Some(base_url), Some(token), username) => Ok(Some(SelfHosted {
+                base_url,
+                username,
+                token,
+            })),
+            (Some(_), None, _) => Err(together(token, url)),
+            (None, Some(_), _) => Err(together(url, token)),
+            (None, None, Some(_)) => Err(together(token, user)),
+            (None, None, None) => Ok(None),
+        }
+    };
+    Ok((server(PRODUCTS[0])?, server(PRODUCTS[1])?))
 }
 
 /// The OAuth settings; `None` when `MCP_OAUTH_ISSUER` is unset. `number` reads a
@@ -889,6 +1075,129 @@ mod tests {
         ] {
             assert!(parse_origins(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn data_center_jira_and_confluence_have_their_own_roots_and_tokens() {
+        let config = from(&[
+            (ATLASSIAN_FLAVOR, " DataCenter "),
+            (JIRA_BASE_URL, "https://jira.example.com/"),
+            (JIRA_PERSONAL_TOKEN, "jira-pat"),
+            (
+                CONFLUENCE_BASE_URL,
+                "https://intranet.example.com/confluence",
+            ),
+            (CONFLUENCE_USERNAME, "svc-mcp"),
+            (CONFLUENCE_PERSONAL_TOKEN, "conf-pat"),
+            // Bitbucket Cloud still reads the Atlassian pair.
+            (ATLASSIAN_USER_EMAIL, "a@example.com"),
+            (ATLASSIAN_API_TOKEN, "cloud-token"),
+        ])
+        .unwrap();
+        let upstream = &config.upstream;
+        assert_eq!(upstream.atlassian_flavor, Flavor::DataCenter);
+        let jira = upstream.endpoint(crate::upstream::Vendor::Jira).unwrap();
+        assert_eq!(jira.base_url, "https://jira.example.com");
+        assert_eq!(jira.credential.value.expose(), "Bearer jira-pat");
+        let conf = upstream
+            .endpoint(crate::upstream::Vendor::Confluence)
+            .unwrap();
+        assert_eq!(conf.base_url, "https://intranet.example.com/confluence");
+        // Basic where the administrator allows it: user name and token.
+        assert_eq!(conf.credential.identity.expose(), "svc-mcp:conf-pat");
+        assert!(upstream.credential_values().contains(&"jira-pat"));
+        assert!(upstream
+            .endpoint(crate::upstream::Vendor::Bitbucket)
+            .is_some());
+        assert!(!format!("{config:?}").contains("pat"));
+    }
+
+    #[test]
+    fn settings_of_the_other_flavor_are_refused() {
+        let refused = |pairs: &[(&str, &str)], setting: &str, says: &str| {
+            let error = from(pairs).unwrap_err();
+            assert_eq!(error.setting, setting, "{error}");
+            let text = error.to_string();
+            assert!(text.contains(says), "{text}");
+            assert!(!text.contains("secret-pat"), "{text}");
+        };
+        let dc = (ATLASSIAN_FLAVOR, "datacenter");
+        let jira_root = (JIRA_BASE_URL, "https://jira.example.com");
+        let pat = |name| (name, "secret-pat");
+        let bad_root = [
+            dc,
+            (JIRA_BASE_URL, "jira.example.com"),
+            pat(JIRA_PERSONAL_TOKEN),
+        ];
+        // The settings given, the one refused, and what its error says.
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+        let cases: [Case; 11] = [
+            (
+                &[(ATLASSIAN_FLAVOR, "server")],
+                ATLASSIAN_FLAVOR,
+                "cloud or datacenter",
+            ),
+            (
+                &[pat(JIRA_PERSONAL_TOKEN)],
+                JIRA_PERSONAL_TOKEN,
+                "FLAVOR=datacenter",
+            ),
+            (
+                &[dc, (ATLASSIAN_SITE_NAME, "acme")],
+                ATLASSIAN_SITE_NAME,
+                "JIRA_BASE_URL",
+            ),
+            (
+                &[dc, (ATLASSIAN_BASE_URL, "https://x")],
+                ATLASSIAN_BASE_URL,
+                "Cloud",
+            ),
+            (
+                &[dc, jira_root],
+                JIRA_PERSONAL_TOKEN,
+                "when JIRA_BASE_URL is set",
+            ),
+            (
+                &[dc, pat(CONFLUENCE_PERSONAL_TOKEN)],
+                CONFLUENCE_BASE_URL,
+                "is set",
+            ),
+            (
+                &[dc, (JIRA_USERNAME, "me")],
+                JIRA_PERSONAL_TOKEN,
+                "when JIRA_USERNAME",
+            ),
+            (&bad_root, JIRA_BASE_URL, "https://"),
+            (
+                &[pat(JIRA_CF_ACCESS_CLIENT_SECRET)],
+                JIRA_CF_ACCESS_CLIENT_SECRET,
+                "datacenter",
+            ),
+            (
+                &[(GITHUB_CF_ACCESS_CLIENT_ID, "i")],
+                GITHUB_CF_ACCESS_CLIENT_SECRET,
+                "is set",
+            ),
+            (
+                &[pat(GITHUB_CF_ACCESS_CLIENT_SECRET)],
+                GITHUB_CF_ACCESS_CLIENT_ID,
+                "is set",
+            ),
+        ];
+        for (pairs, setting, says) in cases {
+            refused(pairs, setting, says);
+        }
+        let config = from(&[
+            (GITHUB_CF_ACCESS_CLIENT_ID, "id.access"),
+            (GITHUB_CF_ACCESS_CLIENT_SECRET, "cf-secret"),
+        ])
+        .unwrap();
+        assert_eq!(config.upstream.access.len(), 1);
+        assert!(config.upstream.credential_values().contains(&"cf-secret"));
+        assert_eq!(
+            from(&[(ATLASSIAN_FLAVOR, "cloud")]).unwrap(),
+            Config::default()
+        );
     }
 
     #[test]

@@ -115,11 +115,8 @@ impl PathGlob {
         if let [Segment::Pattern(rest), Segment::Pattern(api), Segment::Pattern(version), ..] =
             segments.as_mut_slice()
         {
-            if rest == b"rest" && api == b"api" && (version == b"2" || version == b"latest") {
-                *version = b"3".to_vec();
-            }
-            if rest == b"rest" && api == b"agile" && version == b"latest" {
-                *version = b"1.0".to_vec();
+            if let Some(one) = one_version(rest, api, version) {
+                *version = one.to_vec();
             }
         }
         Ok(PathGlob {
@@ -131,11 +128,30 @@ impl PathGlob {
     /// True when `path`, an [`ApiPath::path`], matches. ASCII case is ignored: GitHub owners
     /// and Jira keys are case-insensitive upstream, so `/ADMIN` must not slip past a rule on
     /// `/admin`.
+    ///
+    /// Jira's API versions are folded as in the glob: a Data Center target keeps `/rest/api/2`
+    /// as the API it speaks, and a rule written for either flavor still covers it.
     pub(crate) fn matches(&self, path: &str) -> bool {
         let path = path.to_ascii_lowercase();
         let path = path.strip_prefix('/').unwrap_or(&path);
-        let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
+        let mut parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
+        if let [rest, api, version, ..] = parts.as_mut_slice() {
+            if let Some(one) = one_version(rest, api, version) {
+                *version = one;
+            }
+        }
         match_segments(&self.segments, &parts)
+    }
+}
+
+/// The one form of Jira's API version a glob and a path are matched in, when `/rest/{api}/
+/// {version}` (lower case) is an alias: the REST API's `2` and `latest` as `3`, the agile
+/// API's `latest` as `1.0`.
+fn one_version(rest: &[u8], api: &[u8], version: &[u8]) -> Option<&'static [u8]> {
+    match (rest, api, version) {
+        (b"rest", b"api", b"2" | b"latest") => Some(b"3"),
+        (b"rest", b"agile", b"latest") => Some(b"1.0"),
+        _ => None,
     }
 }
 
@@ -214,6 +230,36 @@ mod tests {
     fn path(glob: &str, p: &str) -> bool {
         let p = ApiPath::parse(p).unwrap_or_else(|e| panic!("{p}: {e}"));
         PathGlob::parse(glob).unwrap().matches(p.path())
+    }
+
+    #[test]
+    fn a_data_center_path_is_covered_by_a_rule_in_either_spelling() {
+        use crate::upstream::{Flavor, Method, Target, Vendor};
+        let dc = |raw: &str| {
+            let p = ApiPath::parse(raw).unwrap();
+            let t = Target::checked(Vendor::Jira, Flavor::DataCenter, Method::Get, &p).unwrap();
+            t.path().to_owned()
+        };
+        for raw in [
+            "/rest/api/2/issue/SECRET-1",
+            "/REST/api/latest/issue/SECRET-1/",
+        ] {
+            let matched = dc(raw);
+            assert_eq!(matched, "/rest/api/2/issue/SECRET-1");
+            for glob in [
+                "/rest/api/2/issue/SECRET-*",
+                "/rest/api/latest/issue/SECRET-*",
+                "/rest/api/3/issue/SECRET-*",
+            ] {
+                assert!(
+                    PathGlob::parse(glob).unwrap().matches(&matched),
+                    "{glob} {raw}"
+                );
+            }
+            assert!(!PathGlob::parse("/rest/api/2/project/**")
+                .unwrap()
+                .matches(&matched));
+        }
     }
 
     /// Matching is counted, and the count stays within (glob + 1) x (text + 1) for the globs

@@ -38,8 +38,9 @@ pub enum PathError {
     /// A Jira or Confluence REST path ending in a media-type suffix (`.json`, `.xml`, ...),
     /// which the server drops before routing.
     FormatSuffix,
-    /// A Jira REST API version written otherwise than the server's own spelling of it.
-    ApiVersion,
+    /// A Jira REST API version written otherwise than the server's own spelling of it; holds
+    /// the spellings of the versions the deployment's Jira serves.
+    ApiVersion(&'static str),
 }
 
 impl fmt::Display for PathError {
@@ -85,10 +86,10 @@ impl fmt::Display for PathError {
                  Confluence REST path (the server drops it before routing, so the path would name \
                  another resource); give the path without it: the API answers JSON",
             ),
-            PathError::ApiVersion => f.write_str(
-                "write Jira's API version as the server does: /rest/api/3, /rest/api/2 or \
-                 /rest/api/latest, and /rest/agile/1.0 or /rest/agile/latest (other spellings \
-                 of a version may reach another one)",
+            PathError::ApiVersion(versions) => write!(
+                f,
+                "write Jira's API version as the server does: {versions}, and /rest/agile/1.0 \
+                 or /rest/agile/latest (other spellings of a version may reach another one)",
             ),
         }
     }
