@@ -656,7 +656,8 @@ impl Book {
                     && approver_entry(&e.approvers, approver, aliases).is_some()
             })
             .collect();
-        candidates.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+        // Ids are the map's keys, so no two keys tie: the unstable sort's order is the same.
+        candidates.sort_unstable_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
         let mut entries = Vec::new();
         let mut used = 0usize;
         for entry in &candidates {
