@@ -108,6 +108,18 @@ pub(crate) const ATLASSIAN_BITBUCKET_USERNAME: &str = "ATLASSIAN_BITBUCKET_USERN
 pub(crate) const ATLASSIAN_BITBUCKET_APP_PASSWORD: &str = "ATLASSIAN_BITBUCKET_APP_PASSWORD";
 /// Bitbucket API host (paths get `/2.0`).
 pub(crate) const BITBUCKET_API_URL: &str = "BITBUCKET_API_URL";
+/// The API Bitbucket speaks: `cloud` (default) or `datacenter`.
+pub(crate) const BITBUCKET_FLAVOR: &str = "BITBUCKET_FLAVOR";
+/// Bitbucket Data Center's root, with its context path (`datacenter` only).
+pub(crate) const BITBUCKET_BASE_URL: &str = "BITBUCKET_BASE_URL";
+/// A Bitbucket Data Center HTTP access token (a secret), sent as a bearer token.
+pub(crate) const BITBUCKET_PERSONAL_TOKEN: &str = "BITBUCKET_PERSONAL_TOKEN";
+/// A Bitbucket Data Center user name (a secret): with it the token goes as Basic.
+pub(crate) const BITBUCKET_USERNAME: &str = "BITBUCKET_USERNAME";
+/// Cloudflare Access service token in front of Bitbucket Data Center: its client id.
+pub(crate) const BITBUCKET_CF_ACCESS_CLIENT_ID: &str = "BITBUCKET_CF_ACCESS_CLIENT_ID";
+/// Its client secret (a secret).
+pub(crate) const BITBUCKET_CF_ACCESS_CLIENT_SECRET: &str = "BITBUCKET_CF_ACCESS_CLIENT_SECRET";
 /// This server's public origin; setting it turns OAuth sign-in on (docs/configuration.md).
 pub(crate) const MCP_OAUTH_ISSUER: &str = "MCP_OAUTH_ISSUER";
 /// The secret that seals what a grant carries (a secret, at least 32 characters).
@@ -187,6 +199,12 @@ pub const SETTINGS: &[&str] = &[
     ATLASSIAN_BITBUCKET_USERNAME,
     ATLASSIAN_BITBUCKET_APP_PASSWORD,
     BITBUCKET_API_URL,
+    BITBUCKET_FLAVOR,
+    BITBUCKET_BASE_URL,
+    BITBUCKET_PERSONAL_TOKEN,
+    BITBUCKET_USERNAME,
+    BITBUCKET_CF_ACCESS_CLIENT_ID,
+    BITBUCKET_CF_ACCESS_CLIENT_SECRET,
     JIRA_BASE_URL,
     JIRA_PERSONAL_TOKEN,
     JIRA_USERNAME,
@@ -569,16 +587,19 @@ fn upstream_settings(
             None => Ok(default.to_owned()),
         }
     };
-    let atlassian_flavor = match get(ATLASSIAN_FLAVOR) {
-        None => Flavor::Cloud,
+    let flavor = |name: &'static str| match get(name) {
+        None => Ok(Flavor::Cloud),
         Some(text) => Flavor::parse(&text).ok_or_else(|| {
             ConfigError::rule(
-                ATLASSIAN_FLAVOR,
+                name,
                 format!("expected cloud or datacenter, got {:?}", text.trim()),
             )
-        })?,
+        }),
     };
+    let atlassian_flavor = flavor(ATLASSIAN_FLAVOR)?;
     let (jira_server, confluence_server) = self_hosted(get, atlassian_flavor)?;
+    let bitbucket_flavor = flavor(BITBUCKET_FLAVOR)?;
+    let bitbucket_server = bitbucket_server(get, bitbucket_flavor)?;
     let atlassian_base_url =
         match get(ATLASSIAN_BASE_URL) {
             Some(text) => Some(
@@ -606,6 +627,8 @@ fn upstream_settings(
         atlassian_flavor,
         jira_server,
         confluence_server,
+        bitbucket_flavor,
+        bitbucket_server,
         access: access_tokens(get)?,
         ..UpstreamSettings::default()
     })
@@ -627,6 +650,11 @@ fn access_tokens(
             Vendor::Confluence,
             CONFLUENCE_CF_ACCESS_CLIENT_ID,
             CONFLUENCE_CF_ACCESS_CLIENT_SECRET,
+        ),
+        (
+            Vendor::Bitbucket,
+            BITBUCKET_CF_ACCESS_CLIENT_ID,
+            BITBUCKET_CF_ACCESS_CLIENT_SECRET,
         ),
         (
             Vendor::GitHub,
@@ -708,27 +736,88 @@ fn self_hosted(
             ));
         }
     }
-    let server = |[url, token, user]: [&'static str; 3]| -> Result<_, ConfigError> {
-        let root = get(url)
-            .map(|text| base_url(&text).map_err(|r| ConfigError::new(url, Reason::Root(r))))
-            .transpose()?;
-        let secret = |name: &str| get(name).map(|v| Secret::new(v.trim()));
-        let together = |name: &'static str, other: &str| {
-            ConfigError::rule(name, format!("must be set when {other} is set"))
-        };
-        match (root, secret(token), secret(user)) {
-            (Some(base_url), Some(token), username) => Ok(Some(SelfHosted {
-                base_url,
-                username,
-                token,
-            })),
-            (Some(_), None, _) => Err(together(token, url)),
-            (None, Some(_), _) => Err(together(url, token)),
-            (None, None, Some(_)) => Err(together(token, user)),
-            (None, None, None) => Ok(None),
-        }
+    Ok((server(get, PRODUCTS[0])?, server(get, PRODUCTS[1])?))
+}
+
+/// Bitbucket Data Center's server, on `BITBUCKET_FLAVOR=datacenter`. As for Jira and
+/// Confluence, a setting of the other flavor is an error rather than ignored.
+fn bitbucket_server(
+    get: &dyn Fn(&str) -> Option<String>,
+    flavor: Flavor,
+) -> Result<Option<SelfHosted>, ConfigError> {
+    const DATA_CENTER: [&str; 5] = [
+        BITBUCKET_BASE_URL,
+        BITBUCKET_PERSONAL_TOKEN,
+        BITBUCKET_USERNAME,
+        BITBUCKET_CF_ACCESS_CLIENT_ID,
+        BITBUCKET_CF_ACCESS_CLIENT_SECRET,
+    ];
+    const CLOUD: [&str; 3] = [
+        BITBUCKET_API_URL,
+        ATLASSIAN_BITBUCKET_USERNAME,
+        ATLASSIAN_BITBUCKET_APP_PASSWORD,
+    ];
+    let (others, why) = match flavor {
+        Flavor::Cloud => (
+            &DATA_CENTER[..],
+            format!(
+                "is a Bitbucket Data Center setting, read only with {BITBUCKET_FLAVOR}=datacenter"
+            ),
+        ),
+        Flavor::DataCenter => (
+            &CLOUD[..],
+            format!(
+                "is a Bitbucket Cloud setting, and {BITBUCKET_FLAVOR} is datacenter: set \
+                 {BITBUCKET_BASE_URL} and {BITBUCKET_PERSONAL_TOKEN} instead"
+            ),
+        ),
     };
-    Ok((server(PRODUCTS[0])?, server(PRODUCTS[1])?))
+    if let Some(name) = others.iter().find(|name| get(name).is_some()) {
+        return Err(ConfigError::rule(name, why));
+    }
+    if flavor == Flavor::Cloud {
+        return Ok(None);
+    }
+    match server(
+        get,
+        [
+            BITBUCKET_BASE_URL,
+            BITBUCKET_PERSONAL_TOKEN,
+            BITBUCKET_USERNAME,
+        ],
+    )? {
+        Some(server) => Ok(Some(server)),
+        None => Err(ConfigError::rule(
+            BITBUCKET_BASE_URL,
+            format!("must be set when {BITBUCKET_FLAVOR} is datacenter"),
+        )),
+    }
+}
+
+/// A Data Center server from its root, access token and optional user name (`[url, token,
+/// user]`); `None` when none of the three is set.
+fn server(
+    get: &dyn Fn(&str) -> Option<String>,
+    [url, token, user]: [&'static str; 3],
+) -> Result<Option<SelfHosted>, ConfigError> {
+    let root = get(url)
+        .map(|text| base_url(&text).map_err(|r| ConfigError::new(url, Reason::Root(r))))
+        .transpose()?;
+    let secret = |name: &str| get(name).map(|v| Secret::new(v.trim()));
+    let together = |name: &'static str, other: &str| {
+        ConfigError::rule(name, format!("must be set when {other} is set"))
+    };
+    match (root, secret(token), secret(user)) {
+        (Some(base_url), Some(token), username) => Ok(Some(SelfHosted {
+            base_url,
+            username,
+            token,
+        })),
+        (Some(_), None, _) => Err(together(token, url)),
+        (None, Some(_), _) => Err(together(url, token)),
+        (None, None, Some(_)) => Err(together(token, user)),
+        (None, None, None) => Ok(None),
+    }
 }
 
 /// The OAuth settings; `None` when `MCP_OAUTH_ISSUER` is unset. `number` reads a
@@ -1110,6 +1199,89 @@ mod tests {
             .endpoint(crate::upstream::Vendor::Bitbucket)
             .is_some());
         assert!(!format!("{config:?}").contains("pat"));
+    }
+
+    #[test]
+    fn bitbucket_data_center_has_its_own_flavor_root_and_token() {
+        let config = from(&[
+            (BITBUCKET_FLAVOR, "datacenter"),
+            (BITBUCKET_BASE_URL, "https://example.com/bitbucket/"),
+            (BITBUCKET_PERSONAL_TOKEN, "bb-http-token"),
+            (BITBUCKET_CF_ACCESS_CLIENT_ID, "id.access"),
+            (BITBUCKET_CF_ACCESS_CLIENT_SECRET, "bb-cf-secret"),
+            // Jira and Confluence stay on Cloud, with the Atlassian pair.
+            (ATLASSIAN_SITE_NAME, "acme"),
+            (ATLASSIAN_USER_EMAIL, "a@example.com"),
+            (ATLASSIAN_API_TOKEN, "cloud-token"),
+        ])
+        .unwrap();
+        let upstream = &config.upstream;
+        let bb = upstream
+            .endpoint(crate::upstream::Vendor::Bitbucket)
+            .unwrap();
+        assert_eq!(bb.base_url, "https://example.com/bitbucket");
+        assert_eq!(bb.credential.value.expose(), "Bearer bb-http-token");
+        assert!(bb.access.is_some());
+        let jira = upstream.endpoint(crate::upstream::Vendor::Jira).unwrap();
+        assert_eq!(jira.base_url, "https://acme.atlassian.net");
+        assert!(jira.access.is_none());
+        for secret in ["bb-http-token", "bb-cf-secret"] {
+            assert!(upstream.credential_values().contains(&secret), "{secret}");
+        }
+        let basic = from(&[
+            (BITBUCKET_FLAVOR, "DataCenter"),
+            (BITBUCKET_BASE_URL, "https://git.example.com"),
+            (BITBUCKET_USERNAME, "svc"),
+            (BITBUCKET_PERSONAL_TOKEN, "bb-http-token"),
+        ])
+        .unwrap();
+        let bb = basic
+            .upstream
+            .endpoint(crate::upstream::Vendor::Bitbucket)
+            .unwrap();
+        assert_eq!(bb.credential.identity.expose(), "svc:bb-http-token");
+        // Each flavor's settings are refused with the other, and Data Center needs its server.
+        for (pairs, setting, says) in [
+            (
+                &[(BITBUCKET_PERSONAL_TOKEN, "secret-pat")][..],
+                BITBUCKET_PERSONAL_TOKEN,
+                "BITBUCKET_FLAVOR=datacenter",
+            ),
+            (
+                &[(BITBUCKET_FLAVOR, "datacenter")][..],
+                BITBUCKET_BASE_URL,
+                "must be set",
+            ),
+            (
+                &[
+                    (BITBUCKET_FLAVOR, "datacenter"),
+                    (BITBUCKET_BASE_URL, "https://git.example.com"),
+                ][..],
+                BITBUCKET_PERSONAL_TOKEN,
+                "when BITBUCKET_BASE_URL is set",
+            ),
+            (
+                &[
+                    (BITBUCKET_FLAVOR, "datacenter"),
+                    (ATLASSIAN_BITBUCKET_APP_PASSWORD, "secret-pat"),
+                ][..],
+                ATLASSIAN_BITBUCKET_APP_PASSWORD,
+                "Bitbucket Cloud setting",
+            ),
+            (
+                &[(BITBUCKET_FLAVOR, "server")][..],
+                BITBUCKET_FLAVOR,
+                "cloud or datacenter",
+            ),
+        ] {
+            let error = from(pairs).unwrap_err();
+            assert_eq!(error.setting, setting, "{error}");
+            let text = error.to_string();
+            assert!(
+                text.contains(says) && !text.contains("secret-pat"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

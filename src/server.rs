@@ -59,11 +59,13 @@ impl Server {
     /// var called `name` (the adapter asks for the secret first, then the var).
     pub fn new(settings: &dyn Fn(&str) -> Option<String>) -> Server {
         let config = Config::from_settings(settings);
-        // The tools describe the API this deployment's Jira and Confluence speak.
-        let flavor = config
-            .as_ref()
-            .map_or(Default::default(), |c| c.upstream.atlassian_flavor);
-        Server::build(config, tools::deployment(flavor))
+        // The tools describe the API each Atlassian product speaks on this deployment.
+        let registry = tools::deployment(&|vendor| {
+            config
+                .as_ref()
+                .map_or(Default::default(), |c| c.upstream.flavor(vendor))
+        });
+        Server::build(config, registry)
     }
 
     /// A server with a given tool registry (tests register their own tools).

@@ -27,12 +27,12 @@ pub use registry::{
 
 /// The registry of a Cloud deployment: the vendor tools, `artifact_read` and the approval tools.
 pub fn all() -> Result<Registry, RegistryError> {
-    deployment(Flavor::Cloud)
+    deployment(&|_| Flavor::Cloud)
 }
 
-/// The registry served in production, its Jira and Confluence tools described for the API they
-/// speak on this deployment (`flavor`).
-pub fn deployment(flavor: Flavor) -> Result<Registry, RegistryError> {
+/// The registry served in production, its Atlassian tools described for the API each vendor
+/// speaks on this deployment (`flavor`).
+pub fn deployment(flavor: &dyn Fn(Vendor) -> Flavor) -> Result<Registry, RegistryError> {
     let mut registry = Registry::new();
     let atlassian = atlassian::VENDORS.into_iter().flat_map(|vendor| {
         let toolset = match vendor {
@@ -40,7 +40,7 @@ pub fn deployment(flavor: Flavor) -> Result<Registry, RegistryError> {
             Vendor::Bitbucket => Toolset::Bitbucket,
             _ => Toolset::Jira,
         };
-        atlassian::vendor_tools(vendor, flavor)
+        atlassian::vendor_tools(vendor, flavor(vendor))
             .into_iter()
             .map(move |t| (toolset, t))
     });

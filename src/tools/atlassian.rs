@@ -152,15 +152,9 @@ fn tools() -> Vec<Box<dyn Tool>> {
         .collect()
 }
 
-/// One vendor's five tools (GET, POST, PUT, PATCH, DELETE), described for a deployment whose
-/// Jira and Confluence speak `flavor`.
+/// One vendor's five tools (GET, POST, PUT, PATCH, DELETE), described for the API it speaks on
+/// this deployment (`flavor`).
 pub(crate) fn vendor_tools(vendor: Vendor, flavor: Flavor) -> Vec<Box<dyn Tool>> {
-    // Bitbucket is Cloud on every deployment.
-    let flavor = if vendor == Vendor::Bitbucket {
-        Flavor::Cloud
-    } else {
-        flavor
-    };
     METHODS
         .into_iter()
         .map(|method| -> Box<dyn Tool> {
@@ -244,6 +238,13 @@ fn path_description(vendor: Vendor, flavor: Flavor) -> &'static str {
             /wiki/api/v2/pages, /wiki/api/v2/pages/123456?body-format=storage, \
             /wiki/rest/api/search (CQL in queryParams.cql). A path, never a full URL."
         }
+        (Vendor::Bitbucket, Flavor::DataCenter) => {
+            "API path on the Bitbucket Data Center server, starting with /rest, e.g. \
+            /rest/api/1.0/projects/{key}/repos, \
+            /rest/api/1.0/projects/{key}/repos/{slug}/pull-requests?state=OPEN, \
+            /rest/api/1.0/projects/{key}/repos/{slug}/raw/{file}?at={branch}. A path, never \
+            a full URL."
+        }
         (Vendor::Bitbucket, _) => {
             "API path under https://api.bitbucket.org/2.0 (the /2.0 prefix is \
             added when missing), e.g. /repositories/{workspace}, \
@@ -280,6 +281,11 @@ fn body_hint(vendor: Vendor, flavor: Flavor, method: Method) -> &'static str {
             {\"spaceId\": \"123\", \"status\": \"current\", \"title\": \"...\", \"body\": \
             {\"representation\": \"storage\", \"value\": \"<p>...</p>\"}}."
         }
+        (Vendor::Bitbucket, Method::Post) if flavor == Flavor::DataCenter => {
+            "E.g. a pull request comment at \
+            /rest/api/1.0/projects/{key}/repos/{slug}/pull-requests/{id}/comments: {\"text\": \
+            \"...\"}. Pass {} for endpoints that take no body (approve)."
+        }
         (Vendor::Bitbucket, Method::Post) => {
             "E.g. a pull request comment at \
             /repositories/{workspace}/{repo}/pullrequests/{id}/comments: {\"content\": \
@@ -308,6 +314,10 @@ fn description(vendor: Vendor, flavor: Flavor, method: Method) -> String {
             "the Confluence Cloud REST API (v2 under /wiki/api/v2, v1 under /wiki/rest/api)",
             "Confluence",
         ),
+        Vendor::Bitbucket if data_center => (
+            "the Bitbucket Data Center REST API (under /rest/api/1.0)",
+            "Bitbucket",
+        ),
         Vendor::Bitbucket => ("the Bitbucket Cloud REST API 2.0", "Bitbucket"),
         _ => (
             "the Jira Cloud REST API (v3 under /rest/api/3, Agile under /rest/agile/1.0)",
@@ -334,6 +344,11 @@ fn description(vendor: Vendor, flavor: Flavor, method: Method) -> String {
         Vendor::Confluence => {
             "Paging: v2 lists return _links.next (a cursor): pass its cursor \
             value in queryParams.cursor; use limit to size pages."
+        }
+        Vendor::Bitbucket if data_center => {
+            "Paging: lists return values, isLastPage and nextPageStart: while isLastPage is \
+            false pass nextPageStart in queryParams.start; limit sizes pages. Diffs and raw \
+            files come back as text."
         }
         Vendor::Bitbucket => {
             "Paging: lists return values, page, pagelen and next (a full URL): \
@@ -429,6 +444,7 @@ mod tests {
         for (vendor, says, never) in [
             (Vendor::Jira, "/rest/api/2/search", "/rest/api/3"),
             (Vendor::Confluence, "/rest/api/content", "/wiki/"),
+            (Vendor::Bitbucket, "/rest/api/1.0/projects", "/2.0"),
         ] {
             for tool in vendor_tools(vendor, Flavor::DataCenter) {
                 let d = &tool.spec().descriptor;
@@ -438,9 +454,14 @@ mod tests {
                 assert!(!all.contains(never), "{all}");
             }
         }
-        // Bitbucket is Cloud whatever the Atlassian flavor.
-        let bb = vendor_tools(Vendor::Bitbucket, Flavor::DataCenter);
-        let cloud = vendor_tools(Vendor::Bitbucket, Flavor::Cloud);
-        assert_eq!(bb[0].spec().descriptor, cloud[0].spec().descriptor);
+        let paging = vendor_tools(Vendor::Bitbucket, Flavor::DataCenter)[0]
+            .spec()
+            .descriptor
+            .description
+            .clone();
+        assert!(
+            paging.contains("nextPageStart in queryParams.start"),
+            "{paging}"
+        );
     }
 }

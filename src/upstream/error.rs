@@ -240,14 +240,22 @@ impl UpstreamError {
         let setting = match (self.flavor, self.vendor) {
             (Flavor::DataCenter, Vendor::Jira) => "JIRA_PERSONAL_TOKEN",
             (Flavor::DataCenter, Vendor::Confluence) => "CONFLUENCE_PERSONAL_TOKEN",
+            (Flavor::DataCenter, Vendor::Bitbucket) => "BITBUCKET_PERSONAL_TOKEN",
             _ => return None,
+        };
+        // Bitbucket's are HTTP access tokens, made per user, project or repository.
+        let (kind, place) = match self.vendor {
+            Vendor::Bitbucket => (
+                "HTTP access",
+                "Manage account or the project's or repository's settings, HTTP access tokens",
+            ),
+            _ => ("personal access", "profile, Personal Access Tokens"),
         };
         (self.status() == Some(401)).then(|| {
             format!(
-                "{name} Data Center did not accept the server's credential: the personal access \
-                 token in {setting} may have expired or been revoked. An administrator of this \
-                 MCP server can create a new one in {name} (profile, Personal Access Tokens) and \
-                 set the secret {setting} again.",
+                "{name} Data Center did not accept the server's credential: the {kind} token in \
+                 {setting} may have expired or been revoked. An administrator of this MCP server \
+                 can create a new one in {name} ({place}) and set the secret {setting} again.",
                 name = self.vendor.name()
             )
         })
@@ -598,5 +606,12 @@ mod tests {
         assert!(!cloud.text().contains("JIRA_PERSONAL_TOKEN"));
         let other = status(Vendor::Jira, 403, &[], body).on(Flavor::DataCenter);
         assert!(!other.text().contains("JIRA_PERSONAL_TOKEN"));
+        let bb = status(Vendor::Bitbucket, 401, &[], body).on(Flavor::DataCenter);
+        assert!(bb
+            .text()
+            .contains("HTTP access token in BITBUCKET_PERSONAL_TOKEN may have expired"));
+        assert!(!status(Vendor::Bitbucket, 401, &[], body)
+            .text()
+            .contains("BITBUCKET_PERSONAL_TOKEN"));
     }
 }

@@ -35,11 +35,11 @@ pub enum PathError {
     NonAscii,
     /// The path is outside the product's API: the text says where its paths are.
     OutsideProduct(&'static str),
-    /// A Jira or Confluence REST path ending in a media-type suffix (`.json`, `.xml`, ...),
-    /// which the server drops before routing.
+    /// A Jira, Confluence or Bitbucket Data Center REST path ending in a media-type suffix
+    /// (`.json`, `.xml`, ...), which the server drops before routing.
     FormatSuffix,
-    /// A Jira REST API version written otherwise than the server's own spelling of it; holds
-    /// the spellings of the versions the deployment's Jira serves.
+    /// A REST API version (Jira's, Bitbucket Data Center's) written otherwise than the server's
+    /// own spelling of it; holds the spellings of the versions the deployment serves.
     ApiVersion(&'static str),
 }
 
@@ -82,14 +82,15 @@ impl fmt::Display for PathError {
             ),
             PathError::OutsideProduct(rule) => f.write_str(rule),
             PathError::FormatSuffix => f.write_str(
-                "a .json, .xml, .txt, .htm, .html or .atom ending is not allowed on a Jira or \
-                 Confluence REST path (the server drops it before routing, so the path would name \
-                 another resource); give the path without it: the API answers JSON",
+                "a .json, .xml, .txt, .htm, .html or .atom ending is not allowed on a Jira, \
+                 Confluence or Bitbucket Data Center REST path (the server drops it before \
+                 routing, so the path would name another resource); give the path without it: \
+                 the API answers JSON",
             ),
             PathError::ApiVersion(versions) => write!(
                 f,
-                "write Jira's API version as the server does: {versions}, and /rest/agile/1.0 \
-                 or /rest/agile/latest (other spellings of a version may reach another one)",
+                "write the API version as the server does: {versions} (other spellings of a \
+                 version may reach another one)",
             ),
         }
     }

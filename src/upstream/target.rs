@@ -43,7 +43,12 @@ impl Target {
     /// For paths a tool built from checked parts; a path the caller gave goes through
     /// [`Target::checked`].
     pub fn new(vendor: Vendor, method: Method, path: &ApiPath) -> Target {
-        Target::prefixed(vendor, Flavor::Cloud, method, vendor.request_path(path))
+        Target::prefixed(
+            vendor,
+            Flavor::Cloud,
+            method,
+            vendor.request_path(Flavor::Cloud, path),
+        )
     }
 
     /// The target of `path`, which already has the vendor's prefix, on a vendor speaking
@@ -78,9 +83,16 @@ impl Target {
         method: Method,
         path: &ApiPath,
     ) -> Result<Target, PathError> {
-        let path = vendor.request_path(path);
-        let first = path.segments().next().unwrap_or_default();
         let data_center = flavor == Flavor::DataCenter;
+        let given_first = path.segments().next().unwrap_or_default();
+        if vendor == Vendor::Bitbucket && !data_center && given_first.eq_ignore_ascii_case("rest") {
+            return Err(PathError::OutsideProduct(
+                "this Bitbucket is Bitbucket Cloud: its API is under /2.0 (e.g. \
+                 /2.0/repositories/{workspace}); /rest/api/1.0 paths are Bitbucket Data Center's",
+            ));
+        }
+        let path = vendor.request_path(flavor, path);
+        let first = path.segments().next().unwrap_or_default();
         let outside = match vendor {
             Vendor::Confluence if data_center && first != "rest" => Some(
                 "this Confluence is Data Center: its API is under /rest/api at the server's \
@@ -94,7 +106,12 @@ impl Target {
             Vendor::Jira if first.eq_ignore_ascii_case("wiki") => {
                 Some("/wiki/ is Confluence's API, never Jira's; use the conf_* tools")
             }
-            Vendor::Bitbucket if first != "2.0" => {
+            Vendor::Bitbucket if data_center && first != "rest" => Some(
+                "this Bitbucket is Data Center: its API is under /rest/api/1.0 at the server's \
+                 root (e.g. /rest/api/1.0/projects/{key}/repos/{slug}/pull-requests); /2.0 \
+                 paths are Bitbucket Cloud's",
+            ),
+            Vendor::Bitbucket if !data_center && first != "2.0" => {
                 Some("Bitbucket paths are under /2.0 (e.g. /2.0/repositories/{workspace})")
             }
             Vendor::CircleCi if first.eq_ignore_ascii_case("api") => Some(
@@ -106,10 +123,15 @@ impl Target {
         if let Some(rule) = outside {
             return Err(PathError::OutsideProduct(rule));
         }
-        // Bitbucket names branches with `/` as %2F and routes it inside the segment; Tomcat
-        // (Jira and Confluence Data Center) refuses it or, configured so, decodes it first.
+        // Bitbucket Cloud names branches with `/` as %2F and routes it inside the segment;
+        // Tomcat (every Data Center product) refuses it or, configured so, decodes it first.
         let encoded_slash = path.path().contains("%2F");
-        if encoded_slash && !matches!(vendor, Vendor::Bitbucket | Vendor::GitHub) {
+        let routes_encoded_slash = match vendor {
+            Vendor::Bitbucket => !data_center,
+            Vendor::GitHub => true,
+            _ => false,
+        };
+        if encoded_slash && !routes_encoded_slash {
             return Err(PathError::EncodedSeparator);
         }
         if vendor != Vendor::Bitbucket && path.has_non_ascii() {
@@ -121,6 +143,7 @@ impl Target {
         let path = match vendor {
             Vendor::CircleCi => circleci_slugs(path)?,
             Vendor::Jira => jira_versions(flavor, path)?,
+            Vendor::Bitbucket if data_center => bitbucket_versions(path)?,
             _ => path,
         };
         Ok(Target::prefixed(vendor, flavor, method, path))
@@ -326,11 +349,55 @@ fn format_suffix(vendor: Vendor, flavor: Flavor, path: &ApiPath) -> bool {
         Vendor::Confluence => segments
             .get(1)
             .is_some_and(|s| s.eq_ignore_ascii_case("rest") || s.eq_ignore_ascii_case("api")),
+        // A file's path ends the resources that name one (`.../repos/{slug}/raw/package.json`):
+        // a cut there, if the server makes it, still names a file of the same repository.
+        Vendor::Bitbucket if flavor == Flavor::DataCenter => {
+            segments
+                .first()
+                .is_some_and(|s| s.eq_ignore_ascii_case("rest"))
+                && !segments
+                    .iter()
+                    .skip(7)
+                    .any(|s| BITBUCKET_FILE_RESOURCES.contains(s))
+        }
         _ => false,
     };
     // With a trailing `/` too, which a proxy in front of the server may drop.
     let end = path.path().trim_end_matches('/').to_ascii_lowercase();
     rest && FORMAT_SUFFIXES.iter().any(|suffix| end.ends_with(suffix))
+}
+
+/// The Bitbucket Data Center resources whose path ends in a file's path.
+const BITBUCKET_FILE_RESOURCES: [&str; 4] = ["raw", "browse", "diff", "files"];
+
+/// A Bitbucket Data Center REST `path` with its module's `latest` written `1.0`, the one version
+/// every module of it has, so sent and matched as such; refused when the version is another
+/// spelling of `1.0` (`/rest/api/1/`, `/rest/api/01.0/`), which the REST framework parses to the
+/// same version under a name a rule does not match.
+fn bitbucket_versions(path: ApiPath) -> Result<ApiPath, PathError> {
+    let segments: Vec<&str> = path.segments().collect();
+    let [rest, module, version, ..] = segments.as_slice() else {
+        return Ok(path);
+    };
+    if !rest.eq_ignore_ascii_case("rest") || *version == "1.0" {
+        return Ok(path);
+    }
+    if !version.eq_ignore_ascii_case("latest") {
+        return if version_number(version) == version_number("1.0") {
+            Err(PathError::ApiVersion(
+                "/rest/{module}/1.0 or /rest/{module}/latest",
+            ))
+        } else {
+            Ok(path)
+        };
+    }
+    let tail = &path.path()[format!("/{rest}/{module}/{version}").len()..];
+    let mut out = format!("/{rest}/{module}/1.0{tail}");
+    if let Some(q) = path.query() {
+        out.push('?');
+        out.push_str(q);
+    }
+    ApiPath::parse(&out)
 }
 
 /// `path` with the agile API's `latest` written `1.0`, the one version it has, so sent and
@@ -351,11 +418,15 @@ fn jira_versions(flavor: Flavor, path: ApiPath) -> Result<ApiPath, PathError> {
     let agile = module.eq_ignore_ascii_case("agile");
     let data_center = flavor == Flavor::DataCenter;
     let (api, spellings): (&[&str], _) = if data_center {
-        (&["2", "latest"], "/rest/api/2 or /rest/api/latest")
+        (
+            &["2", "latest"],
+            "/rest/api/2 or /rest/api/latest, and /rest/agile/1.0 or /rest/agile/latest",
+        )
     } else {
         (
             &["2", "3", "latest"],
-            "/rest/api/3, /rest/api/2 or /rest/api/latest",
+            "/rest/api/3, /rest/api/2 or /rest/api/latest, and /rest/agile/1.0 or \
+             /rest/agile/latest",
         )
     };
     let served: &[&str] = if agile {
@@ -575,15 +646,101 @@ mod tests {
             let t = checked(flavor, vendor, raw).unwrap_or_else(|e| panic!("{raw}: {e}"));
             assert_eq!(t.path.path(), sent, "{raw}");
         }
-        // Data Center's own paths are sent as given, the query apart; Bitbucket is Cloud's.
+        // Data Center's own paths are sent as given, the query apart, with no /2.0 for Bitbucket.
         let jira = ["/rest/api/2/search", "/rest/agile/1.0/board"].map(|p| (Vendor::Jira, p));
         let conf = ["/rest/api/content", "/rest/api/search?cql=x"].map(|p| (Vendor::Confluence, p));
-        for (vendor, raw) in jira.into_iter().chain(conf) {
+        let bb = [
+            "/rest/api/1.0/projects/OPS/repos",
+            "/rest/api/1.0/projects/OPS/repos/app/raw/package.json?at=main",
+            "/rest/build-status/1.0/commits/abc",
+        ]
+        .map(|p| (Vendor::Bitbucket, p));
+        for (vendor, raw) in jira.into_iter().chain(conf).chain(bb) {
             let t = checked(DC, vendor, raw).unwrap_or_else(|e| panic!("{raw}: {e}"));
             assert_eq!(t.path.path(), raw.split('?').next().unwrap(), "{raw}");
         }
-        let bb = checked(DC, Vendor::Bitbucket, "/repositories/w").unwrap();
-        assert_eq!(bb.path.path(), "/2.0/repositories/w");
+        // A Cloud path sent to Bitbucket Data Center, and the reverse.
+        says(
+            DC,
+            Vendor::Bitbucket,
+            "/repositories/w",
+            "Bitbucket is Data Center",
+        );
+        says(
+            DC,
+            Vendor::Bitbucket,
+            "/2.0/user",
+            "/2.0 paths are Bitbucket Cloud's",
+        );
+        says(
+            C,
+            Vendor::Bitbucket,
+            "/rest/api/1.0/projects",
+            "Bitbucket Data Center's",
+        );
+        says(
+            C,
+            Vendor::Bitbucket,
+            "/REST/api/latest/projects",
+            "Bitbucket Data Center's",
+        );
+    }
+
+    #[test]
+    fn bitbucket_data_center_versions_are_sent_and_matched_in_one_spelling() {
+        // `latest` is sent, and matched, as 1.0, the one version every module has.
+        for (raw, sent) in [
+            (
+                "/rest/api/latest/projects/OPS/repos?limit=25",
+                "/rest/api/1.0/projects/OPS/repos",
+            ),
+            (
+                "/rest/build-status/LATEST/commits/abc",
+                "/rest/build-status/1.0/commits/abc",
+            ),
+        ] {
+            let t = checked(DC, Vendor::Bitbucket, raw).unwrap_or_else(|e| panic!("{raw}: {e}"));
+            assert_eq!(t.path.path(), sent);
+            assert_eq!(t.matched, sent);
+        }
+        let q = checked(DC, Vendor::Bitbucket, "/rest/api/latest/projects?limit=25").unwrap();
+        assert_eq!(q.path.query(), Some("limit=25"));
+        // Another spelling of 1.0 is parsed to it by the server: refused, naming the spellings.
+        for raw in [
+            "/rest/api/1/projects/SECRET/repos",
+            "/rest/api/01.0/projects/SECRET/repos",
+            "/rest/api/1.0.0/projects/SECRET/repos",
+            "/rest/branch-utils/1/branches",
+        ] {
+            let message = refused(DC, Vendor::Bitbucket, raw);
+            assert!(message.contains("/rest/{module}/1.0"), "{raw}: {message}");
+        }
+        // A suffix the REST framework cuts is refused, but for a file's own name.
+        for raw in [
+            "/rest/api/1.0/projects/SECRET.json",
+            "/rest/api/1.0/projects/OPS/repos/app.xml",
+        ] {
+            let message = refused(DC, Vendor::Bitbucket, raw);
+            assert!(message.contains(".json, .xml"), "{raw}: {message}");
+        }
+        for raw in [
+            "/rest/api/1.0/projects/OPS/repos/app/browse/docs/index.html",
+            "/rest/api/1.0/users/ann/repos/dots/raw/settings.json",
+        ] {
+            assert!(checked(DC, Vendor::Bitbucket, raw).is_ok(), "{raw}");
+        }
+        // Tomcat decodes or refuses %2F: refused on Data Center, routed inside a segment on Cloud.
+        let encoded = "/rest/api/1.0/projects/OPS/repos/app/branches/feature%2Fx";
+        assert!(matches!(
+            checked(DC, Vendor::Bitbucket, encoded),
+            Err(PathError::EncodedSeparator)
+        ));
+        assert!(checked(
+            C,
+            Vendor::Bitbucket,
+            "/2.0/repositories/w/r/refs/branches/a%2Fb"
+        )
+        .is_ok());
     }
 
     #[test]

@@ -9,15 +9,15 @@ use crate::outbound::setting_shown;
 use base64::Engine as _;
 use std::fmt;
 
-/// Which API a deployment's Jira and Confluence speak (`ATLASSIAN_FLAVOR`): every other vendor
-/// is always [`Flavor::Cloud`].
+/// Which API a deployment's Jira and Confluence (`ATLASSIAN_FLAVOR`) or Bitbucket
+/// (`BITBUCKET_FLAVOR`) speak: GitHub and CircleCI are always [`Flavor::Cloud`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Flavor {
     /// Atlassian Cloud: Jira REST v3, Confluence under `/wiki`, e-mail and API token.
     #[default]
     Cloud,
-    /// Jira and Confluence Data Center (or Server) on the organisation's own host: Jira REST v2,
-    /// Confluence's `/rest/api` at the server's root, personal access tokens.
+    /// Data Center (or Server) on the organisation's own host: Jira REST v2, Confluence's and
+    /// Bitbucket's `/rest/api` at the server's root, personal or HTTP access tokens.
     DataCenter,
 }
 
@@ -79,20 +79,12 @@ impl Vendor {
         }
     }
 
-    /// The segment every request path starts with (added when the caller left it out).
-    fn path_prefix(self) -> Option<&'static str> {
-        match self {
-            Vendor::Bitbucket => Some("/2.0"),
-            Vendor::GitHub | Vendor::CircleCi | Vendor::Jira | Vendor::Confluence => None,
-        }
-    }
-
-    /// `path` as requested from this vendor, and so as policy sees it: with the vendor's prefix
-    /// (Bitbucket `/2.0`) unless it already starts with it.
-    pub(crate) fn request_path(self, path: &ApiPath) -> ApiPath {
-        match self.path_prefix() {
-            Some(prefix) => path.clone().with_prefix(prefix),
-            None => path.clone(),
+    /// `path` as requested from this vendor speaking `flavor`, and so as policy sees it: with
+    /// Bitbucket Cloud's `/2.0` prefix unless it already starts with it.
+    pub(crate) fn request_path(self, flavor: Flavor, path: &ApiPath) -> ApiPath {
+        match (self, flavor) {
+            (Vendor::Bitbucket, Flavor::Cloud) => path.clone().with_prefix("/2.0"),
+            _ => path.clone(),
         }
     }
 
@@ -141,15 +133,13 @@ impl Vendor {
     }
 
     /// The credential header built from `secrets`: a token, or a Basic pair (user, token) as
-    /// [`Vendor::uses_basic_pair`] says; `None` for any other count. On Data Center a Jira or
-    /// Confluence personal access token alone is a bearer token, and a pair is Basic (where the
+    /// [`Vendor::uses_basic_pair`] says; `None` for any other count. On Data Center a personal
+    /// (or HTTP) access token alone is a bearer token, and a pair is Basic (where the
     /// administrator allows it).
     fn credential(self, flavor: Flavor, secrets: &[Secret]) -> Option<Credential> {
         match (self, secrets) {
             (Vendor::GitHub, [token]) => Some(Credential::bearer(token)),
-            (Vendor::Jira | Vendor::Confluence, [token]) if flavor == Flavor::DataCenter => {
-                Some(Credential::bearer(token))
-            }
+            (_, [token]) if flavor == Flavor::DataCenter => Some(Credential::bearer(token)),
             (Vendor::CircleCi, [token]) => {
                 let value = token.expose().to_owned();
                 Some(Credential::header("Circle-Token", value, token.clone()))
@@ -189,6 +179,9 @@ impl Vendor {
             }
             Vendor::Confluence if flavor == Flavor::DataCenter => {
                 "CONFLUENCE_BASE_URL and the secret CONFLUENCE_PERSONAL_TOKEN"
+            }
+            Vendor::Bitbucket if flavor == Flavor::DataCenter => {
+                "BITBUCKET_BASE_URL and the secret BITBUCKET_PERSONAL_TOKEN"
             }
             Vendor::Jira | Vendor::Confluence => {
                 "the secrets ATLASSIAN_USER_EMAIL and ATLASSIAN_API_TOKEN, and \
@@ -274,8 +267,13 @@ pub struct UpstreamSettings {
     /// Confluence Data Center (`CONFLUENCE_BASE_URL`, `CONFLUENCE_PERSONAL_TOKEN`,
     /// `CONFLUENCE_USERNAME`).
     pub(crate) confluence_server: Option<SelfHosted>,
+    /// `BITBUCKET_FLAVOR`: the API Bitbucket speaks.
+    pub(crate) bitbucket_flavor: Flavor,
+    /// Bitbucket Data Center (`BITBUCKET_BASE_URL`, `BITBUCKET_PERSONAL_TOKEN`,
+    /// `BITBUCKET_USERNAME`).
+    pub(crate) bitbucket_server: Option<SelfHosted>,
     /// Cloudflare Access service tokens of the vendors behind Access
-    /// (`{JIRA,CONFLUENCE,GITHUB}_CF_ACCESS_CLIENT_ID` and `..._SECRET`).
+    /// (`{JIRA,CONFLUENCE,BITBUCKET,GITHUB}_CF_ACCESS_CLIENT_ID` and `..._SECRET`).
     pub(crate) access: Vec<(Vendor, AccessToken)>,
     /// How long one request may take, in milliseconds (`UPSTREAM_TIMEOUT_MS`).
     pub timeout_ms: u64,
@@ -288,11 +286,11 @@ pub struct UpstreamSettings {
     pub(crate) acting: Option<Box<Acting>>,
 }
 
-/// A Jira or Confluence Data Center server: its root (with the context path the administrator
-/// configured, e.g. `https://wiki.example.com/confluence`) and its credential, a personal
-/// access token sent as a bearer token, or Basic with a user name where the administrator
-/// allows it. Each product has its own: a personal access token is issued by one product and
-/// valid on that one only.
+/// A Jira, Confluence or Bitbucket Data Center server: its root (with the context path the
+/// administrator configured, e.g. `https://wiki.example.com/confluence`) and its credential, a
+/// personal (or, on Bitbucket, HTTP) access token sent as a bearer token, or Basic with a user
+/// name where the administrator allows it. Each product has its own: an access token is issued
+/// by one product and valid on that one only.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct SelfHosted {
     /// The root, without a trailing `/`.
@@ -449,6 +447,8 @@ impl Default for UpstreamSettings {
             atlassian_flavor: Flavor::Cloud,
             jira_server: None,
             confluence_server: None,
+            bitbucket_flavor: Flavor::Cloud,
+            bitbucket_server: None,
             access: Vec::new(),
             timeout_ms: DEFAULT_TIMEOUT_MS,
             max_bytes: DEFAULT_MAX_BYTES,
@@ -519,7 +519,8 @@ impl UpstreamSettings {
     pub(crate) fn flavor(&self, vendor: Vendor) -> Flavor {
         match vendor {
             Vendor::Jira | Vendor::Confluence => self.atlassian_flavor,
-            Vendor::GitHub | Vendor::CircleCi | Vendor::Bitbucket => Flavor::Cloud,
+            Vendor::Bitbucket => self.bitbucket_flavor,
+            Vendor::GitHub | Vendor::CircleCi => Flavor::Cloud,
         }
     }
 
@@ -528,7 +529,8 @@ impl UpstreamSettings {
         match vendor {
             Vendor::Jira => self.jira_server.as_ref(),
             Vendor::Confluence => self.confluence_server.as_ref(),
-            Vendor::GitHub | Vendor::CircleCi | Vendor::Bitbucket => None,
+            Vendor::Bitbucket => self.bitbucket_server.as_ref(),
+            Vendor::GitHub | Vendor::CircleCi => None,
         }
     }
 
@@ -537,7 +539,7 @@ impl UpstreamSettings {
         match vendor {
             Vendor::GitHub => Some(self.github_api_url.clone()),
             Vendor::CircleCi => Some(self.circleci_api_url.clone()),
-            Vendor::Jira | Vendor::Confluence if self.flavor(vendor) == Flavor::DataCenter => {
+            _ if self.flavor(vendor) == Flavor::DataCenter => {
                 Some(self.server(vendor)?.base_url.clone())
             }
             Vendor::Jira | Vendor::Confluence => self.atlassian_base_url.clone(),
@@ -552,7 +554,7 @@ impl UpstreamSettings {
         match vendor {
             Vendor::GitHub => Some(vec![self.github_token.clone()?]),
             Vendor::CircleCi => Some(vec![self.circleci_token.clone()?]),
-            Vendor::Jira | Vendor::Confluence if self.flavor(vendor) == Flavor::DataCenter => {
+            _ if self.flavor(vendor) == Flavor::DataCenter => {
                 let server = self.server(vendor)?;
                 let user = server.username.iter().cloned();
                 Some(user.chain([server.token.clone()]).collect())
@@ -595,10 +597,14 @@ impl UpstreamSettings {
         .into_iter()
         .flatten()
         .chain(
-            [&self.jira_server, &self.confluence_server]
-                .into_iter()
-                .flatten()
-                .map(|server| &server.token),
+            [
+                &self.jira_server,
+                &self.confluence_server,
+                &self.bitbucket_server,
+            ]
+            .into_iter()
+            .flatten()
+            .map(|server| &server.token),
         )
         .chain(
             self.access
