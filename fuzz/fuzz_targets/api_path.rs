@@ -7,15 +7,16 @@
 //! - parsing the normalised path (with its query) again gives the same path: normalisation is a
 //!   fixed point, so policy globs see one form;
 //! - adding a prefix is idempotent;
-//! - what the policy matches is what the upstream routes: for each product, the path the target
-//!   sends, read as that product's server reads it (Tomcat for Jira and Confluence: `;params`
-//!   dropped, escapes decoded, dot segments resolved, empty and trailing segments ignored, then
-//!   Atlassian's REST framework: a media-type ending cut, Jira's module versions read as
-//!   numbers; the others: escapes decoded within each segment), names the same segments as the
-//!   matched form the rules see (aliases read as one), and lies in the product's path space.
+//! - what the policy matches is what the upstream routes: for each product, on Atlassian Cloud
+//!   and on Data Center, the path the target sends, read as that product's server reads it
+//!   (Tomcat for Jira and Confluence: `;params` dropped, escapes decoded, dot segments resolved,
+//!   empty and trailing segments ignored, then Atlassian's REST framework: a media-type ending
+//!   cut, Jira's module versions read as numbers; the others: escapes decoded within each
+//!   segment), names the same segments as the matched form the rules see (aliases read as one),
+//!   and lies in the product's path space.
 #![no_main]
 
-use devtools_mcp_edge::upstream::{ApiPath, Method, Target, Vendor};
+use devtools_mcp_edge::upstream::{ApiPath, Flavor, Method, Target, Vendor};
 use libfuzzer_sys::fuzz_target;
 use url::Url;
 
@@ -103,21 +104,30 @@ fuzz_target!(|data: &[u8]| {
         );
     }
 
-    for vendor in Vendor::ALL {
-        let Ok(target) = Target::checked(vendor, Method::Get, &parsed) else {
+    for (vendor, flavor) in Vendor::ALL
+        .into_iter()
+        .flat_map(|v| [(v, Flavor::Cloud), (v, Flavor::DataCenter)])
+    {
+        let Ok(target) = Target::checked(vendor, flavor, Method::Get, &parsed) else {
             continue;
         };
-        let routed = route(vendor, target.path.path());
+        let routed = route(vendor, flavor, target.path.path());
         let matched = policy_view(target.path());
         assert_eq!(
             routed,
             matched,
-            "{raw:?} for {vendor}: sent {:?} routes elsewhere than the matched {:?}",
+            "{raw:?} for {vendor} ({flavor:?}): sent {:?} routes elsewhere than the matched {:?}",
             target.path.path(),
             target.path()
         );
         let first = routed.first().map(Vec::as_slice).unwrap_or_default();
         match vendor {
+            Vendor::Confluence if flavor == Flavor::DataCenter => {
+                assert_eq!(
+                    first, b"rest",
+                    "{raw:?}: Confluence Data Center outside /rest"
+                )
+            }
             Vendor::Confluence => assert_eq!(first, b"wiki", "{raw:?}: Confluence outside /wiki"),
             Vendor::Jira => assert!(
                 !first.eq_ignore_ascii_case(b"wiki"),
@@ -146,7 +156,7 @@ fuzz_target!(|data: &[u8]| {
 /// then cuts a media-type ending (`.json`, `.xml`, ...) from a REST path and reads a module's
 /// version as a number (`1` is `1.0`, `latest` the newest). The others split first and decode
 /// inside each segment.
-fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
+fn route(vendor: Vendor, flavor: Flavor, path: &str) -> Vec<Vec<u8>> {
     let parts: Vec<Vec<u8>> = if matches!(vendor, Vendor::Jira | Vendor::Confluence) {
         let stripped: Vec<&str> = path
             .split('/')
@@ -173,6 +183,9 @@ fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
     segments.iter_mut().for_each(|s| s.make_ascii_lowercase());
     let rest = match vendor {
         Vendor::Jira => segments.first().is_some_and(|s| s == b"rest"),
+        Vendor::Confluence if flavor == Flavor::DataCenter => {
+            segments.first().is_some_and(|s| s == b"rest")
+        }
         Vendor::Confluence => segments.get(1).is_some_and(|s| s == b"rest" || s == b"api"),
         _ => false,
     };
@@ -186,9 +199,15 @@ fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
     }
     if vendor == Vendor::Jira && segments.len() > 2 && segments[0] == b"rest" {
         let number = version_number(&segments[2]);
+        // The API's one version on Data Center is 2; on Cloud, 2 is read as an alias of 3.
+        let api: &[u8] = match flavor {
+            Flavor::Cloud => b"3",
+            Flavor::DataCenter => b"2",
+        };
         let version: Option<&[u8]> = match (segments[1].as_slice(), number.as_deref()) {
-            (b"api", Some([2] | [3])) => Some(b"3"),
-            (b"api", _) if segments[2] == b"latest" => Some(b"3"),
+            (b"api", Some([2])) => Some(api),
+            (b"api", Some([3])) if flavor == Flavor::Cloud => Some(api),
+            (b"api", _) if segments[2] == b"latest" => Some(api),
             (b"agile", Some([1])) => Some(b"1.0"),
             (b"agile", _) if segments[2] == b"latest" => Some(b"1.0"),
             _ => None,
