@@ -133,6 +133,9 @@ fuzz_target!(|data: &[u8]| {
                 !first.eq_ignore_ascii_case(b"wiki"),
                 "{raw:?}: Jira in /wiki"
             ),
+            Vendor::Bitbucket if flavor == Flavor::DataCenter => {
+                assert_eq!(first, b"rest", "{raw:?}: Bitbucket Data Center outside /rest")
+            }
             Vendor::Bitbucket => assert_eq!(first, b"2.0", "{raw:?}: Bitbucket outside /2.0"),
             Vendor::CircleCi => assert!(
                 !first.eq_ignore_ascii_case(b"api"),
@@ -140,24 +143,33 @@ fuzz_target!(|data: &[u8]| {
             ),
             Vendor::GitHub => {}
         }
-        if matches!(vendor, Vendor::Jira | Vendor::Confluence | Vendor::CircleCi) {
-            assert!(
-                routed.iter().flatten().all(u8::is_ascii),
-                "{raw:?} for {vendor}: a non-ASCII byte reaches a server that may fold it"
-            );
-        }
+        // Bitbucket Data Center names by key before a file's path (`.../repos/{slug}/raw/...`).
+        let named = match vendor {
+            Vendor::Jira | Vendor::Confluence | Vendor::CircleCi => routed.len(),
+            Vendor::Bitbucket if flavor == Flavor::DataCenter => file_tail(&routed).unwrap_or(routed.len()),
+            _ => 0,
+        };
+        assert!(
+            routed[..named].iter().flatten().all(u8::is_ascii),
+            "{raw:?} for {vendor}: a non-ASCII byte reaches a server that may fold it"
+        );
     }
 });
 
 /// The segments `vendor`'s server routes `path` to, with the aliases policy reads as one
 /// resource put in one form (Jira's API version as 3; CircleCI's vcs slugs are sent canonical).
-/// Tomcat (Jira, Confluence) drops `;params` from each segment, then decodes (with encoded
-/// slashes allowed, as some deployments configure it) and resolves; Atlassian's REST framework
-/// then cuts a media-type ending (`.json`, `.xml`, ...) from a REST path and reads a module's
-/// version as a number (`1` is `1.0`, `latest` the newest). The others split first and decode
-/// inside each segment.
+/// Tomcat (Jira, Confluence, Bitbucket Data Center) drops `;params` from each segment, then
+/// decodes (with encoded slashes allowed, as some deployments configure it) and resolves;
+/// Atlassian's REST framework then cuts a media-type ending (`.json`, `.xml`, ...) from a REST
+/// path and reads a module's version as a number (`1` is `1.0`, `latest` the newest). The others
+/// split first and decode inside each segment.
 fn route(vendor: Vendor, flavor: Flavor, path: &str) -> Vec<Vec<u8>> {
-    let parts: Vec<Vec<u8>> = if matches!(vendor, Vendor::Jira | Vendor::Confluence) {
+    let tomcat = match vendor {
+        Vendor::Jira | Vendor::Confluence => true,
+        Vendor::Bitbucket => flavor == Flavor::DataCenter,
+        _ => false,
+    };
+    let parts: Vec<Vec<u8>> = if tomcat {
         let stripped: Vec<&str> = path
             .split('/')
             .map(|s| s.split(';').next().unwrap_or_default())
@@ -187,6 +199,10 @@ fn route(vendor: Vendor, flavor: Flavor, path: &str) -> Vec<Vec<u8>> {
             segments.first().is_some_and(|s| s == b"rest")
         }
         Vendor::Confluence => segments.get(1).is_some_and(|s| s == b"rest" || s == b"api"),
+        // A file's own name is taken as it is (decision 0112).
+        Vendor::Bitbucket if flavor == Flavor::DataCenter => {
+            segments.first().is_some_and(|s| s == b"rest") && file_tail(&segments).is_none()
+        }
         _ => false,
     };
     if let Some(last) = segments.last_mut().filter(|_| rest) {
@@ -216,7 +232,21 @@ fn route(vendor: Vendor, flavor: Flavor, path: &str) -> Vec<Vec<u8>> {
             segments[2] = version.to_vec();
         }
     }
+    // Every Bitbucket Data Center module has one version, 1.0, which it also calls latest.
+    let bitbucket_dc = vendor == Vendor::Bitbucket && flavor == Flavor::DataCenter;
+    if bitbucket_dc && segments.len() > 2 && segments[0] == b"rest" {
+        if segments[2] == b"latest" || version_number(&segments[2]).as_deref() == Some(&[1]) {
+            segments[2] = b"1.0".to_vec();
+        }
+    }
     segments
+}
+
+/// Where a file's path starts in a Bitbucket Data Center repository path, as the target reads it.
+fn file_tail(segments: &[Vec<u8>]) -> Option<usize> {
+    let resource = segments.get(7)?.as_slice();
+    let file = matches!(resource, b"raw" | b"browse" | b"diff" | b"files");
+    (segments.get(5).map(Vec::as_slice) == Some(b"repos".as_slice()) && file).then_some(8)
 }
 
 /// A version segment's value as a version parser reads it: its leading dotted numbers without

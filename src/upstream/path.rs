@@ -106,6 +106,13 @@ pub struct ApiPath {
     query: Option<String>,
 }
 
+/// True when `text`, in the canonical form, escapes a byte outside ASCII (`%80` to `%FF`).
+fn escapes_non_ascii(text: &str) -> bool {
+    text.as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'%' && matches!(w[1], b'8'..=b'9' | b'A'..=b'F'))
+}
+
 impl ApiPath {
     /// Validates and normalises a path argument.
     pub fn parse(raw: &str) -> Result<ApiPath, PathError> {
@@ -223,10 +230,12 @@ impl ApiPath {
     /// True when the path holds a byte outside ASCII (the canonical form escapes them, so as
     /// `%80` to `%FF`).
     pub(crate) fn has_non_ascii(&self) -> bool {
-        self.path
-            .as_bytes()
-            .windows(2)
-            .any(|w| w[0] == b'%' && matches!(w[1], b'8'..=b'9' | b'A'..=b'F'))
+        escapes_non_ascii(&self.path)
+    }
+
+    /// [`ApiPath::has_non_ascii`] for the first `count` segments only.
+    pub(crate) fn has_non_ascii_in(&self, count: usize) -> bool {
+        self.segments().take(count).any(escapes_non_ascii)
     }
 
     /// The query string that came with the path, if any (without `?`).

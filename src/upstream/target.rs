@@ -134,7 +134,16 @@ impl Target {
         if encoded_slash && !routes_encoded_slash {
             return Err(PathError::EncodedSeparator);
         }
-        if vendor != Vendor::Bitbucket && path.has_non_ascii() {
+        // Bitbucket Cloud does not fold; Data Center, a Java server, may in what it names by
+        // key (`ſ` upper-cases to `S`), though not in a file's own path.
+        let folds = match vendor {
+            Vendor::Bitbucket if data_center => {
+                path.has_non_ascii_in(bitbucket_file_tail(&path).unwrap_or(usize::MAX))
+            }
+            Vendor::Bitbucket => false,
+            _ => path.has_non_ascii(),
+        };
+        if folds {
             return Err(PathError::NonAscii);
         }
         if format_suffix(vendor, flavor, &path) {
@@ -355,10 +364,7 @@ fn format_suffix(vendor: Vendor, flavor: Flavor, path: &ApiPath) -> bool {
             segments
                 .first()
                 .is_some_and(|s| s.eq_ignore_ascii_case("rest"))
-                && !segments
-                    .iter()
-                    .skip(7)
-                    .any(|s| BITBUCKET_FILE_RESOURCES.contains(s))
+                && bitbucket_file_tail(path).is_none()
         }
         _ => false,
     };
@@ -369,6 +375,15 @@ fn format_suffix(vendor: Vendor, flavor: Flavor, path: &ApiPath) -> bool {
 
 /// The Bitbucket Data Center resources whose path ends in a file's path.
 const BITBUCKET_FILE_RESOURCES: [&str; 4] = ["raw", "browse", "diff", "files"];
+
+/// Where a file's path starts in a Bitbucket Data Center repository path
+/// (`/rest/api/1.0/{projects|users}/{key}/repos/{slug}/raw/{file}`: the segment after the
+/// resource), or `None` when the path names no file.
+fn bitbucket_file_tail(path: &ApiPath) -> Option<usize> {
+    let segments: Vec<&str> = path.segments().collect();
+    let resource = segments.get(7)?;
+    (segments.get(5) == Some(&"repos") && BITBUCKET_FILE_RESOURCES.contains(resource)).then_some(8)
+}
 
 /// A Bitbucket Data Center REST `path` with its module's `latest` written `1.0`, the one version
 /// every module of it has, so sent and matched as such; refused when the version is another
@@ -729,6 +744,22 @@ mod tests {
         ] {
             assert!(checked(DC, Vendor::Bitbucket, raw).is_ok(), "{raw}");
         }
+        // A non-ASCII letter a Java server may fold, but in a file's own path.
+        assert!(matches!(
+            checked(
+                DC,
+                Vendor::Bitbucket,
+                "/rest/api/1.0/projects/%C5%BFECRET/repos"
+            ),
+            Err(PathError::NonAscii)
+        ));
+        assert!(checked(
+            DC,
+            Vendor::Bitbucket,
+            "/rest/api/1.0/projects/OPS/repos/app/raw/caf%C3%A9.md"
+        )
+        .is_ok());
+        assert!(checked(C, Vendor::Bitbucket, "/2.0/repositories/w/caf%C3%A9").is_ok());
         // Tomcat decodes or refuses %2F: refused on Data Center, routed inside a segment on Cloud.
         let encoded = "/rest/api/1.0/projects/OPS/repos/app/branches/feature%2Fx";
         assert!(matches!(
