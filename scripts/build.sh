@@ -5,8 +5,8 @@
 # when the inputs (files under src/, manifests, lockfile, build settings) hash to the last build's stamp.
 # Concurrent runs queue on a lock instead of racing on build/.
 #
-# Environment: BUILD_PROFILE=release (default: LTO; Cargo.toml turns worker-build's wasm-opt off,
-# decision 0069) or dev (debug wasm; faster to compile, much larger). CARGO_TARGET_DIR is honoured.
+# Environment: BUILD_PROFILE=release (default: LTO; Cargo.toml gives worker-build's wasm-opt only
+# passes that drop code, decisions 0069 and 0110) or dev (debug wasm; faster to compile, much larger). CARGO_TARGET_DIR is honoured.
 # BUILD_FEATURES (cargo features, comma-separated) and BUILD_OUT (default build) make a test build
 # beside the release one: `make build-probe` is BUILD_FEATURES=panic-probe BUILD_OUT=build-probe.
 set -euo pipefail

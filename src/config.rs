@@ -21,8 +21,9 @@ use crate::tools::registry::{
 };
 use crate::upstream::hosts::{BadLogHosts, LogHosts};
 use crate::upstream::vendor::{
-    base_url, site_url, BadRoot, Secret, UpstreamSettings, BITBUCKET_DEFAULT_URL,
-    CIRCLECI_DEFAULT_URL, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, GITHUB_DEFAULT_URL,
+    base_url, site_url, AccessToken, BadRoot, Flavor, Secret, SelfHosted, UpstreamSettings, Vendor,
+    BITBUCKET_DEFAULT_URL, CIRCLECI_DEFAULT_URL, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS,
+    GITHUB_DEFAULT_URL,
 };
 use std::fmt;
 
@@ -67,6 +68,32 @@ pub(crate) const GITHUB_API_URL: &str = "GITHUB_API_URL";
 pub(crate) const CIRCLECI_TOKEN: &str = "CIRCLECI_TOKEN";
 /// CircleCI API root.
 pub(crate) const CIRCLECI_API_URL: &str = "CIRCLECI_API_URL";
+/// The API Jira and Confluence speak: `cloud` (default) or `datacenter`.
+pub(crate) const ATLASSIAN_FLAVOR: &str = "ATLASSIAN_FLAVOR";
+/// Jira Data Center's root, with its context path (`datacenter` only).
+pub(crate) const JIRA_BASE_URL: &str = "JIRA_BASE_URL";
+/// A Jira Data Center personal access token (a secret), sent as a bearer token.
+pub(crate) const JIRA_PERSONAL_TOKEN: &str = "JIRA_PERSONAL_TOKEN";
+/// A Jira Data Center user name (a secret): with it the token goes as Basic.
+pub(crate) const JIRA_USERNAME: &str = "JIRA_USERNAME";
+/// Confluence Data Center's root, with its context path (`datacenter` only).
+pub(crate) const CONFLUENCE_BASE_URL: &str = "CONFLUENCE_BASE_URL";
+/// A Confluence Data Center personal access token (a secret), sent as a bearer token.
+pub(crate) const CONFLUENCE_PERSONAL_TOKEN: &str = "CONFLUENCE_PERSONAL_TOKEN";
+/// A Confluence Data Center user name (a secret): with it the token goes as Basic.
+pub(crate) const CONFLUENCE_USERNAME: &str = "CONFLUENCE_USERNAME";
+/// Cloudflare Access service token in front of Jira Data Center: its client id (a secret).
+pub(crate) const JIRA_CF_ACCESS_CLIENT_ID: &str = "JIRA_CF_ACCESS_CLIENT_ID";
+/// Its client secret (a secret).
+pub(crate) const JIRA_CF_ACCESS_CLIENT_SECRET: &str = "JIRA_CF_ACCESS_CLIENT_SECRET";
+/// Cloudflare Access service token in front of Confluence Data Center: its client id.
+pub(crate) const CONFLUENCE_CF_ACCESS_CLIENT_ID: &str = "CONFLUENCE_CF_ACCESS_CLIENT_ID";
+/// Its client secret (a secret).
+pub(crate) const CONFLUENCE_CF_ACCESS_CLIENT_SECRET: &str = "CONFLUENCE_CF_ACCESS_CLIENT_SECRET";
+/// Cloudflare Access service token in front of GitHub Enterprise Server: its client id.
+pub(crate) const GITHUB_CF_ACCESS_CLIENT_ID: &str = "GITHUB_CF_ACCESS_CLIENT_ID";
+/// Its client secret (a secret).
+pub(crate) const GITHUB_CF_ACCESS_CLIENT_SECRET: &str = "GITHUB_CF_ACCESS_CLIENT_SECRET";
 /// Atlassian Cloud site name: `https://{site}.atlassian.net` for Jira and Confluence.
 pub(crate) const ATLASSIAN_SITE_NAME: &str = "ATLASSIAN_SITE_NAME";
 /// Jira and Confluence root, overriding the site name (Data Center, tests).
@@ -81,6 +108,18 @@ pub(crate) const ATLASSIAN_BITBUCKET_USERNAME: &str = "ATLASSIAN_BITBUCKET_USERN
 pub(crate) const ATLASSIAN_BITBUCKET_APP_PASSWORD: &str = "ATLASSIAN_BITBUCKET_APP_PASSWORD";
 /// Bitbucket API host (paths get `/2.0`).
 pub(crate) const BITBUCKET_API_URL: &str = "BITBUCKET_API_URL";
+/// The API Bitbucket speaks: `cloud` (default) or `datacenter`.
+pub(crate) const BITBUCKET_FLAVOR: &str = "BITBUCKET_FLAVOR";
+/// Bitbucket Data Center's root, with its context path (`datacenter` only).
+pub(crate) const BITBUCKET_BASE_URL: &str = "BITBUCKET_BASE_URL";
+/// A Bitbucket Data Center HTTP access token (a secret), sent as a bearer token.
+pub(crate) const BITBUCKET_PERSONAL_TOKEN: &str = "BITBUCKET_PERSONAL_TOKEN";
+/// A Bitbucket Data Center user name (a secret): with it the token goes as Basic.
+pub(crate) const BITBUCKET_USERNAME: &str = "BITBUCKET_USERNAME";
+/// Cloudflare Access service token in front of Bitbucket Data Center: its client id.
+pub(crate) const BITBUCKET_CF_ACCESS_CLIENT_ID: &str = "BITBUCKET_CF_ACCESS_CLIENT_ID";
+/// Its client secret (a secret).
+pub(crate) const BITBUCKET_CF_ACCESS_CLIENT_SECRET: &str = "BITBUCKET_CF_ACCESS_CLIENT_SECRET";
 /// This server's public origin; setting it turns OAuth sign-in on (docs/configuration.md).
 pub(crate) const MCP_OAUTH_ISSUER: &str = "MCP_OAUTH_ISSUER";
 /// The secret that seals what a grant carries (a secret, at least 32 characters).
@@ -152,6 +191,7 @@ pub const SETTINGS: &[&str] = &[
     GITHUB_API_URL,
     CIRCLECI_TOKEN,
     CIRCLECI_API_URL,
+    ATLASSIAN_FLAVOR,
     ATLASSIAN_SITE_NAME,
     ATLASSIAN_BASE_URL,
     ATLASSIAN_USER_EMAIL,
@@ -159,6 +199,24 @@ pub const SETTINGS: &[&str] = &[
     ATLASSIAN_BITBUCKET_USERNAME,
     ATLASSIAN_BITBUCKET_APP_PASSWORD,
     BITBUCKET_API_URL,
+    BITBUCKET_FLAVOR,
+    BITBUCKET_BASE_URL,
+    BITBUCKET_PERSONAL_TOKEN,
+    BITBUCKET_USERNAME,
+    BITBUCKET_CF_ACCESS_CLIENT_ID,
+    BITBUCKET_CF_ACCESS_CLIENT_SECRET,
+    JIRA_BASE_URL,
+    JIRA_PERSONAL_TOKEN,
+    JIRA_USERNAME,
+    CONFLUENCE_BASE_URL,
+    CONFLUENCE_PERSONAL_TOKEN,
+    CONFLUENCE_USERNAME,
+    JIRA_CF_ACCESS_CLIENT_ID,
+    JIRA_CF_ACCESS_CLIENT_SECRET,
+    CONFLUENCE_CF_ACCESS_CLIENT_ID,
+    CONFLUENCE_CF_ACCESS_CLIENT_SECRET,
+    GITHUB_CF_ACCESS_CLIENT_ID,
+    GITHUB_CF_ACCESS_CLIENT_SECRET,
     MCP_OAUTH_ISSUER,
     MCP_OAUTH_ENCRYPTION_KEY,
     MCP_OAUTH_PROVIDER,
@@ -485,14 +543,26 @@ impl Config {
             &config.upstream.github_api_url,
             config.upstream.atlassian_base_url.as_deref(),
         )?;
+        let data_center = config.upstream.atlassian_flavor == Flavor::DataCenter;
+        if data_center && config.oauth.as_ref().is_some_and(|o| o.atlassian.is_some()) {
+            return Err(ConfigError::rule(
+                MCP_OAUTH_ATLASSIAN_CLIENT_ID,
+                format!(
+                    "Atlassian's OAuth 2.0 (3LO) apps reach Atlassian Cloud only; with \
+                     {ATLASSIAN_FLAVOR}=datacenter leave it unset (Jira and Confluence use \
+                     their personal access tokens)"
+                ),
+            ));
+        }
         config.clamped.extend(clamped);
         if let Some(oauth) = config.oauth.as_mut() {
             oauth.allow.static_names = config.auth_tokens.names();
         }
-        if let Some(text) = get(LOG_REDIRECT_HOSTS) {
-            config.upstream.log_hosts = LogHosts::parse(&text)
-                .map_err(|reason| ConfigError::new(LOG_REDIRECT_HOSTS, Reason::LogHosts(reason)))?;
-        }
+        config.upstream.log_hosts = match get(LOG_REDIRECT_HOSTS) {
+            Some(text) => LogHosts::parse(&text)
+                .map_err(|reason| ConfigError::new(LOG_REDIRECT_HOSTS, Reason::LogHosts(reason)))?,
+            None => LogHosts::default_for(&config.upstream.github_api_url),
+        };
         Ok(config)
     }
 
@@ -517,6 +587,19 @@ fn upstream_settings(
             None => Ok(default.to_owned()),
         }
     };
+    let flavor = |name: &'static str| match get(name) {
+        None => Ok(Flavor::Cloud),
+        Some(text) => Flavor::parse(&text).ok_or_else(|| {
+            ConfigError::rule(
+                name,
+                format!("expected cloud or datacenter, got {:?}", text.trim()),
+            )
+        }),
+    };
+    let atlassian_flavor = flavor(ATLASSIAN_FLAVOR)?;
+    let (jira_server, confluence_server) = self_hosted(get, atlassian_flavor)?;
+    let bitbucket_flavor = flavor(BITBUCKET_FLAVOR)?;
+    let bitbucket_server = bitbucket_server(get, bitbucket_flavor)?;
     let atlassian_base_url =
         match get(ATLASSIAN_BASE_URL) {
             Some(text) => Some(
@@ -541,8 +624,200 @@ fn upstream_settings(
         bitbucket_api_url: url(BITBUCKET_API_URL, BITBUCKET_DEFAULT_URL)?,
         bitbucket_username: secret(ATLASSIAN_BITBUCKET_USERNAME),
         bitbucket_app_password: secret(ATLASSIAN_BITBUCKET_APP_PASSWORD),
+        atlassian_flavor,
+        jira_server,
+        confluence_server,
+        bitbucket_flavor,
+        bitbucket_server,
+        access: access_tokens(get)?,
         ..UpstreamSettings::default()
     })
+}
+
+/// The Cloudflare Access service tokens of the vendors that may sit behind Access: each client id
+/// with its secret, or neither.
+fn access_tokens(
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(Vendor, AccessToken)>, ConfigError> {
+    let mut tokens = Vec::new();
+    for (vendor, id, secret) in [
+        (
+            Vendor::Jira,
+            JIRA_CF_ACCESS_CLIENT_ID,
+            JIRA_CF_ACCESS_CLIENT_SECRET,
+        ),
+        (
+            Vendor::Confluence,
+            CONFLUENCE_CF_ACCESS_CLIENT_ID,
+            CONFLUENCE_CF_ACCESS_CLIENT_SECRET,
+        ),
+        (
+            Vendor::Bitbucket,
+            BITBUCKET_CF_ACCESS_CLIENT_ID,
+            BITBUCKET_CF_ACCESS_CLIENT_SECRET,
+        ),
+        (
+            Vendor::GitHub,
+            GITHUB_CF_ACCESS_CLIENT_ID,
+            GITHUB_CF_ACCESS_CLIENT_SECRET,
+        ),
+    ] {
+        let read = |name: &str| get(name).map(|v| Secret::new(v.trim()));
+        match (read(id), read(secret)) {
+            (Some(client_id), Some(client_secret)) => tokens.push((
+                vendor,
+                AccessToken {
+                    client_id,
+                    client_secret,
+                },
+            )),
+            (Some(_), None) => {
+                return Err(ConfigError::rule(
+                    secret,
+                    format!("must be set when {id} is set"),
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(ConfigError::rule(
+                    id,
+                    format!("must be set when {secret} is set"),
+                ))
+            }
+            (None, None) => {}
+        }
+    }
+    Ok(tokens)
+}
+
+/// Jira's and Confluence's Data Center servers, each from its root, personal access token and
+/// optional user name. Settings that belong to the other flavor are an error rather than
+/// ignored: a deployment meant for one flavor would otherwise quietly send its requests to
+/// the other's API, or nowhere.
+fn self_hosted(
+    get: &dyn Fn(&str) -> Option<String>,
+    flavor: Flavor,
+) -> Result<(Option<SelfHosted>, Option<SelfHosted>), ConfigError> {
+    const PRODUCTS: [[&str; 3]; 2] = [
+        [JIRA_BASE_URL, JIRA_PERSONAL_TOKEN, JIRA_USERNAME],
+        [
+            CONFLUENCE_BASE_URL,
+            CONFLUENCE_PERSONAL_TOKEN,
+            CONFLUENCE_USERNAME,
+        ],
+    ];
+    const ACCESS: [&str; 4] = [
+        JIRA_CF_ACCESS_CLIENT_ID,
+        JIRA_CF_ACCESS_CLIENT_SECRET,
+        CONFLUENCE_CF_ACCESS_CLIENT_ID,
+        CONFLUENCE_CF_ACCESS_CLIENT_SECRET,
+    ];
+    if flavor == Flavor::Cloud {
+        let mut data_center = PRODUCTS.iter().flatten().chain(&ACCESS);
+        let given = data_center.find(|name| get(name).is_some());
+        return match given {
+            Some(name) => Err(ConfigError::rule(
+                name,
+                format!(
+                    "is a Data Center setting, read only with {ATLASSIAN_FLAVOR}=datacenter (the \
+                     default is cloud, which uses ATLASSIAN_SITE_NAME or ATLASSIAN_BASE_URL)"
+                ),
+            )),
+            None => Ok((None, None)),
+        };
+    }
+    for cloud in [ATLASSIAN_SITE_NAME, ATLASSIAN_BASE_URL] {
+        if get(cloud).is_some() {
+            return Err(ConfigError::rule(
+                cloud,
+                format!(
+                    "names an Atlassian Cloud site, and {ATLASSIAN_FLAVOR} is datacenter: set \
+                     {JIRA_BASE_URL} and {CONFLUENCE_BASE_URL} to the servers' roots instead"
+                ),
+            ));
+        }
+    }
+    Ok((server(get, PRODUCTS[0])?, server(get, PRODUCTS[1])?))
+}
+
+/// Bitbucket Data Center's server, on `BITBUCKET_FLAVOR=datacenter`. As for Jira and
+/// Confluence, a setting of the other flavor is an error rather than ignored.
+fn bitbucket_server(
+    get: &dyn Fn(&str) -> Option<String>,
+    flavor: Flavor,
+) -> Result<Option<SelfHosted>, ConfigError> {
+    const DATA_CENTER: [&str; 5] = [
+        BITBUCKET_BASE_URL,
+        BITBUCKET_PERSONAL_TOKEN,
+        BITBUCKET_USERNAME,
+        BITBUCKET_CF_ACCESS_CLIENT_ID,
+        BITBUCKET_CF_ACCESS_CLIENT_SECRET,
+    ];
+    const CLOUD: [&str; 3] = [
+        BITBUCKET_API_URL,
+        ATLASSIAN_BITBUCKET_USERNAME,
+        ATLASSIAN_BITBUCKET_APP_PASSWORD,
+    ];
+    let (others, why) = match flavor {
+        Flavor::Cloud => (
+            &DATA_CENTER[..],
+            format!(
+                "is a Bitbucket Data Center setting, read only with {BITBUCKET_FLAVOR}=datacenter"
+            ),
+        ),
+        Flavor::DataCenter => (
+            &CLOUD[..],
+            format!(
+                "is a Bitbucket Cloud setting, and {BITBUCKET_FLAVOR} is datacenter: set \
+                 {BITBUCKET_BASE_URL} and {BITBUCKET_PERSONAL_TOKEN} instead"
+            ),
+        ),
+    };
+    if let Some(name) = others.iter().find(|name| get(name).is_some()) {
+        return Err(ConfigError::rule(name, why));
+    }
+    if flavor == Flavor::Cloud {
+        return Ok(None);
+    }
+    match server(
+        get,
+        [
+            BITBUCKET_BASE_URL,
+            BITBUCKET_PERSONAL_TOKEN,
+            BITBUCKET_USERNAME,
+        ],
+    )? {
+        Some(server) => Ok(Some(server)),
+        None => Err(ConfigError::rule(
+            BITBUCKET_BASE_URL,
+            format!("must be set when {BITBUCKET_FLAVOR} is datacenter"),
+        )),
+    }
+}
+
+/// A Data Center server from its root, access token and optional user name (`[url, token,
+/// user]`); `None` when none of the three is set.
+fn server(
+    get: &dyn Fn(&str) -> Option<String>,
+    [url, token, user]: [&'static str; 3],
+) -> Result<Option<SelfHosted>, ConfigError> {
+    let root = get(url)
+        .map(|text| base_url(&text).map_err(|r| ConfigError::new(url, Reason::Root(r))))
+        .transpose()?;
+    let secret = |name: &str| get(name).map(|v| Secret::new(v.trim()));
+    let together = |name: &'static str, other: &str| {
+        ConfigError::rule(name, format!("must be set when {other} is set"))
+    };
+    match (root, secret(token), secret(user)) {
+        (Some(base_url), Some(token), username) => Ok(Some(SelfHosted {
+            base_url,
+            username,
+            token,
+        })),
+        (Some(_), None, _) => Err(together(token, url)),
+        (None, Some(_), _) => Err(together(url, token)),
+        (None, None, Some(_)) => Err(together(token, user)),
+        (None, None, None) => Ok(None),
+    }
 }
 
 /// The OAuth settings; `None` when `MCP_OAUTH_ISSUER` is unset. `number` reads a
@@ -889,6 +1164,212 @@ mod tests {
         ] {
             assert!(parse_origins(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn data_center_jira_and_confluence_have_their_own_roots_and_tokens() {
+        let config = from(&[
+            (ATLASSIAN_FLAVOR, " DataCenter "),
+            (JIRA_BASE_URL, "https://jira.example.com/"),
+            (JIRA_PERSONAL_TOKEN, "jira-pat"),
+            (
+                CONFLUENCE_BASE_URL,
+                "https://intranet.example.com/confluence",
+            ),
+            (CONFLUENCE_USERNAME, "svc-mcp"),
+            (CONFLUENCE_PERSONAL_TOKEN, "conf-pat"),
+            // Bitbucket Cloud still reads the Atlassian pair.
+            (ATLASSIAN_USER_EMAIL, "a@example.com"),
+            (ATLASSIAN_API_TOKEN, "cloud-token"),
+        ])
+        .unwrap();
+        let upstream = &config.upstream;
+        assert_eq!(upstream.atlassian_flavor, Flavor::DataCenter);
+        let jira = upstream.endpoint(crate::upstream::Vendor::Jira).unwrap();
+        assert_eq!(jira.base_url, "https://jira.example.com");
+        assert_eq!(jira.credential.value.expose(), "Bearer jira-pat");
+        let conf = upstream
+            .endpoint(crate::upstream::Vendor::Confluence)
+            .unwrap();
+        assert_eq!(conf.base_url, "https://intranet.example.com/confluence");
+        // Basic where the administrator allows it: user name and token.
+        assert_eq!(conf.credential.identity.expose(), "svc-mcp:conf-pat");
+        assert!(upstream.credential_values().contains(&"jira-pat"));
+        assert!(upstream
+            .endpoint(crate::upstream::Vendor::Bitbucket)
+            .is_some());
+        assert!(!format!("{config:?}").contains("pat"));
+    }
+
+    #[test]
+    fn bitbucket_data_center_has_its_own_flavor_root_and_token() {
+        let config = from(&[
+            (BITBUCKET_FLAVOR, "datacenter"),
+            (BITBUCKET_BASE_URL, "https://example.com/bitbucket/"),
+            (BITBUCKET_PERSONAL_TOKEN, "bb-http-token"),
+            (BITBUCKET_CF_ACCESS_CLIENT_ID, "id.access"),
+            (BITBUCKET_CF_ACCESS_CLIENT_SECRET, "bb-cf-secret"),
+            // Jira and Confluence stay on Cloud, with the Atlassian pair.
+            (ATLASSIAN_SITE_NAME, "acme"),
+            (ATLASSIAN_USER_EMAIL, "a@example.com"),
+            (ATLASSIAN_API_TOKEN, "cloud-token"),
+        ])
+        .unwrap();
+        let upstream = &config.upstream;
+        let bb = upstream
+            .endpoint(crate::upstream::Vendor::Bitbucket)
+            .unwrap();
+        assert_eq!(bb.base_url, "https://example.com/bitbucket");
+        assert_eq!(bb.credential.value.expose(), "Bearer bb-http-token");
+        assert!(bb.access.is_some());
+        let jira = upstream.endpoint(crate::upstream::Vendor::Jira).unwrap();
+        assert_eq!(jira.base_url, "https://acme.atlassian.net");
+        assert!(jira.access.is_none());
+        for secret in ["bb-http-token", "bb-cf-secret"] {
+            assert!(upstream.credential_values().contains(&secret), "{secret}");
+        }
+        let basic = from(&[
+            (BITBUCKET_FLAVOR, "DataCenter"),
+            (BITBUCKET_BASE_URL, "https://git.example.com"),
+            (BITBUCKET_USERNAME, "svc"),
+            (BITBUCKET_PERSONAL_TOKEN, "bb-http-token"),
+        ])
+        .unwrap();
+        let bb = basic
+            .upstream
+            .endpoint(crate::upstream::Vendor::Bitbucket)
+            .unwrap();
+        assert_eq!(bb.credential.identity.expose(), "svc:bb-http-token");
+        // Each flavor's settings are refused with the other, and Data Center needs its server.
+        for (pairs, setting, says) in [
+            (
+                &[(BITBUCKET_PERSONAL_TOKEN, "secret-pat")][..],
+                BITBUCKET_PERSONAL_TOKEN,
+                "BITBUCKET_FLAVOR=datacenter",
+            ),
+            (
+                &[(BITBUCKET_FLAVOR, "datacenter")][..],
+                BITBUCKET_BASE_URL,
+                "must be set",
+            ),
+            (
+                &[
+                    (BITBUCKET_FLAVOR, "datacenter"),
+                    (BITBUCKET_BASE_URL, "https://git.example.com"),
+                ][..],
+                BITBUCKET_PERSONAL_TOKEN,
+                "when BITBUCKET_BASE_URL is set",
+            ),
+            (
+                &[
+                    (BITBUCKET_FLAVOR, "datacenter"),
+                    (ATLASSIAN_BITBUCKET_APP_PASSWORD, "secret-pat"),
+                ][..],
+                ATLASSIAN_BITBUCKET_APP_PASSWORD,
+                "Bitbucket Cloud setting",
+            ),
+            (
+                &[(BITBUCKET_FLAVOR, "server")][..],
+                BITBUCKET_FLAVOR,
+                "cloud or datacenter",
+            ),
+        ] {
+            let error = from(pairs).unwrap_err();
+            assert_eq!(error.setting, setting, "{error}");
+            let text = error.to_string();
+            assert!(
+                text.contains(says) && !text.contains("secret-pat"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn settings_of_the_other_flavor_are_refused() {
+        let refused = |pairs: &[(&str, &str)], setting: &str, says: &str| {
+            let error = from(pairs).unwrap_err();
+            assert_eq!(error.setting, setting, "{error}");
+            let text = error.to_string();
+            assert!(text.contains(says), "{text}");
+            assert!(!text.contains("secret-pat"), "{text}");
+        };
+        let dc = (ATLASSIAN_FLAVOR, "datacenter");
+        let jira_root = (JIRA_BASE_URL, "https://jira.example.com");
+        let pat = |name| (name, "secret-pat");
+        let bad_root = [
+            dc,
+            (JIRA_BASE_URL, "jira.example.com"),
+            pat(JIRA_PERSONAL_TOKEN),
+        ];
+        // The settings given, the one refused, and what its error says.
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+        let cases: [Case; 11] = [
+            (
+                &[(ATLASSIAN_FLAVOR, "server")],
+                ATLASSIAN_FLAVOR,
+                "cloud or datacenter",
+            ),
+            (
+                &[pat(JIRA_PERSONAL_TOKEN)],
+                JIRA_PERSONAL_TOKEN,
+                "FLAVOR=datacenter",
+            ),
+            (
+                &[dc, (ATLASSIAN_SITE_NAME, "acme")],
+                ATLASSIAN_SITE_NAME,
+                "JIRA_BASE_URL",
+            ),
+            (
+                &[dc, (ATLASSIAN_BASE_URL, "https://x")],
+                ATLASSIAN_BASE_URL,
+                "Cloud",
+            ),
+            (
+                &[dc, jira_root],
+                JIRA_PERSONAL_TOKEN,
+                "when JIRA_BASE_URL is set",
+            ),
+            (
+                &[dc, pat(CONFLUENCE_PERSONAL_TOKEN)],
+                CONFLUENCE_BASE_URL,
+                "is set",
+            ),
+            (
+                &[dc, (JIRA_USERNAME, "me")],
+                JIRA_PERSONAL_TOKEN,
+                "when JIRA_USERNAME",
+            ),
+            (&bad_root, JIRA_BASE_URL, "https://"),
+            (
+                &[pat(JIRA_CF_ACCESS_CLIENT_SECRET)],
+                JIRA_CF_ACCESS_CLIENT_SECRET,
+                "datacenter",
+            ),
+            (
+                &[(GITHUB_CF_ACCESS_CLIENT_ID, "i")],
+                GITHUB_CF_ACCESS_CLIENT_SECRET,
+                "is set",
+            ),
+            (
+                &[pat(GITHUB_CF_ACCESS_CLIENT_SECRET)],
+                GITHUB_CF_ACCESS_CLIENT_ID,
+                "is set",
+            ),
+        ];
+        for (pairs, setting, says) in cases {
+            refused(pairs, setting, says);
+        }
+        let config = from(&[
+            (GITHUB_CF_ACCESS_CLIENT_ID, "id.access"),
+            (GITHUB_CF_ACCESS_CLIENT_SECRET, "cf-secret"),
+        ])
+        .unwrap();
+        assert_eq!(config.upstream.access.len(), 1);
+        assert!(config.upstream.credential_values().contains(&"cf-secret"));
+        assert_eq!(
+            from(&[(ATLASSIAN_FLAVOR, "cloud")]).unwrap(),
+            Config::default()
+        );
     }
 
     #[test]

@@ -16,6 +16,8 @@ use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::fmt;
 
+mod wire;
+
 /// The most pending requests one principal may have at a time.
 pub const MAX_PENDING_PER_REQUESTER: usize = 20;
 /// The most bytes of pending records one principal may have at a time.
@@ -221,7 +223,11 @@ impl fmt::Display for Cursor {
 
 /// Why an approval operation was refused; the text is for the caller.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "refusal", rename_all = "camelCase")]
+#[serde(
+    tag = "refusal",
+    rename_all = "camelCase",
+    try_from = "wire::RefusalWire"
+)]
 pub enum Refusal {
     /// No live request with that id.
     NotFound,
@@ -354,7 +360,7 @@ impl fmt::Display for Refusal {
 // One short-lived message per op: boxing its records would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "camelCase")]
+#[serde(tag = "op", rename_all = "camelCase", try_from = "wire::OpWire")]
 pub enum Op {
     /// The gate's step for a call an `approval_required` rule decides: consume its approval when
     /// one was granted for it under the same rule, else answer with its live request, else
@@ -432,7 +438,11 @@ impl Op {
 // One short-lived message per op: boxing its records would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "outcome", rename_all = "camelCase")]
+#[serde(
+    tag = "outcome",
+    rename_all = "camelCase",
+    try_from = "wire::CallOutcomeWire"
+)]
 pub enum CallOutcome {
     /// The approval was consumed (this entry, status consumed): the call runs, once.
     Run {
@@ -462,7 +472,7 @@ pub enum CallOutcome {
 // One short-lived message per op: boxing its records would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "reply", rename_all = "camelCase")]
+#[serde(tag = "reply", rename_all = "camelCase", try_from = "wire::ReplyWire")]
 pub enum Reply {
     /// To [`Op::Call`].
     Call {
@@ -656,7 +666,8 @@ impl Book {
                     && approver_entry(&e.approvers, approver, aliases).is_some()
             })
             .collect();
-        candidates.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+        // Ids are the map's keys, so no two keys tie: the unstable sort's order is the same.
+        candidates.sort_unstable_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
         let mut entries = Vec::new();
         let mut used = 0usize;
         for entry in &candidates {

@@ -71,7 +71,14 @@ impl Server {
     /// Built once per isolate from the worker's settings: `settings(name)` returns the secret or
     /// var called `name` (the adapter asks for the secret first, then the var).
     pub fn new(settings: &dyn Fn(&str) -> Option<String>) -> Server {
-        Server::with_registry(settings, tools::all())
+        let config = Config::from_settings(settings);
+        // The tools describe the API each Atlassian product speaks on this deployment.
+        let registry = tools::deployment(&|vendor| {
+            config
+                .as_ref()
+                .map_or(Default::default(), |c| c.upstream.flavor(vendor))
+        });
+        Server::build(config, registry)
     }
 
     /// A server with a given tool registry (tests register their own tools).
@@ -79,7 +86,13 @@ impl Server {
         settings: &dyn Fn(&str) -> Option<String>,
         registry: Result<Registry, RegistryError>,
     ) -> Server {
-        let config = Config::from_settings(settings);
+        Server::build(Config::from_settings(settings), registry)
+    }
+
+    fn build(
+        config: Result<Config, ConfigError>,
+        registry: Result<Registry, RegistryError>,
+    ) -> Server {
         let budget = config
             .as_ref()
             .map_or(DEFAULT_BUDGET_BYTES, |c| c.memory_budget_bytes);

@@ -17,7 +17,7 @@ pub(crate) mod registry;
 pub mod schema;
 pub(crate) mod toolsets;
 
-use crate::upstream::Vendor;
+use crate::upstream::{Flavor, Vendor};
 pub use toolsets::{Selection, Toolset};
 
 pub use registry::{
@@ -25,8 +25,14 @@ pub use registry::{
     ToolSpec, TypedTool,
 };
 
-/// The registry served in production: the vendor tools, `artifact_read` and the approval tools.
+/// The registry of a Cloud deployment: the vendor tools, `artifact_read` and the approval tools.
 pub fn all() -> Result<Registry, RegistryError> {
+    deployment(&|_| Flavor::Cloud)
+}
+
+/// The registry served in production, its Atlassian tools described for the API each vendor
+/// speaks on this deployment (`flavor`).
+pub fn deployment(flavor: &dyn Fn(Vendor) -> Flavor) -> Result<Registry, RegistryError> {
     let mut registry = Registry::new();
     let atlassian = atlassian::VENDORS.into_iter().flat_map(|vendor| {
         let toolset = match vendor {
@@ -34,7 +40,7 @@ pub fn all() -> Result<Registry, RegistryError> {
             Vendor::Bitbucket => Toolset::Bitbucket,
             _ => Toolset::Jira,
         };
-        atlassian::vendor_tools(vendor)
+        atlassian::vendor_tools(vendor, flavor(vendor))
             .into_iter()
             .map(move |t| (toolset, t))
     });

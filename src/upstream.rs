@@ -21,7 +21,7 @@ pub use client::{Admit, Client, Decoded, RawReply, UpstreamReply};
 pub use error::{ErrorKind, MemberRefusal, UndeclaredDocument, UpstreamError};
 pub use path::{ApiPath, PathError};
 pub use target::{Family, Root, Target, Targets};
-pub use vendor::{Acting, Endpoint, Secret, UpstreamSettings, Vendor};
+pub use vendor::{Acting, Endpoint, Flavor, Secret, UpstreamSettings, Vendor};
 pub use wire::reason_phrase;
 
 use std::fmt;

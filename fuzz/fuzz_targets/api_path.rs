@@ -7,15 +7,16 @@
 //! - parsing the normalised path (with its query) again gives the same path: normalisation is a
 //!   fixed point, so policy globs see one form;
 //! - adding a prefix is idempotent;
-//! - what the policy matches is what the upstream routes: for each product, the path the target
-//!   sends, read as that product's server reads it (Tomcat for Jira and Confluence: `;params`
-//!   dropped, escapes decoded, dot segments resolved, empty and trailing segments ignored, then
-//!   Atlassian's REST framework: a media-type ending cut, Jira's module versions read as
-//!   numbers; the others: escapes decoded within each segment), names the same segments as the
-//!   matched form the rules see (aliases read as one), and lies in the product's path space.
+//! - what the policy matches is what the upstream routes: for each product, on Atlassian Cloud
+//!   and on Data Center, the path the target sends, read as that product's server reads it
+//!   (Tomcat for Jira and Confluence: `;params` dropped, escapes decoded, dot segments resolved,
+//!   empty and trailing segments ignored, then Atlassian's REST framework: a media-type ending
+//!   cut, Jira's module versions read as numbers; the others: escapes decoded within each
+//!   segment), names the same segments as the matched form the rules see (aliases read as one),
+//!   and lies in the product's path space.
 #![no_main]
 
-use devtools_mcp_edge::upstream::{ApiPath, Method, Target, Vendor};
+use devtools_mcp_edge::upstream::{ApiPath, Flavor, Method, Target, Vendor};
 use libfuzzer_sys::fuzz_target;
 use url::Url;
 
@@ -103,26 +104,38 @@ fuzz_target!(|data: &[u8]| {
         );
     }
 
-    for vendor in Vendor::ALL {
-        let Ok(target) = Target::checked(vendor, Method::Get, &parsed) else {
+    for (vendor, flavor) in Vendor::ALL
+        .into_iter()
+        .flat_map(|v| [(v, Flavor::Cloud), (v, Flavor::DataCenter)])
+    {
+        let Ok(target) = Target::checked(vendor, flavor, Method::Get, &parsed) else {
             continue;
         };
-        let routed = route(vendor, target.path.path());
+        let routed = route(vendor, flavor, target.path.path());
         let matched = policy_view(target.path());
         assert_eq!(
             routed,
             matched,
-            "{raw:?} for {vendor}: sent {:?} routes elsewhere than the matched {:?}",
+            "{raw:?} for {vendor} ({flavor:?}): sent {:?} routes elsewhere than the matched {:?}",
             target.path.path(),
             target.path()
         );
         let first = routed.first().map(Vec::as_slice).unwrap_or_default();
         match vendor {
+            Vendor::Confluence if flavor == Flavor::DataCenter => {
+                assert_eq!(
+                    first, b"rest",
+                    "{raw:?}: Confluence Data Center outside /rest"
+                )
+            }
             Vendor::Confluence => assert_eq!(first, b"wiki", "{raw:?}: Confluence outside /wiki"),
             Vendor::Jira => assert!(
                 !first.eq_ignore_ascii_case(b"wiki"),
                 "{raw:?}: Jira in /wiki"
             ),
+            Vendor::Bitbucket if flavor == Flavor::DataCenter => {
+                assert_eq!(first, b"rest", "{raw:?}: Bitbucket Data Center outside /rest")
+            }
             Vendor::Bitbucket => assert_eq!(first, b"2.0", "{raw:?}: Bitbucket outside /2.0"),
             Vendor::CircleCi => assert!(
                 !first.eq_ignore_ascii_case(b"api"),
@@ -130,24 +143,33 @@ fuzz_target!(|data: &[u8]| {
             ),
             Vendor::GitHub => {}
         }
-        if matches!(vendor, Vendor::Jira | Vendor::Confluence | Vendor::CircleCi) {
-            assert!(
-                routed.iter().flatten().all(u8::is_ascii),
-                "{raw:?} for {vendor}: a non-ASCII byte reaches a server that may fold it"
-            );
-        }
+        // Bitbucket Data Center names by key before a file's path (`.../repos/{slug}/raw/...`).
+        let named = match vendor {
+            Vendor::Jira | Vendor::Confluence | Vendor::CircleCi => routed.len(),
+            Vendor::Bitbucket if flavor == Flavor::DataCenter => file_tail(&routed).unwrap_or(routed.len()),
+            _ => 0,
+        };
+        assert!(
+            routed[..named].iter().flatten().all(u8::is_ascii),
+            "{raw:?} for {vendor}: a non-ASCII byte reaches a server that may fold it"
+        );
     }
 });
 
 /// The segments `vendor`'s server routes `path` to, with the aliases policy reads as one
 /// resource put in one form (Jira's API version as 3; CircleCI's vcs slugs are sent canonical).
-/// Tomcat (Jira, Confluence) drops `;params` from each segment, then decodes (with encoded
-/// slashes allowed, as some deployments configure it) and resolves; Atlassian's REST framework
-/// then cuts a media-type ending (`.json`, `.xml`, ...) from a REST path and reads a module's
-/// version as a number (`1` is `1.0`, `latest` the newest). The others split first and decode
-/// inside each segment.
-fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
-    let parts: Vec<Vec<u8>> = if matches!(vendor, Vendor::Jira | Vendor::Confluence) {
+/// Tomcat (Jira, Confluence, Bitbucket Data Center) drops `;params` from each segment, then
+/// decodes (with encoded slashes allowed, as some deployments configure it) and resolves;
+/// Atlassian's REST framework then cuts a media-type ending (`.json`, `.xml`, ...) from a REST
+/// path and reads a module's version as a number (`1` is `1.0`, `latest` the newest). The others
+/// split first and decode inside each segment.
+fn route(vendor: Vendor, flavor: Flavor, path: &str) -> Vec<Vec<u8>> {
+    let tomcat = match vendor {
+        Vendor::Jira | Vendor::Confluence => true,
+        Vendor::Bitbucket => flavor == Flavor::DataCenter,
+        _ => false,
+    };
+    let parts: Vec<Vec<u8>> = if tomcat {
         let stripped: Vec<&str> = path
             .split('/')
             .map(|s| s.split(';').next().unwrap_or_default())
@@ -173,7 +195,14 @@ fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
     segments.iter_mut().for_each(|s| s.make_ascii_lowercase());
     let rest = match vendor {
         Vendor::Jira => segments.first().is_some_and(|s| s == b"rest"),
+        Vendor::Confluence if flavor == Flavor::DataCenter => {
+            segments.first().is_some_and(|s| s == b"rest")
+        }
         Vendor::Confluence => segments.get(1).is_some_and(|s| s == b"rest" || s == b"api"),
+        // A file's own name is taken as it is (decision 0112).
+        Vendor::Bitbucket if flavor == Flavor::DataCenter => {
+            segments.first().is_some_and(|s| s == b"rest") && file_tail(&segments).is_none()
+        }
         _ => false,
     };
     if let Some(last) = segments.last_mut().filter(|_| rest) {
@@ -186,9 +215,15 @@ fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
     }
     if vendor == Vendor::Jira && segments.len() > 2 && segments[0] == b"rest" {
         let number = version_number(&segments[2]);
+        // The API's one version on Data Center is 2; on Cloud, 2 is read as an alias of 3.
+        let api: &[u8] = match flavor {
+            Flavor::Cloud => b"3",
+            Flavor::DataCenter => b"2",
+        };
         let version: Option<&[u8]> = match (segments[1].as_slice(), number.as_deref()) {
-            (b"api", Some([2] | [3])) => Some(b"3"),
-            (b"api", _) if segments[2] == b"latest" => Some(b"3"),
+            (b"api", Some([2])) => Some(api),
+            (b"api", Some([3])) if flavor == Flavor::Cloud => Some(api),
+            (b"api", _) if segments[2] == b"latest" => Some(api),
             (b"agile", Some([1])) => Some(b"1.0"),
             (b"agile", _) if segments[2] == b"latest" => Some(b"1.0"),
             _ => None,
@@ -197,7 +232,21 @@ fn route(vendor: Vendor, path: &str) -> Vec<Vec<u8>> {
             segments[2] = version.to_vec();
         }
     }
+    // Every Bitbucket Data Center module has one version, 1.0, which it also calls latest.
+    let bitbucket_dc = vendor == Vendor::Bitbucket && flavor == Flavor::DataCenter;
+    if bitbucket_dc && segments.len() > 2 && segments[0] == b"rest" {
+        if segments[2] == b"latest" || version_number(&segments[2]).as_deref() == Some(&[1]) {
+            segments[2] = b"1.0".to_vec();
+        }
+    }
     segments
+}
+
+/// Where a file's path starts in a Bitbucket Data Center repository path, as the target reads it.
+fn file_tail(segments: &[Vec<u8>]) -> Option<usize> {
+    let resource = segments.get(7)?.as_slice();
+    let file = matches!(resource, b"raw" | b"browse" | b"diff" | b"files");
+    (segments.get(5).map(Vec::as_slice) == Some(b"repos".as_slice()) && file).then_some(8)
 }
 
 /// A version segment's value as a version parser reads it: its leading dotted numbers without

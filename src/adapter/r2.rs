@@ -48,7 +48,8 @@ fn meta(object: &Object) -> Result<ArtifactMeta, StoreError> {
         .map_err(r2_error)?
         .into_iter()
         .collect();
-    custom.sort();
+    // Names come from a map, so no two entries tie: the unstable sort's order is the same.
+    custom.sort_unstable();
     Ok(ArtifactMeta {
         size: object.size(),
         content_type: object.http_metadata().content_type.unwrap_or_default(),

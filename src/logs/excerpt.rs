@@ -2,11 +2,16 @@
 //! a step, the tail of the chosen steps kept in ring buffers, the `##[error]` lines, and the grep
 //! matches with their context. Everything kept is bounded by the options, never by the log.
 //!
+//! A tail's runs of lines that differ only in numbers, durations and ids (or that only report
+//! progress and passed tests) are collapsed when the excerpt is finished ([`collapse`]).
+//!
 //! Steps: CircleCI serves each step's output separately, so the caller says where a step starts
 //! ([`Excerpter::start_step`]). GitHub serves one log; its lines carry timestamps, and a line
 //! belongs to the last step that started before the line's second, or in the same second when
 //! the line opens a step: a top-level `##[group]` (the header GitHub writes when a step starts)
 //! or one of the lines the runner opens its own steps with ([`RUNNER_STEP_OPENINGS`]).
+
+mod collapse;
 
 use super::line::{self, Kind};
 use super::pattern::{Grep, OverBudget};
@@ -356,7 +361,10 @@ impl Excerpter {
                 }
             })
             .map(|(_, s)| StepExcerpt {
-                tail: s.tail.map(|t| t.entries.into()).unwrap_or_default(),
+                tail: s
+                    .tail
+                    .map(|t| collapse::collapse(t.entries.into()))
+                    .unwrap_or_default(),
                 first_line: s.first_line,
                 last_line: s.first_line.map(|_| s.last_line),
                 step: s.step,
@@ -390,7 +398,8 @@ pub(crate) struct StepExcerpt {
     pub(crate) first_line: Option<u64>,
     /// Its last line.
     pub(crate) last_line: Option<u64>,
-    /// Its last lines.
+    /// Its last lines, each run of alike lines among them collapsed into one entry
+    /// ([`collapse::collapse`]).
     pub(crate) tail: Vec<Entry>,
 }
 

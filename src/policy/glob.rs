@@ -107,19 +107,16 @@ impl PathGlob {
                 segments.push(Segment::Pattern(canonical.into_bytes()));
             }
         }
-        // The form requests are matched in (`Target::path`): no trailing `/`, Jira's API
-        // version as 3, the agile API's `latest` as 1.0.
+        // The form requests are matched in (`Target::path`): no trailing `/`, the REST API
+        // versions folded as [`one_version`] says.
         if segments.len() > 1 && segments.last() == Some(&Segment::Pattern(Vec::new())) {
             segments.pop();
         }
         if let [Segment::Pattern(rest), Segment::Pattern(api), Segment::Pattern(version), ..] =
             segments.as_mut_slice()
         {
-            if rest == b"rest" && api == b"api" && (version == b"2" || version == b"latest") {
-                *version = b"3".to_vec();
-            }
-            if rest == b"rest" && api == b"agile" && version == b"latest" {
-                *version = b"1.0".to_vec();
+            if let Some(one) = one_version(rest, api, version) {
+                *version = one.to_vec();
             }
         }
         Ok(PathGlob {
@@ -131,11 +128,34 @@ impl PathGlob {
     /// True when `path`, an [`ApiPath::path`], matches. ASCII case is ignored: GitHub owners
     /// and Jira keys are case-insensitive upstream, so `/ADMIN` must not slip past a rule on
     /// `/admin`.
+    ///
+    /// REST API versions are folded as in the glob: a Data Center target keeps `/rest/api/2`
+    /// (Jira) or `/rest/api/1.0` (Bitbucket) as the API it speaks, and a rule written in any
+    /// spelling still covers it.
     pub(crate) fn matches(&self, path: &str) -> bool {
         let path = path.to_ascii_lowercase();
         let path = path.strip_prefix('/').unwrap_or(&path);
-        let parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
+        let mut parts: Vec<&[u8]> = path.split('/').map(str::as_bytes).collect();
+        if let [rest, api, version, ..] = parts.as_mut_slice() {
+            if let Some(one) = one_version(rest, api, version) {
+                *version = one;
+            }
+        }
         match_segments(&self.segments, &parts)
+    }
+}
+
+/// The one form of an Atlassian REST API version a glob and a path are matched in, when
+/// `/rest/{module}/{version}` (lower case) is an alias: `/rest/api/`'s `2` and `latest` (Jira)
+/// and `1.0` (Bitbucket Data Center's one version, which it also calls `latest`) as `3`, and
+/// any other module's `latest` as `1.0` (the agile API's and every Bitbucket module's one
+/// version). Folding more spellings together only makes a rule cover more: a deny rule
+/// written in Bitbucket's documented spelling (`/rest/api/latest/...`) still holds.
+fn one_version(rest: &[u8], module: &[u8], version: &[u8]) -> Option<&'static [u8]> {
+    match (rest, module, version) {
+        (b"rest", b"api", b"2" | b"latest" | b"1.0") => Some(b"3"),
+        (b"rest", _, b"latest") => Some(b"1.0"),
+        _ => None,
     }
 }
 
@@ -214,6 +234,69 @@ mod tests {
     fn path(glob: &str, p: &str) -> bool {
         let p = ApiPath::parse(p).unwrap_or_else(|e| panic!("{p}: {e}"));
         PathGlob::parse(glob).unwrap().matches(p.path())
+    }
+
+    #[test]
+    fn a_bitbucket_data_center_path_is_covered_by_a_rule_in_any_spelling() {
+        use crate::upstream::{Flavor, Method, Target, Vendor};
+        for raw in [
+            "/rest/api/1.0/projects/SECRET/repos",
+            "/rest/api/LATEST/projects/secret/repos/",
+        ] {
+            let p = ApiPath::parse(raw).unwrap();
+            let t =
+                Target::checked(Vendor::Bitbucket, Flavor::DataCenter, Method::Get, &p).unwrap();
+            assert!(
+                t.path()
+                    .eq_ignore_ascii_case("/rest/api/1.0/projects/SECRET/repos"),
+                "{raw}: {}",
+                t.path()
+            );
+            for glob in [
+                "/rest/api/1.0/projects/SECRET/**",
+                "/rest/api/latest/projects/SECRET/**",
+            ] {
+                assert!(
+                    PathGlob::parse(glob).unwrap().matches(t.path()),
+                    "{glob} {raw}"
+                );
+            }
+        }
+        let p = ApiPath::parse("/rest/build-status/latest/commits/abc").unwrap();
+        let t = Target::checked(Vendor::Bitbucket, Flavor::DataCenter, Method::Get, &p).unwrap();
+        assert!(PathGlob::parse("/rest/build-status/latest/**")
+            .unwrap()
+            .matches(t.path()));
+    }
+
+    #[test]
+    fn a_data_center_path_is_covered_by_a_rule_in_either_spelling() {
+        use crate::upstream::{Flavor, Method, Target, Vendor};
+        let dc = |raw: &str| {
+            let p = ApiPath::parse(raw).unwrap();
+            let t = Target::checked(Vendor::Jira, Flavor::DataCenter, Method::Get, &p).unwrap();
+            t.path().to_owned()
+        };
+        for raw in [
+            "/rest/api/2/issue/SECRET-1",
+            "/REST/api/latest/issue/SECRET-1/",
+        ] {
+            let matched = dc(raw);
+            assert_eq!(matched, "/rest/api/2/issue/SECRET-1");
+            for glob in [
+                "/rest/api/2/issue/SECRET-*",
+                "/rest/api/latest/issue/SECRET-*",
+                "/rest/api/3/issue/SECRET-*",
+            ] {
+                assert!(
+                    PathGlob::parse(glob).unwrap().matches(&matched),
+                    "{glob} {raw}"
+                );
+            }
+            assert!(!PathGlob::parse("/rest/api/2/project/**")
+                .unwrap()
+                .matches(&matched));
+        }
     }
 
     /// Matching is counted, and the count stays within (glob + 1) x (text + 1) for the globs

@@ -11,7 +11,9 @@ use crate::tools::output;
 use crate::tools::registry::{
     Access, Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
-use crate::upstream::{ApiPath, Method, PathError, Target, Targets, UpstreamSettings, Vendor};
+use crate::upstream::{
+    ApiPath, Flavor, Method, PathError, Target, Targets, UpstreamSettings, Vendor,
+};
 use serde_json::{Map, Value as Json};
 use std::marker::PhantomData;
 
@@ -87,12 +89,12 @@ impl PassthroughArgs for WriteArgs {
 }
 
 impl<A: PassthroughArgs> Passthrough<A> {
-    /// The tool for `vendor` and `method`.
-    fn new(vendor: Vendor, method: Method) -> Passthrough<A> {
+    /// The tool for `vendor` and `method`, described for a deployment speaking `flavor`.
+    fn new(vendor: Vendor, flavor: Flavor, method: Method) -> Passthrough<A> {
         Passthrough {
             vendor,
             method,
-            spec: spec::<A>(vendor, method),
+            spec: spec::<A>(vendor, flavor, method),
             args: PhantomData,
         }
     }
@@ -107,11 +109,13 @@ impl<A: PassthroughArgs> UpstreamTool for Passthrough<A> {
         &self.spec
     }
 
-    /// The path, checked and canonical as the client sends it, in the product's path space.
-    fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Planned<Target> {
+    /// The path, checked and canonical as the client sends it, in the path space of the API
+    /// the product speaks where the settings send it.
+    fn plan(&self, args: &Self::Args, settings: &UpstreamSettings) -> Planned<Target> {
         let invalid = |e: PathError| ToolError::InvalidArguments(e.to_string());
         let path = ApiPath::parse(args.own.path()).map_err(invalid)?;
-        let target = Target::checked(self.vendor, self.method, &path).map_err(invalid)?;
+        let flavor = settings.flavor(self.vendor);
+        let target = Target::checked(self.vendor, flavor, self.method, &path).map_err(invalid)?;
         Ok((Targets::one(target.clone()), target))
     }
 
@@ -142,18 +146,26 @@ pub(crate) const VENDORS: [Vendor; 3] = [Vendor::Jira, Vendor::Confluence, Vendo
 /// All fifteen tools: Jira, Confluence, Bitbucket; GET, POST, PUT, PATCH, DELETE.
 #[cfg(test)]
 fn tools() -> Vec<Box<dyn Tool>> {
-    VENDORS.into_iter().flat_map(vendor_tools).collect()
+    VENDORS
+        .into_iter()
+        .flat_map(|vendor| vendor_tools(vendor, Flavor::Cloud))
+        .collect()
 }
 
-/// One vendor's five tools: GET, POST, PUT, PATCH, DELETE.
-pub(crate) fn vendor_tools(vendor: Vendor) -> Vec<Box<dyn Tool>> {
+/// One vendor's five tools (GET, POST, PUT, PATCH, DELETE), described for the API it speaks on
+/// this deployment (`flavor`).
+pub(crate) fn vendor_tools(vendor: Vendor, flavor: Flavor) -> Vec<Box<dyn Tool>> {
     METHODS
         .into_iter()
         .map(|method| -> Box<dyn Tool> {
             if method.has_body() {
-                Box::new(Upstream(Passthrough::<WriteArgs>::new(vendor, method)))
+                Box::new(Upstream(Passthrough::<WriteArgs>::new(
+                    vendor, flavor, method,
+                )))
             } else {
-                Box::new(Upstream(Passthrough::<ReadArgs>::new(vendor, method)))
+                Box::new(Upstream(Passthrough::<ReadArgs>::new(
+                    vendor, flavor, method,
+                )))
             }
         })
         .collect()
@@ -169,17 +181,21 @@ pub(crate) fn tool_name(vendor: Vendor, method: Method) -> String {
     format!("{prefix}_{}", method.as_str().to_ascii_lowercase())
 }
 
-fn spec<A: PassthroughArgs>(vendor: Vendor, method: Method) -> ToolSpec {
+fn spec<A: PassthroughArgs>(vendor: Vendor, flavor: Flavor, method: Method) -> ToolSpec {
     let verb = method.as_str();
     let mut input_schema = input_schema::<WithCommon<A>>();
-    args::describe(&mut input_schema, PATH.name, path_description(vendor));
+    args::describe(
+        &mut input_schema,
+        PATH.name,
+        path_description(vendor, flavor),
+    );
     if method.has_body() {
         args::describe(
             &mut input_schema,
             BODY.name,
             format!(
                 "The JSON request body, sent as is with Content-Type: application/json. {}",
-                body_hint(vendor, method)
+                body_hint(vendor, flavor, method)
             ),
         );
     }
@@ -194,7 +210,7 @@ fn spec<A: PassthroughArgs>(vendor: Vendor, method: Method) -> ToolSpec {
         descriptor: ToolDescriptor {
             name: tool_name(vendor, method),
             title: Some(format!("{} {verb}", vendor.name())),
-            description: description(vendor, method),
+            description: description(vendor, flavor, method),
             input_schema,
             // The reads are the Atlassian schema tools; the write verbs stay text only.
             output_schema: (method == Method::Get).then(|| Contract::AtlassianRead.output_schema()),
@@ -204,14 +220,32 @@ fn spec<A: PassthroughArgs>(vendor: Vendor, method: Method) -> ToolSpec {
     }
 }
 
-fn path_description(vendor: Vendor) -> &'static str {
-    match vendor {
-        Vendor::Confluence => {
+fn path_description(vendor: Vendor, flavor: Flavor) -> &'static str {
+    match (vendor, flavor) {
+        (Vendor::Confluence, Flavor::DataCenter) => {
+            "API path on the Confluence Data Center server, starting with /rest (no /wiki), \
+            e.g. /rest/api/content?spaceKey=KEY&title=..., \
+            /rest/api/content/123456?expand=body.storage,version, /rest/api/search (CQL in \
+            queryParams.cql). A path, never a full URL."
+        }
+        (Vendor::Jira, Flavor::DataCenter) => {
+            "API path on the Jira Data Center server, e.g. /rest/api/2/issue/PROJ-123, \
+            /rest/api/2/search (JQL in queryParams.jql), /rest/api/2/project. A path, never a \
+            full URL."
+        }
+        (Vendor::Confluence, _) => {
             "API path on the Confluence site, starting with /wiki, e.g. \
             /wiki/api/v2/pages, /wiki/api/v2/pages/123456?body-format=storage, \
             /wiki/rest/api/search (CQL in queryParams.cql). A path, never a full URL."
         }
-        Vendor::Bitbucket => {
+        (Vendor::Bitbucket, Flavor::DataCenter) => {
+            "API path on the Bitbucket Data Center server, starting with /rest, e.g. \
+            /rest/api/1.0/projects/{key}/repos, \
+            /rest/api/1.0/projects/{key}/repos/{slug}/pull-requests?state=OPEN, \
+            /rest/api/1.0/projects/{key}/repos/{slug}/raw/{file}?at={branch}. A path, never \
+            a full URL."
+        }
+        (Vendor::Bitbucket, _) => {
             "API path under https://api.bitbucket.org/2.0 (the /2.0 prefix is \
             added when missing), e.g. /repositories/{workspace}, \
             /repositories/{workspace}/{repo}/pullrequests, \
@@ -225,8 +259,18 @@ fn path_description(vendor: Vendor) -> &'static str {
     }
 }
 
-fn body_hint(vendor: Vendor, method: Method) -> &'static str {
+fn body_hint(vendor: Vendor, flavor: Flavor, method: Method) -> &'static str {
     match (vendor, method) {
+        (Vendor::Jira, Method::Post) if flavor == Flavor::DataCenter => {
+            "E.g. creating an issue at /rest/api/2/issue: \
+            {\"fields\": {\"project\": {\"key\": \"PROJ\"}, \"summary\": \"...\", \
+            \"issuetype\": {\"name\": \"Task\"}}}; text fields are plain strings (wiki markup)."
+        }
+        (Vendor::Confluence, Method::Post) if flavor == Flavor::DataCenter => {
+            "E.g. creating a page at /rest/api/content: {\"type\": \"page\", \"title\": \
+            \"...\", \"space\": {\"key\": \"KEY\"}, \"body\": {\"storage\": {\"value\": \
+            \"<p>...</p>\", \"representation\": \"storage\"}}}."
+        }
         (Vendor::Jira, Method::Post) => {
             "E.g. creating an issue at /rest/api/3/issue: \
             {\"fields\": {\"project\": {\"key\": \"PROJ\"}, \"summary\": \"...\", \
@@ -236,6 +280,11 @@ fn body_hint(vendor: Vendor, method: Method) -> &'static str {
             "E.g. creating a page at /wiki/api/v2/pages: \
             {\"spaceId\": \"123\", \"status\": \"current\", \"title\": \"...\", \"body\": \
             {\"representation\": \"storage\", \"value\": \"<p>...</p>\"}}."
+        }
+        (Vendor::Bitbucket, Method::Post) if flavor == Flavor::DataCenter => {
+            "E.g. a pull request comment at \
+            /rest/api/1.0/projects/{key}/repos/{slug}/pull-requests/{id}/comments: {\"text\": \
+            \"...\"}. Pass {} for endpoints that take no body (approve)."
         }
         (Vendor::Bitbucket, Method::Post) => {
             "E.g. a pull request comment at \
@@ -250,11 +299,24 @@ fn body_hint(vendor: Vendor, method: Method) -> &'static str {
     }
 }
 
-fn description(vendor: Vendor, method: Method) -> String {
+fn description(vendor: Vendor, flavor: Flavor, method: Method) -> String {
+    let data_center = flavor == Flavor::DataCenter;
     let (api, auth) = match vendor {
+        Vendor::Confluence if data_center => (
+            "the Confluence Data Center REST API (under /rest/api, no /wiki prefix)",
+            "Confluence",
+        ),
+        Vendor::Jira if data_center => (
+            "the Jira Data Center REST API (v2 under /rest/api/2, Agile under /rest/agile/1.0)",
+            "Jira",
+        ),
         Vendor::Confluence => (
             "the Confluence Cloud REST API (v2 under /wiki/api/v2, v1 under /wiki/rest/api)",
             "Confluence",
+        ),
+        Vendor::Bitbucket if data_center => (
+            "the Bitbucket Data Center REST API (under /rest/api/1.0)",
+            "Bitbucket",
         ),
         Vendor::Bitbucket => ("the Bitbucket Cloud REST API 2.0", "Bitbucket"),
         _ => (
@@ -270,9 +332,23 @@ fn description(vendor: Vendor, method: Method) -> String {
         Method::Delete => "Deletes a resource through",
     };
     let paging = match vendor {
+        Vendor::Confluence if data_center => {
+            "Paging: lists return results, start, limit, size and _links.next: pass the next \
+            start in queryParams.start; use limit to size pages."
+        }
+        Vendor::Jira if data_center => {
+            "Paging: /rest/api/2/search and other lists return startAt, maxResults and total: \
+            pass the next startAt in queryParams.startAt and size pages with maxResults. Use \
+            queryParams.fields to ask for fewer fields."
+        }
         Vendor::Confluence => {
             "Paging: v2 lists return _links.next (a cursor): pass its cursor \
             value in queryParams.cursor; use limit to size pages."
+        }
+        Vendor::Bitbucket if data_center => {
+            "Paging: lists return values, isLastPage and nextPageStart: while isLastPage is \
+            false pass nextPageStart in queryParams.start; limit sizes pages. Diffs and raw \
+            files come back as text."
         }
         Vendor::Bitbucket => {
             "Paging: lists return values, page, pagelen and next (a full URL): \
@@ -325,19 +401,19 @@ mod tests {
 
     #[test]
     fn annotations_follow_the_verb() {
-        let get = spec::<ReadArgs>(Vendor::Jira, Method::Get);
+        let get = spec::<ReadArgs>(Vendor::Jira, Flavor::Cloud, Method::Get);
         let a = get.descriptor.annotations.unwrap();
         assert_eq!(
             (a.read_only_hint, a.idempotent_hint, a.destructive_hint),
             (Some(true), Some(true), Some(false))
         );
-        let delete = spec::<ReadArgs>(Vendor::Bitbucket, Method::Delete);
+        let delete = spec::<ReadArgs>(Vendor::Bitbucket, Flavor::Cloud, Method::Delete);
         let a = delete.descriptor.annotations.unwrap();
         assert_eq!(
             (a.read_only_hint, a.destructive_hint, a.idempotent_hint),
             (Some(false), Some(true), Some(true))
         );
-        let put = spec::<WriteArgs>(Vendor::Confluence, Method::Put);
+        let put = spec::<WriteArgs>(Vendor::Confluence, Flavor::Cloud, Method::Put);
         assert_eq!(
             put.descriptor.annotations.clone().unwrap().idempotent_hint,
             Some(true)
@@ -346,7 +422,7 @@ mod tests {
             put.descriptor.annotations.unwrap().destructive_hint,
             Some(false)
         );
-        let post = spec::<WriteArgs>(Vendor::Confluence, Method::Post);
+        let post = spec::<WriteArgs>(Vendor::Confluence, Flavor::Cloud, Method::Post);
         assert_eq!(
             post.descriptor.annotations.unwrap().idempotent_hint,
             Some(false)
@@ -361,5 +437,31 @@ mod tests {
                 .any(|verb| spec.name.ends_with(verb));
             assert_eq!(required, if writes { 2 } else { 1 }, "{}", spec.name);
         }
+    }
+
+    #[test]
+    fn data_center_descriptions_name_the_api_the_deployment_speaks() {
+        for (vendor, says, never) in [
+            (Vendor::Jira, "/rest/api/2/search", "/rest/api/3"),
+            (Vendor::Confluence, "/rest/api/content", "/wiki/"),
+            (Vendor::Bitbucket, "/rest/api/1.0/projects", "/2.0"),
+        ] {
+            for tool in vendor_tools(vendor, Flavor::DataCenter) {
+                let d = &tool.spec().descriptor;
+                let path = d.input_schema["properties"]["path"]["description"].to_string();
+                let all = format!("{} {path}", d.description);
+                assert!(all.contains("Data Center") && all.contains(says), "{all}");
+                assert!(!all.contains(never), "{all}");
+            }
+        }
+        let paging = vendor_tools(Vendor::Bitbucket, Flavor::DataCenter)[0]
+            .spec()
+            .descriptor
+            .description
+            .clone();
+        assert!(
+            paging.contains("nextPageStart in queryParams.start"),
+            "{paging}"
+        );
     }
 }

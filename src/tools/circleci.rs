@@ -15,7 +15,7 @@ use crate::tools::output::{self, Rendered};
 use crate::tools::registry::{
     Access, Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
-use crate::upstream::{self, ApiPath, Method, Target, Targets, UpstreamSettings, Vendor};
+use crate::upstream::{self, ApiPath, Flavor, Method, Target, Targets, UpstreamSettings, Vendor};
 use crate::value::{Map, Number, Value};
 
 /// Name of the tool.
@@ -160,7 +160,7 @@ impl UpstreamTool for CircleGet {
 
     fn plan(&self, args: &Self::Args, _: &UpstreamSettings) -> Planned<Target> {
         let path = api_path(&args.own.path)?;
-        let target = Target::checked(Vendor::CircleCi, Method::Get, &path)
+        let target = Target::checked(Vendor::CircleCi, Flavor::Cloud, Method::Get, &path)
             .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
         Ok((Targets::one(target.clone()), target))
     }

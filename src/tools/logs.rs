@@ -42,7 +42,10 @@ arguments! {
             .min(0)
             .max(MAX_TAIL_LINES as u64)
             .default(Fallback::Integer(DEFAULT_TAIL_LINES))
-            .describe("Lines kept from the end of each chosen step."),
+            .describe(
+                "Lines kept from the end of each chosen step (blank ones left out, 3+ alike ones \
+                 as one `[N lines FIRST-LAST] ...` entry).",
+            ),
         grep: Option<String> = Field::string("grep")
             .min(1)
             .max(crate::logs::pattern::MAX_PATTERN_BYTES as u64)

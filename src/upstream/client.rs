@@ -308,7 +308,10 @@ async fn send_raw(
 ) -> Result<RawReply, UpstreamError> {
     let (vendor, method, path) = (target.vendor, target.method, &target.path);
     let started = ports.clock.now_ms();
-    let fail = |kind| UpstreamError::new(vendor, method, path.path(), ports.clock.now_ms(), kind);
+    let fail = |kind| {
+        UpstreamError::new(vendor, method, path.path(), ports.clock.now_ms(), kind)
+            .on(settings.flavor(vendor))
+    };
     let Some(endpoint) = endpoint(settings, target) else {
         return Err(fail(ErrorKind::NotConfigured));
     };

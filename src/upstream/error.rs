@@ -6,7 +6,7 @@
 
 mod atlassian;
 
-use super::vendor::Vendor;
+use super::vendor::{Flavor, Vendor};
 use super::{js, Method};
 use crate::ports::{header, Headers};
 use crate::time::{iso8601_utc_ms, parse_http_date};
@@ -132,6 +132,8 @@ pub enum ErrorKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpstreamError {
     vendor: Vendor,
+    /// The API the vendor speaks on this deployment (its settings and texts differ).
+    flavor: Flavor,
     method: Method,
     path: String,
     now_ms: u64,
@@ -143,11 +145,17 @@ impl UpstreamError {
     pub fn new(vendor: Vendor, method: Method, path: &str, now_ms: u64, kind: ErrorKind) -> Self {
         UpstreamError {
             vendor,
+            flavor: Flavor::Cloud,
             method,
             path: path.to_owned(),
             now_ms,
             kind,
         }
+    }
+
+    /// This error, from a vendor speaking `flavor`.
+    pub(crate) fn on(self, flavor: Flavor) -> Self {
+        UpstreamError { flavor, ..self }
     }
 
     /// What went wrong.
@@ -200,7 +208,7 @@ impl UpstreamError {
             return format!(
                 "Error: {} is not configured on this server: set {}.",
                 self.vendor.name(),
-                self.vendor.required_settings()
+                self.vendor.required_settings(self.flavor)
             );
         }
         if let ErrorKind::Busy { body_bytes } = self.kind {
@@ -226,11 +234,42 @@ impl UpstreamError {
                 self.vendor.name()
             );
         }
-        if self.vendor.is_atlassian() {
+        let text = if self.vendor.is_atlassian() {
             atlassian::text(self)
         } else {
             self.ci_text()
+        };
+        match self.expired_token_note() {
+            Some(note) => format!("{text}\n{note}"),
+            None => text,
         }
+    }
+
+    /// On a self-hosted server, what a 401 most often means: the personal access token expired
+    /// or was revoked. Names the setting, never its value.
+    fn expired_token_note(&self) -> Option<String> {
+        let setting = match (self.flavor, self.vendor) {
+            (Flavor::DataCenter, Vendor::Jira) => "JIRA_PERSONAL_TOKEN",
+            (Flavor::DataCenter, Vendor::Confluence) => "CONFLUENCE_PERSONAL_TOKEN",
+            (Flavor::DataCenter, Vendor::Bitbucket) => "BITBUCKET_PERSONAL_TOKEN",
+            _ => return None,
+        };
+        // Bitbucket's are HTTP access tokens, made per user, project or repository.
+        let (kind, place) = match self.vendor {
+            Vendor::Bitbucket => (
+                "HTTP access",
+                "Manage account or the project's or repository's settings, HTTP access tokens",
+            ),
+            _ => ("personal access", "profile, Personal Access Tokens"),
+        };
+        (self.status() == Some(401)).then(|| {
+            format!(
+                "{name} Data Center did not accept the server's credential: the {kind} token in \
+                 {setting} may have expired or been revoked. An administrator of this MCP server \
+                 can create a new one in {name} ({place}) and set the secret {setting} again.",
+                name = self.vendor.name()
+            )
+        })
     }
 
     /// GitHub and CircleCI: `Error: <summary>[ retry hint]` and the vendor body on its own line.
@@ -576,5 +615,39 @@ mod tests {
             e(ErrorKind::NotConfigured).text(),
             "Error: GitHub is not configured on this server: set the secret GITHUB_TOKEN."
         );
+        let dc = UpstreamError::new(
+            Vendor::Confluence,
+            Method::Get,
+            "/x",
+            NOW,
+            ErrorKind::NotConfigured,
+        )
+        .on(Flavor::DataCenter);
+        assert_eq!(
+            dc.text(),
+            "Error: Confluence is not configured on this server: set CONFLUENCE_BASE_URL and \
+             the secret CONFLUENCE_PERSONAL_TOKEN."
+        );
+    }
+
+    #[test]
+    fn a_refused_personal_access_token_names_its_setting() {
+        let body = r#"{"message":"Client must be authenticated to access this resource."}"#;
+        let cloud = status(Vendor::Jira, 401, &[], body);
+        let dc = status(Vendor::Jira, 401, &[], body).on(Flavor::DataCenter);
+        let text = dc.text();
+        // The reference's text first, unchanged; then what to do about it.
+        assert!(text.starts_with(&format!("{}\n", cloud.text())), "{text}");
+        assert!(text.contains("personal access token in JIRA_PERSONAL_TOKEN may have expired"));
+        assert!(!cloud.text().contains("JIRA_PERSONAL_TOKEN"));
+        let other = status(Vendor::Jira, 403, &[], body).on(Flavor::DataCenter);
+        assert!(!other.text().contains("JIRA_PERSONAL_TOKEN"));
+        let bb = status(Vendor::Bitbucket, 401, &[], body).on(Flavor::DataCenter);
+        assert!(bb
+            .text()
+            .contains("HTTP access token in BITBUCKET_PERSONAL_TOKEN may have expired"));
+        assert!(!status(Vendor::Bitbucket, 401, &[], body)
+            .text()
+            .contains("BITBUCKET_PERSONAL_TOKEN"));
     }
 }

@@ -24,6 +24,27 @@ impl Default for LogHosts {
 }
 
 impl LogHosts {
+    /// The hosts allowed when `LOG_REDIRECT_HOSTS` is not set, for the GitHub at
+    /// `github_api_url`: the cloud ones, and a GitHub Enterprise Server's own host (with its
+    /// port), where its job-log redirects point unless its administrator put the logs in external
+    /// storage. The host is the one a WHATWG parser reads in the setting, as for every URL fetched.
+    pub(crate) fn default_for(github_api_url: &str) -> LogHosts {
+        let mut hosts = LogHosts::default();
+        let Ok(url) = url::Url::parse(github_api_url) else {
+            return hosts;
+        };
+        let Some(host) = url.host_str().map(str::to_ascii_lowercase) else {
+            return hosts;
+        };
+        if host != "api.github.com" {
+            hosts.0.push(match url.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host,
+            });
+        }
+        hosts
+    }
+
     /// The entries, as configured.
     #[cfg(test)]
     fn entries(&self) -> &[String] {
@@ -166,5 +187,22 @@ mod tests {
         for bad in ["", " , ", "a b", "x:notaport", "*.*.x", "host/path"] {
             assert!(LogHosts::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_enterprise_servers_own_host_is_allowed_by_default() {
+        let cloud = LogHosts::default_for("https://api.github.com");
+        assert_eq!(cloud, LogHosts::default());
+        let ghes = LogHosts::default_for("https://GHE.example.com/api/v3");
+        assert!(ghes
+            .check("https://ghe.example.com/_services/pipelines/logs/1?sig=x")
+            .is_ok());
+        assert!(ghes.check("https://x.blob.core.windows.net/logs").is_ok());
+        assert!(ghes
+            .check("https://ghe.example.com.evil.example/logs")
+            .is_err());
+        let port = LogHosts::default_for("https://ghe.example.com:8443/api/v3");
+        assert!(port.check("https://ghe.example.com:8443/logs").is_ok());
+        assert!(port.check("https://ghe.example.com/logs").is_err());
     }
 }

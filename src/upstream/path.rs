@@ -35,11 +35,12 @@ pub enum PathError {
     NonAscii,
     /// The path is outside the product's API: the text says where its paths are.
     OutsideProduct(&'static str),
-    /// A Jira or Confluence REST path ending in a media-type suffix (`.json`, `.xml`, ...),
-    /// which the server drops before routing.
+    /// A Jira, Confluence or Bitbucket Data Center REST path ending in a media-type suffix
+    /// (`.json`, `.xml`, ...), which the server drops before routing.
     FormatSuffix,
-    /// A Jira REST API version written otherwise than the server's own spelling of it.
-    ApiVersion,
+    /// A REST API version (Jira's, Bitbucket Data Center's) written otherwise than the server's
+    /// own spelling of it; holds the spellings of the versions the deployment serves.
+    ApiVersion(&'static str),
 }
 
 impl fmt::Display for PathError {
@@ -81,14 +82,15 @@ impl fmt::Display for PathError {
             ),
             PathError::OutsideProduct(rule) => f.write_str(rule),
             PathError::FormatSuffix => f.write_str(
-                "a .json, .xml, .txt, .htm, .html or .atom ending is not allowed on a Jira or \
-                 Confluence REST path (the server drops it before routing, so the path would name \
-                 another resource); give the path without it: the API answers JSON",
+                "a .json, .xml, .txt, .htm, .html or .atom ending is not allowed on a Jira, \
+                 Confluence or Bitbucket Data Center REST path (the server drops it before \
+                 routing, so the path would name another resource); give the path without it: \
+                 the API answers JSON",
             ),
-            PathError::ApiVersion => f.write_str(
-                "write Jira's API version as the server does: /rest/api/3, /rest/api/2 or \
-                 /rest/api/latest, and /rest/agile/1.0 or /rest/agile/latest (other spellings \
-                 of a version may reach another one)",
+            PathError::ApiVersion(versions) => write!(
+                f,
+                "write the API version as the server does: {versions} (other spellings of a \
+                 version may reach another one)",
             ),
         }
     }
@@ -102,6 +104,13 @@ impl std::error::Error for PathError {}
 pub struct ApiPath {
     path: String,
     query: Option<String>,
+}
+
+/// True when `text`, in the canonical form, escapes a byte outside ASCII (`%80` to `%FF`).
+fn escapes_non_ascii(text: &str) -> bool {
+    text.as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'%' && matches!(w[1], b'8'..=b'9' | b'A'..=b'F'))
 }
 
 impl ApiPath {
@@ -221,10 +230,12 @@ impl ApiPath {
     /// True when the path holds a byte outside ASCII (the canonical form escapes them, so as
     /// `%80` to `%FF`).
     pub(crate) fn has_non_ascii(&self) -> bool {
-        self.path
-            .as_bytes()
-            .windows(2)
-            .any(|w| w[0] == b'%' && matches!(w[1], b'8'..=b'9' | b'A'..=b'F'))
+        escapes_non_ascii(&self.path)
+    }
+
+    /// [`ApiPath::has_non_ascii`] for the first `count` segments only.
+    pub(crate) fn has_non_ascii_in(&self, count: usize) -> bool {
+        self.segments().take(count).any(escapes_non_ascii)
     }
 
     /// The query string that came with the path, if any (without `?`).

@@ -9,6 +9,29 @@ use crate::outbound::setting_shown;
 use base64::Engine as _;
 use std::fmt;
 
+/// Which API a deployment's Jira and Confluence (`ATLASSIAN_FLAVOR`) or Bitbucket
+/// (`BITBUCKET_FLAVOR`) speak: GitHub and CircleCI are always [`Flavor::Cloud`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Flavor {
+    /// Atlassian Cloud: Jira REST v3, Confluence under `/wiki`, e-mail and API token.
+    #[default]
+    Cloud,
+    /// Data Center (or Server) on the organisation's own host: Jira REST v2, Confluence's and
+    /// Bitbucket's `/rest/api` at the server's root, personal or HTTP access tokens.
+    DataCenter,
+}
+
+impl Flavor {
+    /// `cloud` or `datacenter`, as the setting is written; `None` for anything else.
+    pub(crate) fn parse(text: &str) -> Option<Flavor> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "cloud" => Some(Flavor::Cloud),
+            "datacenter" => Some(Flavor::DataCenter),
+            _ => None,
+        }
+    }
+}
+
 /// An upstream API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Vendor {
@@ -56,20 +79,12 @@ impl Vendor {
         }
     }
 
-    /// The segment every request path starts with (added when the caller left it out).
-    fn path_prefix(self) -> Option<&'static str> {
-        match self {
-            Vendor::Bitbucket => Some("/2.0"),
-            Vendor::GitHub | Vendor::CircleCi | Vendor::Jira | Vendor::Confluence => None,
-        }
-    }
-
-    /// `path` as requested from this vendor, and so as policy sees it: with the vendor's prefix
-    /// (Bitbucket `/2.0`) unless it already starts with it.
-    pub(crate) fn request_path(self, path: &ApiPath) -> ApiPath {
-        match self.path_prefix() {
-            Some(prefix) => path.clone().with_prefix(prefix),
-            None => path.clone(),
+    /// `path` as requested from this vendor speaking `flavor`, and so as policy sees it: with
+    /// Bitbucket Cloud's `/2.0` prefix unless it already starts with it.
+    pub(crate) fn request_path(self, flavor: Flavor, path: &ApiPath) -> ApiPath {
+        match (self, flavor) {
+            (Vendor::Bitbucket, Flavor::Cloud) => path.clone().with_prefix("/2.0"),
+            _ => path.clone(),
         }
     }
 
@@ -118,10 +133,13 @@ impl Vendor {
     }
 
     /// The credential header built from `secrets`: a token, or a Basic pair (user, token) as
-    /// [`Vendor::uses_basic_pair`] says; `None` for any other count.
-    fn credential(self, secrets: &[Secret]) -> Option<Credential> {
+    /// [`Vendor::uses_basic_pair`] says; `None` for any other count. On Data Center a personal
+    /// (or HTTP) access token alone is a bearer token, and a pair is Basic (where the
+    /// administrator allows it).
+    fn credential(self, flavor: Flavor, secrets: &[Secret]) -> Option<Credential> {
         match (self, secrets) {
             (Vendor::GitHub, [token]) => Some(Credential::bearer(token)),
+            (_, [token]) if flavor == Flavor::DataCenter => Some(Credential::bearer(token)),
             (Vendor::CircleCi, [token]) => {
                 let value = token.expose().to_owned();
                 Some(Credential::header("Circle-Token", value, token.clone()))
@@ -152,10 +170,19 @@ impl Vendor {
     }
 
     /// The settings that must be present for this vendor, as a sentence for error texts.
-    pub(crate) fn required_settings(self) -> &'static str {
+    pub(crate) fn required_settings(self, flavor: Flavor) -> &'static str {
         match self {
             Vendor::GitHub => "the secret GITHUB_TOKEN",
             Vendor::CircleCi => "the secret CIRCLECI_TOKEN",
+            Vendor::Jira if flavor == Flavor::DataCenter => {
+                "JIRA_BASE_URL and the secret JIRA_PERSONAL_TOKEN"
+            }
+            Vendor::Confluence if flavor == Flavor::DataCenter => {
+                "CONFLUENCE_BASE_URL and the secret CONFLUENCE_PERSONAL_TOKEN"
+            }
+            Vendor::Bitbucket if flavor == Flavor::DataCenter => {
+                "BITBUCKET_BASE_URL and the secret BITBUCKET_PERSONAL_TOKEN"
+            }
             Vendor::Jira | Vendor::Confluence => {
                 "the secrets ATLASSIAN_USER_EMAIL and ATLASSIAN_API_TOKEN, and \
                  ATLASSIAN_SITE_NAME or ATLASSIAN_BASE_URL"
@@ -233,6 +260,21 @@ pub struct UpstreamSettings {
     pub(crate) bitbucket_username: Option<Secret>,
     /// `ATLASSIAN_BITBUCKET_APP_PASSWORD`.
     pub(crate) bitbucket_app_password: Option<Secret>,
+    /// `ATLASSIAN_FLAVOR`: the API Jira and Confluence speak.
+    pub(crate) atlassian_flavor: Flavor,
+    /// Jira Data Center (`JIRA_BASE_URL`, `JIRA_PERSONAL_TOKEN`, `JIRA_USERNAME`).
+    pub(crate) jira_server: Option<SelfHosted>,
+    /// Confluence Data Center (`CONFLUENCE_BASE_URL`, `CONFLUENCE_PERSONAL_TOKEN`,
+    /// `CONFLUENCE_USERNAME`).
+    pub(crate) confluence_server: Option<SelfHosted>,
+    /// `BITBUCKET_FLAVOR`: the API Bitbucket speaks.
+    pub(crate) bitbucket_flavor: Flavor,
+    /// Bitbucket Data Center (`BITBUCKET_BASE_URL`, `BITBUCKET_PERSONAL_TOKEN`,
+    /// `BITBUCKET_USERNAME`).
+    pub(crate) bitbucket_server: Option<SelfHosted>,
+    /// Cloudflare Access service tokens of the vendors behind Access
+    /// (`{JIRA,CONFLUENCE,BITBUCKET,GITHUB}_CF_ACCESS_CLIENT_ID` and `..._SECRET`).
+    pub(crate) access: Vec<(Vendor, AccessToken)>,
     /// How long one request may take, in milliseconds (`UPSTREAM_TIMEOUT_MS`).
     pub timeout_ms: u64,
     /// The largest response body read, in bytes (`UPSTREAM_MAX_BYTES`).
@@ -242,6 +284,48 @@ pub struct UpstreamSettings {
     /// The identity acting for one vendor on this call, when a policy decision named one
     /// ([`UpstreamSettings::acting_as`]); every other vendor keeps its configured credential.
     pub(crate) acting: Option<Box<Acting>>,
+}
+
+/// A Jira, Confluence or Bitbucket Data Center server: its root (with the context path the
+/// administrator configured, e.g. `https://wiki.example.com/confluence`) and its credential, a
+/// personal (or, on Bitbucket, HTTP) access token sent as a bearer token, or Basic with a user
+/// name where the administrator allows it. Each product has its own: an access token is issued
+/// by one product and valid on that one only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SelfHosted {
+    /// The root, without a trailing `/`.
+    pub(crate) base_url: String,
+    /// The user name for Basic, when set.
+    pub(crate) username: Option<Secret>,
+    /// The personal access token (or password, with a user name).
+    pub(crate) token: Secret,
+}
+
+/// A Cloudflare Access service token, sent as `CF-Access-Client-Id` and `CF-Access-Client-Secret`
+/// so that a self-hosted server behind Access can be reached. Both halves are secrets: scrubbed
+/// from answers like a credential, never shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AccessToken {
+    /// `CF-Access-Client-Id`.
+    pub(crate) client_id: Secret,
+    /// `CF-Access-Client-Secret`.
+    pub(crate) client_secret: Secret,
+}
+
+impl AccessToken {
+    /// The two headers, in order.
+    pub(crate) fn headers(&self) -> [(String, String); 2] {
+        [
+            (
+                "CF-Access-Client-Id".to_owned(),
+                self.client_id.expose().to_owned(),
+            ),
+            (
+                "CF-Access-Client-Secret".to_owned(),
+                self.client_secret.expose().to_owned(),
+            ),
+        ]
+    }
 }
 
 /// The identity a policy decision names for one vendor, with the credential it resolves to:
@@ -360,6 +444,12 @@ impl Default for UpstreamSettings {
             bitbucket_api_url: BITBUCKET_DEFAULT_URL.into(),
             bitbucket_username: None,
             bitbucket_app_password: None,
+            atlassian_flavor: Flavor::Cloud,
+            jira_server: None,
+            confluence_server: None,
+            bitbucket_flavor: Flavor::Cloud,
+            bitbucket_server: None,
+            access: Vec::new(),
             timeout_ms: DEFAULT_TIMEOUT_MS,
             max_bytes: DEFAULT_MAX_BYTES,
             log_hosts: LogHosts::default(),
@@ -385,18 +475,31 @@ impl UpstreamSettings {
             }) if matches!(vendor, Vendor::Jira | Vendor::Confluence) => return None,
             _ => &Source::Configured,
         };
+        let flavor = self.flavor(vendor);
+        // The Access token guards the configured root only: never sent to another host (the
+        // Atlassian gateway a person's token goes to).
+        let access = match source {
+            Source::Personal {
+                base_url: Some(_), ..
+            } => None,
+            _ => self
+                .access
+                .iter()
+                .find(|(v, _)| *v == vendor)
+                .map(|(_, token)| token.clone()),
+        };
         let (base_url, credential) = match source {
             Source::Configured => (
                 self.root(vendor)?,
-                vendor.credential(&self.configured(vendor)?)?,
+                vendor.credential(flavor, &self.configured(vendor)?)?,
             ),
-            Source::Secrets(secrets) => (self.root(vendor)?, vendor.credential(secrets)?),
+            Source::Secrets(secrets) => (self.root(vendor)?, vendor.credential(flavor, secrets)?),
             Source::Personal {
                 token,
                 base_url: None,
             } => (
                 self.root(vendor)?,
-                vendor.credential(std::slice::from_ref(token))?,
+                vendor.credential(flavor, std::slice::from_ref(token))?,
             ),
             Source::Personal {
                 token,
@@ -408,7 +511,27 @@ impl UpstreamSettings {
             base_url,
             credential,
             headers: vendor.fixed_headers(),
+            access,
         })
+    }
+
+    /// The API `vendor` speaks on this deployment.
+    pub(crate) fn flavor(&self, vendor: Vendor) -> Flavor {
+        match vendor {
+            Vendor::Jira | Vendor::Confluence => self.atlassian_flavor,
+            Vendor::Bitbucket => self.bitbucket_flavor,
+            Vendor::GitHub | Vendor::CircleCi => Flavor::Cloud,
+        }
+    }
+
+    /// The Data Center server of `vendor`, on a Data Center deployment.
+    fn server(&self, vendor: Vendor) -> Option<&SelfHosted> {
+        match vendor {
+            Vendor::Jira => self.jira_server.as_ref(),
+            Vendor::Confluence => self.confluence_server.as_ref(),
+            Vendor::Bitbucket => self.bitbucket_server.as_ref(),
+            Vendor::GitHub | Vendor::CircleCi => None,
+        }
     }
 
     /// The configured root of `vendor`'s API.
@@ -416,6 +539,9 @@ impl UpstreamSettings {
         match vendor {
             Vendor::GitHub => Some(self.github_api_url.clone()),
             Vendor::CircleCi => Some(self.circleci_api_url.clone()),
+            _ if self.flavor(vendor) == Flavor::DataCenter => {
+                Some(self.server(vendor)?.base_url.clone())
+            }
             Vendor::Jira | Vendor::Confluence => self.atlassian_base_url.clone(),
             Vendor::Bitbucket => Some(self.bitbucket_api_url.clone()),
         }
@@ -428,6 +554,11 @@ impl UpstreamSettings {
         match vendor {
             Vendor::GitHub => Some(vec![self.github_token.clone()?]),
             Vendor::CircleCi => Some(vec![self.circleci_token.clone()?]),
+            _ if self.flavor(vendor) == Flavor::DataCenter => {
+                let server = self.server(vendor)?;
+                let user = server.username.iter().cloned();
+                Some(user.chain([server.token.clone()]).collect())
+            }
             Vendor::Jira | Vendor::Confluence => atlassian(),
             // The reference prefers the Atlassian pair when both of its halves are set.
             Vendor::Bitbucket => {
@@ -465,6 +596,21 @@ impl UpstreamSettings {
         ]
         .into_iter()
         .flatten()
+        .chain(
+            [
+                &self.jira_server,
+                &self.confluence_server,
+                &self.bitbucket_server,
+            ]
+            .into_iter()
+            .flatten()
+            .map(|server| &server.token),
+        )
+        .chain(
+            self.access
+                .iter()
+                .flat_map(|(_, t)| [&t.client_id, &t.client_secret]),
+        )
         .chain(self.acting.iter().flat_map(|a| a.secret_values()))
         .map(Secret::expose)
         .collect()
@@ -518,6 +664,8 @@ pub struct Endpoint {
     pub(crate) credential: Credential,
     /// Fixed headers sent after the credential, in order.
     pub headers: Vec<(String, String)>,
+    /// The Cloudflare Access service token sent after them, to the configured root only.
+    pub(crate) access: Option<AccessToken>,
 }
 
 /// Validates a base URL setting: `http(s)://host[:port][/path]`, no query, fragment or userinfo;
@@ -721,6 +869,42 @@ mod tests {
         let endpoint = base.acting_as(github).endpoint(Vendor::GitHub).unwrap();
         assert_eq!(endpoint.base_url, GITHUB_DEFAULT_URL);
         assert_eq!(endpoint.credential.identity, token);
+    }
+
+    #[test]
+    fn an_access_token_goes_to_its_vendors_configured_root_only() {
+        let token = AccessToken {
+            client_id: Secret::new("id.access"),
+            client_secret: Secret::new("cf-secret"),
+        };
+        let s = UpstreamSettings {
+            atlassian_flavor: Flavor::DataCenter,
+            jira_server: Some(SelfHosted {
+                base_url: "https://jira.example.com".into(),
+                username: None,
+                token: Secret::new("pat"),
+            }),
+            github_token: Some(Secret::new("gh")),
+            access: vec![(Vendor::Jira, token.clone())],
+            ..UpstreamSettings::default()
+        };
+        assert_eq!(s.endpoint(Vendor::Jira).unwrap().access, Some(token));
+        assert_eq!(s.endpoint(Vendor::GitHub).unwrap().access, None);
+        let values = s.credential_values();
+        assert!(values.contains(&"id.access") && values.contains(&"cf-secret"));
+        let debug = format!("{s:?} {:?}", s.endpoint(Vendor::Jira));
+        assert!(
+            !debug.contains("cf-secret") && !debug.contains("id.access"),
+            "{debug}"
+        );
+        // A person's token at another root never carries it.
+        let person = Secret::new("person");
+        let gateway = Some("https://api.atlassian.com/ex/jira/c-1");
+        let acting = Acting::personal(Vendor::Jira, "me", &person, gateway).unwrap();
+        assert_eq!(
+            s.acting_as(acting).endpoint(Vendor::Jira).unwrap().access,
+            None
+        );
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub(crate) fn vendor_request(
     let credential = endpoint.credential.value.expose();
     let mut headers: Headers = vec![(endpoint.credential.header.to_owned(), credential.to_owned())];
     headers.extend(endpoint.headers.iter().cloned());
+    headers.extend(endpoint.access.iter().flat_map(|token| token.headers()));
     if body.is_some()
         && !headers
             .iter()

@@ -36,7 +36,12 @@ test("a compile error: the failed step's tail holds the decisive line, the annot
   assert.equal(build.log.steps.length, 1);
   const [step] = build.log.steps;
   assert.equal(step.name, "Build");
-  assert.equal(step.tail.length, 30);
+  // The last 30 lines: the 14 `Compiling` lines among them collapsed into one entry that names
+  // their range and shows the last, the blank line before the last three left out (decision 0105).
+  const last = step.lastLine;
+  assert.deepEqual(step.tail[0], { line: last - 29, text: `[14 lines ${last - 29}-${last - 16}]    Compiling imgtool v0.4.0 (/home/runner/work/logs/logs)` });
+  const numbers = [last - 29, ...Array.from({ length: 12 }, (_, i) => last - 15 + i), last - 2, last - 1, last];
+  assert.deepEqual(step.tail.map((l) => l.line), numbers);
   assert.ok(texts(step.tail).includes(JOBS[501].decisive), texts(step.tail).join("\n"));
   // Stamps, colours and carriage returns are gone; non-ASCII survives.
   for (const l of step.tail) assert.doesNotMatch(l.text, /\u001b|\r|^2026-/);
@@ -56,6 +61,23 @@ test("a failing test and an OOM-killed test process", async () => {
     const tail = texts(j.log.steps[0].tail);
     assert.ok(tail.some((t) => t.includes(JOBS[id].decisive)), `${id}: ${tail.join("\n")}`);
   }
+});
+
+test("a Playwright run cancelled at its time limit: the passing tests before it collapse, the decisive lines stay", async () => {
+  const [j] = (await job(508)).jobs;
+  assert.equal(j.conclusion, "cancelled");
+  const [step] = j.log.steps;
+  assert.equal(step.conclusion, "cancelled");
+  const last = step.lastLine;
+  assert.deepEqual(step.tail.map((l) => l.line), [last - 29, last - 2, last - 1, last]);
+  assert.match(step.tail[0].text, new RegExp(`^\\[27 lines ${last - 29}-${last - 3}\\]   ✓  39 \\[chromium\\] › tests/profile\\.spec\\.ts:40:5 › profile › changes the language \\(mobile\\) \\(1\\.8s\\)$`));
+  assert.equal(step.tail[1].text, "  ✓  40 [chromium] › tests/profile.spec.ts:54:5 › profile › deletes the account (mobile) (2.2s)");
+  assert.ok(step.tail[2].text.includes(JOBS[508].decisive));
+  assert.equal(step.tail[3].text, "##[error]The operation was canceled.");
+  // grep lines are never collapsed: the run's lines are there as they were written.
+  const grep = await job(508, { grep: "✓  3[0-9] ", context: 0, tailLines: 0 });
+  assert.equal(grep.jobs[0].log.grep.lines.length, 10);
+  assert.equal(grep.jobs[0].log.grep.lines[0].text, "  ✓  30 [chromium] › tests/checkout.spec.ts:26:5 › checkout › validates the postcode (mobile) (991ms)");
 });
 
 test("options: tailLines, grep with context, steps all, jq, TOON", async () => {

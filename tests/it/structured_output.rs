@@ -237,10 +237,10 @@ fn write_verbs_and_other_tools_stay_text_only() {
     let server = flagged_server(true, &[]);
     let env = env(|_| json_answer(r#"{"id":"10001","key":"PROJ-2"}"#));
     for tool in ["jira_post", "conf_put", "bb_delete", "jira_patch"] {
-        let path = if tool == "conf_put" {
-            "/wiki/api/v2/pages/1"
-        } else {
-            "/rest/api/3/issue"
+        let path = match tool {
+            "conf_put" => "/wiki/api/v2/pages/1",
+            "bb_delete" => "/2.0/repositories/w/r/pullrequests/1/approve",
+            _ => "/rest/api/3/issue",
         };
         let mut args = json!({"path": path});
         if tool != "bb_delete" {

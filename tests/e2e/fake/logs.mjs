@@ -10,6 +10,8 @@
 //   505              redirects to the third host (off every allow-list)
 //   506              its signed URL has expired (the blob store answers 403)
 //   507 lint         succeeded
+//   508 e2e          a Playwright run the runner cancelled at the job's time limit, after
+//                    passing tests (decisive: has exceeded the maximum execution time)
 // Run 900 has jobs 501, 502 (failed) and 507.
 
 import http from "node:http";
@@ -115,6 +117,27 @@ function oomKilled() {
   return out;
 }
 
+/** Playwright's list reporter: passing tests, then the runner cancels the job at its limit. */
+function playwrightKilled() {
+  const out = ["##[group]Run npx playwright test", "npx playwright test", "shell: /usr/bin/bash -e {0}", "env:", "  CI: true", "##[endgroup]", "",
+    "Running 96 tests using 2 workers", ""];
+  const specs = [["auth", ["signs in with a password", "signs out", "keeps the session after a reload", "refuses a wrong password"]],
+    ["cart", ["adds an item", "removes an item", "applies a coupon", "keeps the cart across tabs"]],
+    ["checkout", ["asks for an address", "validates the postcode", "shows the order summary", "pays with a saved card"]],
+    ["search", ["finds a product by name", "filters by price", "sorts by rating", "paginates results"]],
+    ["profile", ["edits the display name", "uploads an avatar", "changes the language", "deletes the account"]]];
+  for (let i = 0; i < 40; i++) {
+    const [spec, titles] = specs[Math.floor(i / 4) % specs.length];
+    const title = titles[i % 4];
+    const ms = 400 + ((i * 379) % 2600);
+    const took = ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`;
+    out.push(`  ${green("✓")}  ${String(i + 1).padStart(2)} [chromium] › tests/${spec}.spec.ts:${12 + (i % 4) * 14}:5 › ${spec} › ${title}${i >= 20 ? " (mobile)" : ""} ${ESC}[2m(${took})${ESC}[22m`);
+  }
+  out.push("##[error]The job running on runner GitHub Actions 12 has exceeded the maximum execution time of 20 minutes.",
+    "##[error]The operation was canceled.");
+  return out;
+}
+
 /** The lines of the 50 MB log's failing step, generated as it streams. */
 function* soakLines(targetBytes) {
   yield* ["##[group]Run cargo test --workspace -- --include-ignored", "cargo test --workspace -- --include-ignored", "##[endgroup]"];
@@ -137,13 +160,13 @@ export const SOAK_BYTES = 51_800_000;
 function stepsOf(key) {
   const id = Number(key);
   const job = JOBS[id];
-  const failing = job.conclusion === "failure";
-  const body = { 501: compileError, 502: failingTest, 503: oomKilled, 507: () => ["##[group]Run npm run lint", "##[endgroup]", "✔ no problems"] }[id] ?? compileError;
+  const failing = job.conclusion !== "success";
+  const body = { 501: compileError, 502: failingTest, 503: oomKilled, 508: playwrightKilled, 507: () => ["##[group]Run npm run lint", "##[endgroup]", "✔ no problems"] }[id] ?? compileError;
   const main = { name: job.step, lines: id === 504 ? soakLines(SOAK_BYTES) : body(), seconds: id === 504 ? 1900 : 240 };
   return [
     { name: "Set up job", lines: setUp().map((l) => l.replace("{name}", job.name)), seconds: 2 },
     { name: "Run actions/checkout@v4", lines: checkout(), seconds: 3 },
-    { ...main, conclusion: failing ? "failure" : "success" },
+    { ...main, conclusion: failing ? job.conclusion : "success" },
     { name: "Upload report", lines: [], seconds: 0, conclusion: failing ? "skipped" : "success" },
     { name: "Post Run actions/checkout@v4", lines: post(), seconds: 1 },
     { name: "Complete job", lines: complete(), seconds: 1 },
@@ -160,6 +183,8 @@ export const JOBS = {
   505: { name: "elsewhere", step: "Build", conclusion: "failure", annotations: [] },
   506: { name: "expired", step: "Build", conclusion: "failure", annotations: [] },
   507: { name: "lint", step: "Lint", conclusion: "success", annotations: [] },
+  508: { name: "e2e", step: "E2E tests", conclusion: "cancelled", decisive: "has exceeded the maximum execution time of 20 minutes",
+    annotations: [{ path: ".github", start_line: 1, end_line: 1, annotation_level: "failure", title: "", message: "The job running on runner GitHub Actions 12 has exceeded the maximum execution time of 20 minutes." }] },
 };
 
 /** Job `id` as GitHub's API describes it. */
