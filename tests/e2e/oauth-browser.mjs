@@ -7,6 +7,8 @@
 // top-level navigations.
 
 import { createHash, randomBytes } from "node:crypto";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 /** The hidden field `name` of the consent page. */
 function field(html, name) {
@@ -158,4 +160,17 @@ export function atlassianSignInVars(upstream) {
     MCP_OAUTH_ATLASSIAN_AUTH_URL: `${upstream.url}/atlassian-auth`,
     MCP_OAUTH_ATLASSIAN_API_URL: `${upstream.url}/atlassian-api`,
   };
+}
+
+/** One tool call through the official client on `worker` with the bearer `accessToken`. */
+export async function callAs(worker, accessToken, name, args) {
+  const client = new Client({ name: "e2e-signed-in", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(worker.mcpUrl), {
+    requestInit: { headers: { Authorization: `Bearer ${accessToken}` } },
+  }));
+  try {
+    return await client.callTool({ name, arguments: args });
+  } finally {
+    await client.close();
+  }
 }

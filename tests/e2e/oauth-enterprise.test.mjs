@@ -8,11 +8,9 @@
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startWorker } from "./worker.mjs";
 import { startFakeUpstream } from "./fake-upstream.mjs";
-import { githubSignInVars, signInForTokens } from "./oauth-browser.mjs";
+import { callAs, githubSignInVars, signInForTokens } from "./oauth-browser.mjs";
 
 const DEPLOYMENT_TOKEN = "ghp_deployment_token_0123456789";
 const upstream = await startFakeUpstream({ enterprise: true });
@@ -36,18 +34,6 @@ const worker = await startWorker({
 await worker.setVars({ MCP_OAUTH_ISSUER: worker.url });
 after(async () => { await worker.close(); await upstream.close(); });
 
-async function callAs(accessToken, name, args) {
-  const client = new Client({ name: "e2e-enterprise", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(worker.mcpUrl), {
-    requestInit: { headers: { Authorization: `Bearer ${accessToken}` } },
-  }));
-  try {
-    return await client.callTool({ name, arguments: args });
-  } finally {
-    await client.close();
-  }
-}
-
 test("a person signs in at the Enterprise host and reads its API as themselves", async () => {
   Object.assign(upstream.idp, { login: "octocat", ids: { octocat: 583231 }, orgs: ["acme"], expiresIn: null });
   upstream.reset();
@@ -65,7 +51,7 @@ test("a person signs in at the Enterprise host and reads its API as themselves",
   assert.equal(issued.length > 0, true);
 
   upstream.reset();
-  const result = await callAs(tokens.access_token, "github_list_workflow_runs",
+  const result = await callAs(worker, tokens.access_token, "github_list_workflow_runs",
     { owner: "octo-org", repo: "hello-world", perPage: 1, outputFormat: "json" });
   assert.equal(result.isError, undefined, JSON.stringify(result).slice(0, 400));
   const runs = upstream.matching("GET", /^\/api\/v3\/repos\/octo-org\/hello-world\/actions\/runs$/);

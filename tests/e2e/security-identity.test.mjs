@@ -11,11 +11,9 @@
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startWorker } from "./worker.mjs";
 import { startFakeUpstream } from "./fake-upstream.mjs";
-import { signInForTokens } from "./oauth-browser.mjs";
+import { callAs, signInForTokens } from "./oauth-browser.mjs";
 
 const STATIC_TOKEN = "e2e-identity-static-token-0123456789";
 const upstream = await startFakeUpstream();
@@ -81,19 +79,6 @@ after(async () => { await github.close(); await plain.close(); await oidc.close(
 /** Sets who the fake provider signs in next, and what it says about them. */
 function person({ login = "octocat", id = 583231, orgs = ["acme"], claims = { sub: "user-1" } } = {}) {
   Object.assign(upstream.idp, { login, ids: { [login]: id }, orgs, claims, expiresIn: null });
-}
-
-/** A tool call with `accessToken`; returns the result. */
-async function callAs(worker, accessToken, name, args) {
-  const client = new Client({ name: "e2e-identity", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(worker.mcpUrl), {
-    requestInit: { headers: { Authorization: `Bearer ${accessToken}` } },
-  }));
-  try {
-    return await client.callTool({ name, arguments: args });
-  } finally {
-    await client.close();
-  }
 }
 
 const RUNS = { owner: "octo-org", repo: "hello-world", perPage: 1 };
