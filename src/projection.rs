@@ -19,7 +19,7 @@ use std::fmt;
 use crate::memory::CallMemory;
 use crate::value::{Map, Value};
 
-pub(crate) use fuel::Fuel;
+pub(crate) use fuel::{Fuel, FuelShares};
 use jmespath::Expression;
 use jq::{JqError, JqProgram};
 pub use meter::{last_input_memory, last_peak_memory, last_spent, Limits, MAX_MEMORY_BYTES};

@@ -28,6 +28,7 @@ use crate::memory::{
 };
 use crate::oauth::{self, settings::OAuthSettings};
 use crate::ports::{Level, Log, Ports, RequestBody};
+use crate::projection::FuelShares;
 use crate::tools::{self, Registry, RegistryError, Selection};
 use futures::FutureExt;
 use reply::rpc_error_reply;
@@ -65,6 +66,8 @@ pub struct Server {
     memory: MemoryBudget,
     /// Each principal's requests in flight, bounded.
     inflight: inflight::InFlight,
+    /// Each principal's bucket of fuel.
+    fuel: FuelShares,
 }
 
 impl Server {
@@ -102,6 +105,7 @@ impl Server {
             startup_logged: AtomicBool::new(false),
             memory: MemoryBudget::new(budget),
             inflight: Default::default(),
+            fuel: FuelShares::default(),
         }
     }
 
@@ -385,6 +389,7 @@ impl Server {
             request: &request,
             selection: &selection,
             memory: &self.memory,
+            fuel: &self.fuel,
         };
         dispatch::handle_body(&context).await
     }

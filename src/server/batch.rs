@@ -23,12 +23,12 @@ pub(crate) struct BatchBudget {
 }
 
 impl BatchBudget {
-    /// A batch starting now: the memory its replies may hold, one request's fuel, and a deadline
-    /// `time_ms` from `now_ms` after which it starts no call.
-    pub(super) fn new(memory: &MemoryBudget, now_ms: u64, time_ms: u64) -> BatchBudget {
+    /// A batch starting now: the memory its replies may hold, one request's `fuel`, and a
+    /// deadline `time_ms` from `now_ms` after which it starts no call.
+    pub(super) fn new(memory: &MemoryBudget, fuel: Fuel, now_ms: u64, time_ms: u64) -> BatchBudget {
         BatchBudget {
             memory: memory.batch(),
-            fuel: Fuel::request(),
+            fuel,
             deadline_ms: now_ms.saturating_add(time_ms),
         }
     }
@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn replies_held_past_the_batchs_share_stop_the_calls_not_yet_started() {
         let budget = MemoryBudget::new(16 * MIB);
-        let batch = BatchBudget::new(&budget, 0, 1_000);
+        let batch = BatchBudget::new(&budget, Fuel::request(), 0, 1_000);
         let share = 16 * MIB / BATCH_SHARE / BYTES_PER_REPLY_BYTE;
         batch.hold(&reply(share - 1));
         assert_eq!(batch.exceeded(0), None);
@@ -134,7 +134,7 @@ mod tests {
     #[test]
     fn error_replies_count_too() {
         let budget = MemoryBudget::new(16 * MIB);
-        let batch = BatchBudget::new(&budget, 0, 1_000);
+        let batch = BatchBudget::new(&budget, Fuel::request(), 0, 1_000);
         let error = ErrorObject::invalid_request("x".repeat(1000));
         batch.hold(&Response::failure(None, error));
         assert!(budget.in_use() >= 1000 * BYTES_PER_REPLY_BYTE);
@@ -143,7 +143,7 @@ mod tests {
     #[test]
     fn the_deadline_and_the_fuel_stop_the_calls_not_yet_started() {
         let budget = MemoryBudget::new(16 * MIB);
-        let batch = BatchBudget::new(&budget, 5_000, 1_000);
+        let batch = BatchBudget::new(&budget, Fuel::request(), 5_000, 1_000);
         assert_eq!(batch.exceeded(5_999), None);
         assert_eq!(code(&batch.exceeded(6_000).unwrap()).1, "time");
         let program = crate::projection::Projection::compile("last(range(1e9))");

@@ -7,6 +7,7 @@ use crate::jsonrpc::ErrorObject;
 use crate::mcp::Implementation;
 use crate::memory::MemoryBudget;
 use crate::ports::Ports;
+use crate::projection::FuelShares;
 use crate::tools::registry::Registry;
 use crate::tools::Selection;
 use serde::de::DeserializeOwned;
@@ -29,6 +30,8 @@ pub(crate) struct Context<'a> {
     pub(crate) selection: &'a Selection,
     /// The isolate's memory budget, which each call's upstream bodies are read under.
     pub memory: &'a MemoryBudget,
+    /// Each principal's bucket of fuel.
+    pub(crate) fuel: &'a FuelShares,
 }
 
 /// `params` as the method's required parameters.

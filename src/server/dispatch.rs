@@ -102,7 +102,9 @@ async fn single_message(cx: &Context<'_>, value: Json, header: Option<&str>) -> 
                 Ok(version) => version,
                 Err(error) => return rpc_error_reply(REFUSAL_STATUS, Some(request.id), error),
             };
-            let response = answer(cx, request, version, &Fuel::request()).await;
+            let now = cx.ports.clock.now_ms();
+            let fuel = Fuel::request_of(cx.fuel, cx.principal.name(), now);
+            let response = answer(cx, request, version, &fuel).await;
             let status = match &response.error {
                 None => 200,
                 // 2026-07-28 over HTTP: an unknown method is also an HTTP 404.
@@ -146,6 +148,7 @@ async fn batch(cx: &Context<'_>, items: Vec<Json>, header: Option<&str>) -> Http
     }
     let budget = BatchBudget::new(
         cx.memory,
+        Fuel::request_of(cx.fuel, cx.principal.name(), cx.ports.clock.now_ms()),
         cx.ports.clock.now_ms(),
         cx.config.upstream.timeout_ms,
     );

@@ -40,6 +40,7 @@ pub(crate) fn json_to_value(json: &Json) -> Value {
 /// itself when there is no expression, or the `_jqError`/`_originalData` value when the
 /// expression fails (never an error).
 pub(crate) fn project(body: Value, jq: Option<&str>, call: &ToolContext<'_>) -> Value {
+    call.fuel.at(call.ports.clock.now_ms());
     projection::project_within(body, jq, call.fuel, Some(call.ports.memory))
 }
 

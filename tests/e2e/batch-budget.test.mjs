@@ -64,7 +64,8 @@ test("a batch longer than 50 messages is refused as a whole", async () => {
 });
 
 test("the jq calls of a batch share one request's fuel", async () => {
-  const alone = await post(stack, call(1, "circleci_get", { path: "/budget/0", jq: JQ_PROGRAM }));
+  // Another principal's call: the batch's caller starts with a full bucket of fuel.
+  const alone = await post(stack, call(1, "circleci_get", { path: "/budget/0", jq: JQ_PROGRAM }), "bob");
   assert.match(textOf(alone.json), new RegExp(`^data: ${JQ_ITEMS}\\n`), "alone, a call has fuel enough");
   const batch = [1, 2, 3].map((id) => call(id, "circleci_get", { path: `/budget/${id}`, jq: JQ_PROGRAM }));
   const { status, json: replies } = await post(stack, batch);
