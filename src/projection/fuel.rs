@@ -13,7 +13,7 @@ use super::meter::Limits;
 /// What a principal's bucket refills by, in units of fuel per second: a tenth of one request's
 /// fuel, so that after a full run the next ones of the same caller are short until it has
 /// waited, and other callers' requests run between them.
-pub const REFILL_PER_SECOND: u64 = 1_000_000;
+pub(crate) const REFILL_PER_SECOND: u64 = 1_000_000;
 
 /// The most principals whose buckets are kept; past it the full ones are forgotten.
 const MAX_BUCKETS: usize = 4096;
@@ -27,7 +27,7 @@ pub struct Fuel {
 
 /// Each principal's bucket of fuel, per isolate: one request's fuel at most, refilled with time.
 #[derive(Clone, Debug, Default)]
-pub struct FuelShares(Arc<Mutex<HashMap<String, Bucket>>>);
+pub(crate) struct FuelShares(Arc<Mutex<HashMap<String, Bucket>>>);
 
 /// A bucket drawn down to `level` at `at_ms`.
 #[derive(Clone, Copy, Debug)]
