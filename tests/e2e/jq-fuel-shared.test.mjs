@@ -10,7 +10,7 @@
 //
 // How: one principal sends CALLS concurrent `circleci_get` calls of `/me` with that program;
 // 50 ms later another principal sends a plain `circleci_get` of `/me`, which must answer within
-// 2 s.
+// about one run's time (1.8 times the fastest hostile call's).
 //
 // Runs alone: node --test --test-timeout=180000 tests/e2e/jq-fuel-shared.test.mjs
 
@@ -52,7 +52,11 @@ test(`${CALLS} concurrent full-fuel jq calls do not hold another principal's cal
     for (const a of answered) assert.match(a.text, /evaluation budget exhausted/);
     assert.equal(other.status, 200);
     assert.match(other.text, /octocat/);
-    assert.ok(other.ms < 2000, `the other principal waited ${other.ms.toFixed(0)} ms behind ${CALLS} jq programs`);
+    // One full run's wall time depends on the machine's load; what is bounded is how many the
+    // other principal waits behind: about one (it waited three back to back before).
+    const oneRun = Math.min(...answered.map((a) => a.ms));
+    assert.ok(other.ms < 1.8 * oneRun + 300,
+      `the other principal waited ${other.ms.toFixed(0)} ms behind ${CALLS} jq programs (one run: ${oneRun.toFixed(0)} ms)`);
   } finally {
     await stack.close();
   }
