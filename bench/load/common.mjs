@@ -8,6 +8,8 @@
 
 import { Miniflare } from "miniflare";
 import { spawn } from "node:child_process";
+import http from "node:http";
+import { performance } from "node:perf_hooks";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import WebSocket from "ws";
@@ -243,6 +245,23 @@ export async function post(mcpUrl, body, statuses = [200]) {
   const text = await r.text();
   if (!statuses.includes(r.status)) throw new Error(`HTTP ${r.status}: ${text.slice(0, 200)}`);
   return JSON.parse(text);
+}
+
+/**
+ * POSTs one MCP body as the bearer `token` on a connection of its own (a reused keep-alive
+ * connection can be one workerd has just closed): { status, text, ms }.
+ */
+export function postAs(mcpUrl, body, token) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request(mcpUrl, { method: "POST", headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, agent: false }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString("utf8"), ms: performance.now() - t0 }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
 }
 
 /** True when a tools/call or tools/list reply reports a failure (JSON-RPC error or isError). */

@@ -16,36 +16,20 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
-import { performance } from "node:perf_hooks";
-import { startLoadStack, toolCall, MCP_HEADERS, TOKEN } from "../../bench/load/common.mjs";
+import { startLoadStack, toolCall, postAs, TOKEN } from "../../bench/load/common.mjs";
 
 const OTHER = "e2e-other-principal-0123456789abcdef";
 const CALLS = 3;
 const JQ = "reduce repeat(1) as $x (0; . + $x)";
 
-/** POSTs on a connection of its own: { status, text, ms }. */
-function post(url, body, token) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const req = http.request(url, { method: "POST", headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, agent: false }, (res) => {
-      const chunks = [];
-      res.on("data", (c) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString("utf8"), ms: performance.now() - t0 }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
 test(`${CALLS} concurrent full-fuel jq calls do not hold another principal's call for seconds`, async (t) => {
   const stack = await startLoadStack({ MCP_AUTH_TOKENS: JSON.stringify({ load: TOKEN, other: OTHER }) });
   try {
-    const warm = await post(stack.mcpUrl, toolCall("circleci_get", { path: "/me" }), OTHER);
+    const warm = await postAs(stack.mcpUrl, toolCall("circleci_get", { path: "/me" }), OTHER);
     assert.equal(warm.status, 200);
-    const hostile = Array.from({ length: CALLS }, () => post(stack.mcpUrl, toolCall("circleci_get", { path: "/me", jq: JQ }), TOKEN));
+    const hostile = Array.from({ length: CALLS }, () => postAs(stack.mcpUrl, toolCall("circleci_get", { path: "/me", jq: JQ }), TOKEN));
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const other = await post(stack.mcpUrl, toolCall("circleci_get", { path: "/me" }), OTHER);
+    const other = await postAs(stack.mcpUrl, toolCall("circleci_get", { path: "/me" }), OTHER);
     const answered = await Promise.all(hostile);
     t.diagnostic(`the other principal answered ${other.status} in ${other.ms.toFixed(0)} ms; the ${CALLS} jq calls in ` +
       `${answered.map((a) => a.ms.toFixed(0)).join(", ")} ms`);

@@ -14,9 +14,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
-import { performance } from "node:perf_hooks";
-import { startLoadStack, toolCall, MCP_HEADERS, TOKEN, cpuMs } from "../../bench/load/common.mjs";
+import { startLoadStack, toolCall, postAs, TOKEN, cpuMs } from "../../bench/load/common.mjs";
 
 const OTHER = "e2e-other-principal-0123456789abcdef";
 const LEVELS = 24;
@@ -28,28 +26,14 @@ function program(levels) {
   return `${p}f${levels}`;
 }
 
-/** POSTs on a connection of its own: { status, text, ms }. */
-function post(url, body, token) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const req = http.request(url, { method: "POST", headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, agent: false }, (res) => {
-      const chunks = [];
-      res.on("data", (c) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString("utf8"), ms: performance.now() - t0 }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
 test(`a ${program(LEVELS).length}-byte jq program of nested identity compositions is bounded`, async (t) => {
   const stack = await startLoadStack({ MCP_AUTH_TOKENS: JSON.stringify({ load: TOKEN, other: OTHER }) });
   try {
-    assert.equal((await post(stack.mcpUrl, toolCall("circleci_get", { path: "/me" }), OTHER)).status, 200);
+    assert.equal((await postAs(stack.mcpUrl, toolCall("circleci_get", { path: "/me" }), OTHER)).status, 200);
     const cpu0 = cpuMs(stack.pid);
-    const hostile = post(stack.mcpUrl, toolCall("circleci_get", { path: "/me", jq: program(LEVELS) }), TOKEN);
+    const hostile = postAs(stack.mcpUrl, toolCall("circleci_get", { path: "/me", jq: program(LEVELS) }), TOKEN);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const other = await post(stack.mcpUrl, toolCall("circleci_get", { path: "/me" }), OTHER);
+    const other = await postAs(stack.mcpUrl, toolCall("circleci_get", { path: "/me" }), OTHER);
     const h = await hostile;
     const cpu = cpuMs(stack.pid) - cpu0;
     t.diagnostic(`the program answered in ${h.ms.toFixed(0)} ms (${/_jqError: ([^\n]{0,160})/.exec(h.text)?.[1] ?? "the plain data"}); ` +
