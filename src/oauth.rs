@@ -159,19 +159,14 @@ async fn over_limit(
                 "oauth_rate_limited",
                 &[("path", (&request.path).into())],
             );
-            Some(
-                json_reply(
-                    429,
-                    &json!({
-                        "error": "temporarily_unavailable",
-                        "error_description": format!(
-                            "too many sign-in requests from this address; retry after \
-                             {RATE_LIMIT_RETRY_SECONDS} seconds"
-                        ),
-                    }),
-                )
-                .with_header("Retry-After", &RATE_LIMIT_RETRY_SECONDS.to_string()),
-            )
+            Some(temporarily_unavailable(
+                429,
+                &format!(
+                    "too many sign-in requests from this address; retry after \
+                     {RATE_LIMIT_RETRY_SECONDS} seconds"
+                ),
+                RATE_LIMIT_RETRY_SECONDS,
+            ))
         }
         Err(e) => {
             log.event(
@@ -248,6 +243,17 @@ async fn revoke(
     store::TokenStore::new(settings, ports)
         .revoke(token, client_id)
         .await
+}
+
+/// OAuth's `temporarily_unavailable` with `status`, readable by any origin: the sign-in
+/// endpoints' answer to a request they cannot take now, to retry after `retry_after` seconds.
+pub(crate) fn temporarily_unavailable(
+    status: u16,
+    description: &str,
+    retry_after: u64,
+) -> HttpResponse {
+    let body = json!({"error": "temporarily_unavailable", "error_description": description});
+    public_cors(json_reply(status, &body)).with_header("Retry-After", &retry_after.to_string())
 }
 
 /// Discovery and the token, registration and revocation endpoints carry no ambient credential

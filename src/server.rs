@@ -43,8 +43,9 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// kilobytes, and anyone may send them.
 const OAUTH_MAX_BODY_BYTES: usize = 64 * 1024;
 
-/// What a request refused for want of memory is told to wait before trying again, in seconds.
-const RETRY_AFTER_SECONDS: &str = "2";
+/// What a request refused for want of memory or room is told to wait before trying again, in
+/// seconds.
+const RETRY_AFTER_SECONDS: u64 = 2;
 
 /// The MCP endpoint's path.
 pub(crate) const MCP_PATH: &str = "/mcp";
@@ -237,13 +238,11 @@ impl Server {
                         ports
                             .log
                             .event(Level::Warn, "sign_in_too_many_in_flight", &[]);
-                        let body = serde_json::json!({
-                            "error": "temporarily_unavailable",
-                            "error_description": "too many sign-in requests in flight; retry in a few seconds",
-                        });
-                        return HttpResponse::new(429, "application/json", body.to_string())
-                            .with_header("Retry-After", RETRY_AFTER_SECONDS)
-                            .with_header("Cache-Control", "no-store");
+                        return oauth::temporarily_unavailable(
+                            429,
+                            "too many sign-in requests in flight; retry in a few seconds",
+                            RETRY_AFTER_SECONDS,
+                        );
                     };
                     // The sign-in endpoints authenticate (if at all) from their bodies.
                     let held = self.memory.request();
@@ -251,8 +250,13 @@ impl Server {
                         .await
                         .is_err()
                     {
-                        return busy_reply(declared_length(&request), ports.log)
-                            .with_header("Cache-Control", "no-store");
+                        log_busy(declared_length(&request), ports.log);
+                        return oauth::temporarily_unavailable(
+                            503,
+                            "no memory for this request while other requests run; retry in a \
+                             few seconds",
+                            RETRY_AFTER_SECONDS,
+                        );
                     }
                     // Cut short, a form or a registration would be read as another one.
                     if request.body_too_large {
@@ -453,7 +457,7 @@ fn too_many_in_flight(log: &dyn Log) -> HttpResponse {
             ),
         ),
     )
-    .with_header("Retry-After", RETRY_AFTER_SECONDS)
+    .with_header("Retry-After", &RETRY_AFTER_SECONDS.to_string())
 }
 
 /// The request's `Content-Length`, when it declares one.
@@ -463,14 +467,19 @@ fn declared_length(request: &HttpRequest) -> Option<usize> {
         .and_then(|v| v.trim().parse::<usize>().ok())
 }
 
-/// 503 for a request that found no room in the memory budget for the whole wait: `body_bytes`
-/// is its declared length, when it has one.
-fn busy_reply(body_bytes: Option<usize>, log: &dyn Log) -> HttpResponse {
+/// Logs a request refused for want of memory, with its declared length.
+fn log_busy(body_bytes: Option<usize>, log: &dyn Log) {
     log.event(
         Level::Warn,
         "request_busy",
         &[("bytes", body_bytes.unwrap_or(0).into())],
     );
+}
+
+/// 503 for a request that found no room in the memory budget for the whole wait: `body_bytes`
+/// is its declared length, when it has one.
+fn busy_reply(body_bytes: Option<usize>, log: &dyn Log) -> HttpResponse {
+    log_busy(body_bytes, log);
     let what = body_bytes.map_or_else(
         || "a request".to_owned(),
         |n| format!("a request body of {n} bytes"),
@@ -486,7 +495,7 @@ fn busy_reply(body_bytes: Option<usize>, log: &dyn Log) -> HttpResponse {
             ),
         ),
     )
-    .with_header("Retry-After", RETRY_AFTER_SECONDS)
+    .with_header("Retry-After", &RETRY_AFTER_SECONDS.to_string())
 }
 
 fn config_error(error: &ConfigError, log: &dyn Log) -> HttpResponse {
