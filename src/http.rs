@@ -31,7 +31,11 @@ pub(crate) struct BufferedBody(RefCell<BodyRead>);
 impl BufferedBody {
     /// `bytes`, flagged `too_large` when the reader that produced them stopped at its limit.
     pub(crate) fn new(bytes: Vec<u8>, too_large: bool) -> BufferedBody {
-        BufferedBody(RefCell::new(BodyRead { bytes, too_large }))
+        BufferedBody(RefCell::new(BodyRead {
+            bytes,
+            too_large,
+            cut_short: false,
+        }))
     }
 }
 
@@ -40,8 +44,8 @@ impl RequestBody for BufferedBody {
         let mut read = std::mem::take(&mut *self.0.borrow_mut());
         if read.bytes.len() > limit {
             read = BodyRead {
-                bytes: Vec::new(),
                 too_large: true,
+                ..BodyRead::default()
             };
         }
         Box::pin(async move { read })

@@ -64,17 +64,18 @@ pub(crate) fn is_oauth_path(path: &str) -> bool {
 /// over its limit; asked before the request's body is read, so that a refused request costs
 /// no memory.
 pub(crate) async fn refused(request: &HttpRequest, ports: Ports<'_>) -> Option<HttpResponse> {
-    let route = (request.method.as_str(), request.path.as_str());
-    if matches!(
-        route,
+    let count = match (request.method.as_str(), request.path.as_str()) {
         ("GET" | "POST", AUTHORIZE_PATH)
-            | ("POST", REGISTER_PATH)
-            | ("GET", CALLBACK_PATH | ATLASSIAN_CALLBACK_PATH)
-    ) {
-        let refused = over_limit(request, ports.limiter, ports.log).await?;
-        return Some(public_cors(refused));
-    }
-    None
+        | ("POST", REGISTER_PATH)
+        | ("GET", CALLBACK_PATH | ATLASSIAN_CALLBACK_PATH) => "oauth",
+        // Counted apart, so that an address's registrations never hold back the refresh
+        // grants of the clients signed in behind it.
+        ("POST", TOKEN_PATH | REVOKE_PATH) => "oauth-token",
+        _ => return None,
+    };
+    let key = format!("{count}:{}", address_key(request));
+    let refused = over_limit(&key, request, ports.limiter, ports.log).await?;
+    Some(public_cors(refused))
 }
 
 /// Answers a request to one of the [`is_oauth_path`] paths that [`refused`] let through.
@@ -127,31 +128,37 @@ pub(crate) async fn handle(
 /// How long a caller over the limit is told to wait: the limiter's period.
 pub(crate) const RATE_LIMIT_RETRY_SECONDS: u64 = 60;
 
-/// The key a caller's sign-in requests are counted under: its IPv4 address, or the /64 prefix
-/// of its IPv6 address (one host usually holds a whole /64, and may pick any address in it).
-fn limit_key(address: &str) -> String {
+/// Who a caller of the sign-in endpoints is counted as: its IPv4 address, or the /48 prefix of
+/// its IPv6 address. One site is routinely given a whole /48 (RFC 6177) and may pick any
+/// address in it, as a NAT gives one office a single IPv4 address.
+fn counted_address(address: &str) -> String {
     match address.trim().parse::<std::net::IpAddr>() {
         Ok(std::net::IpAddr::V6(v6)) => {
-            let [a, b, c, d, ..] = v6.segments();
-            format!("oauth:{a:x}:{b:x}:{c:x}:{d:x}::/64")
+            let [a, b, c, ..] = v6.segments();
+            format!("{a:x}:{b:x}:{c:x}::/48")
         }
-        Ok(std::net::IpAddr::V4(v4)) => format!("oauth:{v4}"),
-        Err(_) => "oauth:unknown".to_owned(),
+        Ok(std::net::IpAddr::V4(v4)) => v4.to_string(),
+        Err(_) => "unknown".to_owned(),
     }
 }
 
-/// A 429 for a caller past the per-address limit on the requests anyone may send before
-/// signing in: registrations, authorization requests, consent forms and the providers'
-/// callbacks (each callback costs a call to the provider with this server's client secret).
-/// Without a limiter bound, requests go on (the limiter protects cost, and nothing these
-/// requests do is stored) and a warning is logged.
+/// Who `request` is counted as by the sign-in endpoints' bounds (see [`counted_address`]).
+pub(crate) fn address_key(request: &HttpRequest) -> String {
+    counted_address(request.header("CF-Connecting-IP").unwrap_or(""))
+}
+
+/// A 429 for a caller past the per-address limit, counted under `key`, on the requests anyone
+/// may send: registrations, authorization requests, consent forms and the providers' callbacks
+/// (each callback costs a call to the provider with this server's client secret), and the
+/// token and revocation requests (their bodies can be held open). Without a limiter bound,
+/// requests go on (the limiter protects cost) and a warning is logged.
 async fn over_limit(
+    key: &str,
     request: &HttpRequest,
     limiter: &dyn RateLimit,
     log: &dyn Log,
 ) -> Option<HttpResponse> {
-    let key = limit_key(request.header("CF-Connecting-IP").unwrap_or(""));
-    match limiter.admit(&key).await {
+    match limiter.admit(key).await {
         Ok(true) => None,
         Ok(false) => {
             log.event(
@@ -243,6 +250,12 @@ async fn revoke(
     store::TokenStore::new(settings, ports)
         .revoke(token, client_id)
         .await
+}
+
+/// OAuth's `invalid_request` readable by any origin: the sign-in endpoints' answer to a request
+/// refused before it is read.
+pub(crate) fn bad_request(description: &str) -> HttpResponse {
+    public_cors(error::OAuthError::invalid_request(description).reply())
 }
 
 /// OAuth's `temporarily_unavailable` with `status`, readable by any origin: the sign-in
@@ -395,17 +408,26 @@ pub(crate) async fn authenticate(
 
 #[cfg(test)]
 mod tests {
-    use super::limit_key;
+    use super::counted_address;
 
     #[test]
-    fn callers_are_counted_by_ipv4_address_or_ipv6_prefix() {
-        assert_eq!(limit_key("203.0.113.7"), "oauth:203.0.113.7");
-        assert_eq!(
-            limit_key("2001:db8:1:2:aaaa::1"),
-            limit_key("2001:DB8:1:2:ffff:1:2:3")
+    fn callers_are_counted_by_ipv4_address_or_ipv6_site_prefix() {
+        assert_eq!(counted_address("203.0.113.7"), "203.0.113.7");
+        assert_ne!(
+            counted_address("203.0.113.7"),
+            counted_address("203.0.113.8")
         );
-        assert_ne!(limit_key("2001:db8:1:2::1"), limit_key("2001:db8:1:3::1"));
-        assert_eq!(limit_key(""), "oauth:unknown");
-        assert_eq!(limit_key("not an address"), "oauth:unknown");
+        // Every /64 of one /48 is one caller.
+        assert_eq!(
+            counted_address("2001:db8:1:2:aaaa::1"),
+            counted_address("2001:DB8:1:ffff:1:2:3:4")
+        );
+        assert_eq!(counted_address("2001:db8:1:2::1"), "2001:db8:1::/48");
+        assert_ne!(
+            counted_address("2001:db8:1:2::1"),
+            counted_address("2001:db8:2:2::1")
+        );
+        assert_eq!(counted_address(""), "unknown");
+        assert_eq!(counted_address("not an address"), "unknown");
     }
 }

@@ -297,6 +297,8 @@ pub struct BodyRead {
     pub bytes: Vec<u8>,
     /// True when the body was longer than the limit the reader was given.
     pub too_large: bool,
+    /// True when the body stopped before its end: the connection failed or closed mid-body.
+    pub cut_short: bool,
 }
 
 /// The body of the incoming request, read only once a route needs it: a `POST /mcp` is

@@ -30,6 +30,7 @@ use crate::oauth::{self, settings::OAuthSettings};
 use crate::ports::{Level, Log, Ports, RequestBody};
 use crate::projection::FuelShares;
 use crate::tools::{self, Registry, RegistryError, Selection};
+use futures::future::{select, Either};
 use futures::FutureExt;
 use reply::rpc_error_reply;
 use std::panic::AssertUnwindSafe;
@@ -42,6 +43,20 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// The largest body the sign-in endpoints read: their forms and client registrations are a few
 /// kilobytes, and anyone may send them.
 const OAUTH_MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// The most header bytes (names and values) a sign-in request may carry: a browser's cookies
+/// for this server's host are a few kilobytes, and each header byte is reserved twice.
+const OAUTH_MAX_HEADER_BYTES: usize = 32 * 1024;
+
+// Every sign-in request in flight at once holds at most a quarter of the default budget.
+const _: () = assert!(
+    inflight::SIGN_IN_TOTAL
+        * (REQUEST_OVERHEAD_BYTES
+            + 2 * OAUTH_MAX_HEADER_BYTES
+            + BYTES_PER_REQUEST_BYTE * OAUTH_MAX_BODY_BYTES)
+        <= DEFAULT_BUDGET_BYTES / 4
+        && inflight::SIGN_IN_PER_ADDRESS < inflight::SIGN_IN_TOTAL
+);
 
 /// What a request refused for want of memory or room is told to wait before trying again, in
 /// seconds.
@@ -200,7 +215,7 @@ impl Server {
 
     async fn route(
         &self,
-        mut request: HttpRequest,
+        request: HttpRequest,
         body: &dyn RequestBody,
         ports: Ports<'_>,
     ) -> HttpResponse {
@@ -227,52 +242,83 @@ impl Server {
                 Ok(Config {
                     oauth: Some(settings),
                     ..
-                }) => {
-                    // An address over its limit is refused before its body costs anything.
-                    if let Some(refused) = oauth::refused(&request, ports).await {
-                        return refused;
-                    }
-                    // Anyone may send these: together they get one caller's share of the
-                    // isolate, never the room of the callers who signed in.
-                    let Some(_slot) = self.inflight.enter(inflight::SIGN_IN) else {
-                        ports
-                            .log
-                            .event(Level::Warn, "sign_in_too_many_in_flight", &[]);
-                        return oauth::temporarily_unavailable(
-                            429,
-                            "too many sign-in requests in flight; retry in a few seconds",
-                            RETRY_AFTER_SECONDS,
-                        );
-                    };
-                    // The sign-in endpoints authenticate (if at all) from their bodies.
-                    let held = self.memory.request();
-                    if take_body(&mut request, body, OAUTH_MAX_BODY_BYTES, &held, ports)
-                        .await
-                        .is_err()
-                    {
-                        log_busy(declared_length(&request), ports.log);
-                        return oauth::temporarily_unavailable(
-                            503,
-                            "no memory for this request while other requests run; retry in a \
-                             few seconds",
-                            RETRY_AFTER_SECONDS,
-                        );
-                    }
-                    // Cut short, a form or a registration would be read as another one.
-                    if request.body_too_large {
-                        return oauth::error::OAuthError::invalid_request(format!(
-                            "request body over {} KiB",
-                            OAUTH_MAX_BODY_BYTES / 1024
-                        ))
-                        .reply();
-                    }
-                    oauth::handle(settings, &request, ports).await
-                }
+                }) => self.sign_in(request, body, settings, ports).await,
                 Err(error) => config_error(error, ports.log),
                 Ok(_) => HttpResponse::new(404, "text/plain; charset=utf-8", "Not found\n"),
             },
             _ => HttpResponse::new(404, "text/plain; charset=utf-8", "Not found\n"),
         }
+    }
+
+    /// A request to a sign-in endpoint. Anyone may send these, so each is refused before its
+    /// body costs anything when its address is over its rate limit, when its headers are over
+    /// [`OAUTH_MAX_HEADER_BYTES`], or when its address, or every address together, has too many
+    /// in flight; its body then has [`OAUTH_BODY_WITHIN_MS`] to arrive.
+    async fn sign_in(
+        &self,
+        mut request: HttpRequest,
+        body: &dyn RequestBody,
+        settings: &OAuthSettings,
+        ports: Ports<'_>,
+    ) -> HttpResponse {
+        if let Some(refused) = oauth::refused(&request, ports).await {
+            return refused;
+        }
+        if header_bytes(&request) > OAUTH_MAX_HEADER_BYTES {
+            return oauth::bad_request(&format!(
+                "request headers over {} KiB",
+                OAUTH_MAX_HEADER_BYTES / 1024
+            ));
+        }
+        let address = inflight::sign_in_from(&oauth::address_key(&request));
+        let slots = self
+            .inflight
+            .enter(&address, inflight::SIGN_IN_PER_ADDRESS)
+            .zip(
+                self.inflight
+                    .enter(inflight::SIGN_IN, inflight::SIGN_IN_TOTAL),
+            );
+        let Some(_slots) = slots else {
+            ports
+                .log
+                .event(Level::Warn, "sign_in_too_many_in_flight", &[]);
+            return oauth::temporarily_unavailable(
+                429,
+                "too many sign-in requests in flight; retry in a few seconds",
+                RETRY_AFTER_SECONDS,
+            );
+        };
+        let held = self.memory.request();
+        let limits = (OAUTH_MAX_BODY_BYTES, OAUTH_BODY_WITHIN_MS);
+        match take_body(&mut request, body, limits, &held, ports).await {
+            Ok(()) => {}
+            Err(Unread::Busy) => {
+                log_busy(declared_length(&request), ports.log);
+                return oauth::temporarily_unavailable(
+                    503,
+                    "no memory for this request while other requests run; retry in a few \
+                     seconds",
+                    RETRY_AFTER_SECONDS,
+                );
+            }
+            Err(Unread::CutShort) => {
+                return oauth::bad_request("request body ended before its declared length")
+            }
+            Err(Unread::TooSlow) => {
+                return oauth::bad_request(&format!(
+                    "request body did not arrive within {} seconds",
+                    OAUTH_BODY_WITHIN_MS / 1000
+                ))
+            }
+        }
+        // Cut short, a form or a registration would be read as another one.
+        if request.body_too_large {
+            return oauth::bad_request(&format!(
+                "request body over {} KiB",
+                OAUTH_MAX_BODY_BYTES / 1024
+            ));
+        }
+        oauth::handle(settings, &request, ports).await
     }
 
     /// `POST /mcp`: the configuration and origin checks, then everything else; a response to an
@@ -340,16 +386,49 @@ impl Server {
             Ok(principal) => principal,
             Err(reply) => return reply,
         };
-        let Some(_slot) = self.inflight.enter(principal.name()) else {
+        let Some(_slot) = self
+            .inflight
+            .enter(principal.name(), inflight::MAX_PER_PRINCIPAL)
+        else {
             return too_many_in_flight(ports.log);
         };
         // Only now: an unauthenticated request costs no body read.
         let held = self.memory.request();
-        if take_body(&mut request, body, MAX_BODY_BYTES, &held, ports)
-            .await
-            .is_err()
-        {
-            return busy_reply(declared_length(&request), ports.log);
+        let taken = take_body(
+            &mut request,
+            body,
+            (MAX_BODY_BYTES, MCP_BODY_WITHIN_MS),
+            &held,
+            ports,
+        );
+        match taken.await {
+            Ok(()) => {}
+            Err(Unread::Busy) => return busy_reply(declared_length(&request), ports.log),
+            Err(Unread::CutShort) => {
+                return rpc_error_reply(
+                    400,
+                    None,
+                    ErrorObject::new(
+                        ErrorCode::SERVER_ERROR,
+                        "Bad request: the body ended before its declared length (or its last \
+                         chunk) arrived; nothing was run",
+                    ),
+                )
+            }
+            Err(Unread::TooSlow) => {
+                return rpc_error_reply(
+                    408,
+                    None,
+                    ErrorObject::new(
+                        ErrorCode::SERVER_ERROR,
+                        format!(
+                            "Request timeout: the body did not arrive within {} seconds; \
+                             nothing was run",
+                            MCP_BODY_WITHIN_MS / 1000
+                        ),
+                    ),
+                )
+            }
         }
         if request.body_too_large || request.body.len() > MAX_BODY_BYTES {
             return rpc_error_reply(
@@ -399,20 +478,46 @@ impl Server {
     }
 }
 
-/// Reads the request's body into it (at most `limit` bytes) under the isolate's memory budget,
-/// on `held`, which the caller keeps for as long as the body and what is built from it live.
-/// Before a byte is read the request reserves its overhead and headers, and its body: the
-/// declared length, or without one the whole `limit` (a chunked body would otherwise be in hand
-/// before it is counted), given back down to what arrived once it is read.
+/// How long a `POST /mcp` body may take to arrive once its reservation is made: 4 MiB at about
+/// 600 kbit/s. A body that trickles in holds its reservation and its in-flight slot meanwhile.
+const MCP_BODY_WITHIN_MS: u64 = 60_000;
+
+/// How long a sign-in body (at most [`OAUTH_MAX_BODY_BYTES`]) may take to arrive: a client sends
+/// its form or registration at once, and anyone may open these requests and hold them.
+const OAUTH_BODY_WITHIN_MS: u64 = 10_000;
+
+/// Why a request's body was not taken.
+#[derive(Debug, PartialEq, Eq)]
+enum Unread {
+    /// No room in the memory budget for the whole wait.
+    Busy,
+    /// The body stopped before its end: fewer bytes than its `Content-Length`, or a connection
+    /// that failed mid-body. What arrived is a prefix, which may parse as another request.
+    CutShort,
+    /// The body did not arrive within its endpoint's time.
+    TooSlow,
+}
+
+impl From<Busy> for Unread {
+    fn from(_: Busy) -> Unread {
+        Unread::Busy
+    }
+}
+
+/// Reads the request's body into it (at most `limit` bytes, within `within_ms`) under the
+/// isolate's memory budget, on `held`, which the caller keeps for as long as the body and what
+/// is built from it live. Before a byte is read the request reserves its overhead and headers,
+/// and its body: the declared length, or without one the whole `limit` (a chunked body would
+/// otherwise be in hand before it is counted), given back down to what arrived once it is read.
 async fn take_body(
     request: &mut HttpRequest,
     body: &dyn RequestBody,
-    limit: usize,
+    (limit, within_ms): (usize, u64),
     held: &CallMemory,
     ports: Ports<'_>,
-) -> Result<(), Busy> {
+) -> Result<(), Unread> {
     let clock = ports.clock;
-    let headers: usize = request.headers.iter().map(|(k, v)| k.len() + v.len()).sum();
+    let headers = header_bytes(request);
     held.hold_buffer(
         REQUEST_OVERHEAD_BYTES + 2 * headers,
         || clock.now_ms(),
@@ -430,16 +535,40 @@ async fn take_body(
     reservation
         .cover(expected, || clock.now_ms(), |ms| clock.sleep(ms))
         .await?;
-    let read = body.read(limit).await;
+    let read = match select(body.read(limit), clock.sleep(within_ms)).await {
+        Either::Left((read, _)) => read,
+        Either::Right(_) => {
+            ports.log.event(
+                Level::Warn,
+                "request_body_too_slow",
+                &[("ms", within_ms.into())],
+            );
+            return Err(Unread::TooSlow);
+        }
+    };
+    let short = declared.is_some_and(|len| !read.too_large && read.bytes.len() != len);
+    if read.cut_short || short {
+        ports.log.event(
+            Level::Warn,
+            "request_body_cut_short",
+            &[("bytes", read.bytes.len().into())],
+        );
+        return Err(Unread::CutShort);
+    }
     request.body = read.bytes;
     request.body_too_large = read.too_large;
     let len = request.body.len();
     if len < expected {
         held.give_back((expected - len) * BYTES_PER_REQUEST_BYTE);
     }
-    reservation
+    Ok(reservation
         .cover(len, || clock.now_ms(), |ms| clock.sleep(ms))
-        .await
+        .await?)
+}
+
+/// The bytes of the request's header names and values.
+fn header_bytes(request: &HttpRequest) -> usize {
+    request.headers.iter().map(|(k, v)| k.len() + v.len()).sum()
 }
 
 /// 429 for a request whose principal has [`inflight::MAX_PER_PRINCIPAL`] in flight already.

@@ -165,8 +165,7 @@ impl RequestBody for WorkerBody {
             let Some(mut req) = self.request.borrow_mut().take() else {
                 return BodyRead::default();
             };
-            let (bytes, too_large) = read_body(&mut req, self.declared, limit).await;
-            BodyRead { bytes, too_large }
+            read_body(&mut req, self.declared, limit).await
         })
     }
 }
@@ -177,31 +176,47 @@ impl RequestBody for WorkerBody {
 /// uploads are cut off anyway.
 const DRAIN_MAX_BYTES: usize = 4 * MAX_BODY_BYTES;
 
-/// Reads the body up to `limit`; returns the bytes and whether the body was longer.
-async fn read_body(req: &mut Request, declared: Option<u64>, limit: usize) -> (Vec<u8>, bool) {
+/// Reads the body up to `limit`.
+async fn read_body(req: &mut Request, declared: Option<u64>, limit: usize) -> BodyRead {
+    let too_large = BodyRead {
+        too_large: true,
+        ..BodyRead::default()
+    };
     if req.inner().body().is_none() {
-        return (Vec::new(), false);
+        return BodyRead::default();
     }
     let Ok(mut stream) = req.stream() else {
-        return (Vec::new(), false);
+        return BodyRead {
+            cut_short: true,
+            ..BodyRead::default()
+        };
     };
     if let Some(len) = declared.filter(|&len| len > limit as u64) {
         if len <= (limit + DRAIN_MAX_BYTES) as u64 {
             drain(&mut stream, limit + DRAIN_MAX_BYTES).await;
         }
-        return (Vec::new(), true);
+        return too_large;
     }
-    let mut body = Vec::with_capacity(declared.map_or(0, |len| len as usize).min(limit));
+    let mut bytes = Vec::with_capacity(declared.map_or(0, |len| len as usize).min(limit));
     while let Some(chunk) = stream.next().await {
-        // A client that drops mid-body gets no answer anyway; the core sees what arrived.
-        let Ok(chunk) = chunk else { break };
-        if body.len() + chunk.len() > limit {
+        // What arrived before the connection failed is a prefix, which may parse as another
+        // request: it is never handed on as the body.
+        let Ok(chunk) = chunk else {
+            return BodyRead {
+                cut_short: true,
+                ..BodyRead::default()
+            };
+        };
+        if bytes.len() + chunk.len() > limit {
             drain(&mut stream, DRAIN_MAX_BYTES).await;
-            return (Vec::new(), true);
+            return too_large;
         }
-        body.extend_from_slice(&chunk);
+        bytes.extend_from_slice(&chunk);
     }
-    (body, false)
+    BodyRead {
+        bytes,
+        ..BodyRead::default()
+    }
 }
 
 /// Reads and discards up to about `budget` bytes of what is left of the body.

@@ -11,9 +11,23 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// `Promise.all` of tool calls needs.
 pub(crate) const MAX_PER_PRINCIPAL: usize = 64;
 
-/// The key under which the sign-in endpoints' requests, unauthenticated by design, are counted
-/// together: no principal's name holds a NUL.
+/// The most sign-in requests in flight at once in one isolate, from every address together.
+/// Anyone may send them, so together they may hold only a small part of the memory budget:
+/// at most [`crate::memory::REQUEST_OVERHEAD_BYTES`], twice their headers and their body each,
+/// about 15 MiB of the default 72 (checked when the crate is compiled).
+pub(crate) const SIGN_IN_TOTAL: usize = 24;
+
+/// The most sign-in requests one address (an IPv4 address, an IPv6 /48) has in flight at once,
+/// so that no one address takes the sign-in endpoints from the others.
+pub(crate) const SIGN_IN_PER_ADDRESS: usize = 6;
+
+/// The key under which every sign-in request is counted: no principal's name holds a NUL.
 pub(crate) const SIGN_IN: &str = "\0sign-in";
+
+/// The key under which the sign-in requests of the address keyed `address` are counted.
+pub(crate) fn sign_in_from(address: &str) -> String {
+    format!("{SIGN_IN} {address}")
+}
 
 /// The requests in flight, per principal.
 #[derive(Clone, Debug, Default)]
@@ -23,40 +37,40 @@ pub(crate) struct InFlight(Arc<Mutex<HashMap<String, usize>>>);
 #[derive(Debug)]
 pub(crate) struct Slot {
     counts: InFlight,
-    principal: String,
+    key: String,
 }
 
 impl InFlight {
-    /// A place for one more request of `principal`, or `None` when it has
-    /// [`MAX_PER_PRINCIPAL`] in flight already.
-    pub(crate) fn enter(&self, principal: &str) -> Option<Slot> {
+    /// A place for one more request counted under `key`, or `None` when `max` are in flight
+    /// under it already.
+    pub(crate) fn enter(&self, key: &str, max: usize) -> Option<Slot> {
         let mut counts = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = counts.entry(principal.to_owned()).or_default();
-        if *count >= MAX_PER_PRINCIPAL {
+        let count = counts.entry(key.to_owned()).or_default();
+        if *count >= max {
             return None;
         }
         *count += 1;
         Some(Slot {
             counts: self.clone(),
-            principal: principal.to_owned(),
+            key: key.to_owned(),
         })
     }
 
-    /// Requests `principal` has in flight.
+    /// Requests in flight under `key`.
     #[cfg(test)]
-    fn of(&self, principal: &str) -> usize {
+    fn of(&self, key: &str) -> usize {
         let counts = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        counts.get(principal).copied().unwrap_or(0)
+        counts.get(key).copied().unwrap_or(0)
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut counts = self.counts.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(count) = counts.get_mut(&self.principal) {
+        if let Some(count) = counts.get_mut(&self.key) {
             *count -= 1;
             if *count == 0 {
-                counts.remove(&self.principal);
+                counts.remove(&self.key);
             }
         }
     }
@@ -70,17 +84,33 @@ mod tests {
     fn each_principal_has_its_own_bound_and_a_slot_is_given_back_when_dropped() {
         let inflight = InFlight::default();
         let mut slots: Vec<Slot> = (0..MAX_PER_PRINCIPAL)
-            .map(|_| inflight.enter("alice").unwrap())
+            .map(|_| inflight.enter("alice", MAX_PER_PRINCIPAL).unwrap())
             .collect();
-        assert!(inflight.enter("alice").is_none());
-        let bob = inflight.enter("bob").unwrap();
+        assert!(inflight.enter("alice", MAX_PER_PRINCIPAL).is_none());
+        let bob = inflight.enter("bob", MAX_PER_PRINCIPAL).unwrap();
         slots.pop();
         assert_eq!(inflight.of("alice"), MAX_PER_PRINCIPAL - 1);
-        let again = inflight.enter("alice");
+        let again = inflight.enter("alice", MAX_PER_PRINCIPAL);
         assert!(again.is_some());
         assert_eq!(inflight.of("alice"), MAX_PER_PRINCIPAL);
         drop(bob);
         assert_eq!(inflight.of("bob"), 0);
         assert!(inflight.0.lock().unwrap().get("bob").is_none());
+    }
+
+    #[test]
+    fn sign_in_addresses_have_their_own_bound_within_the_total() {
+        let inflight = InFlight::default();
+        let one = sign_in_from("203.0.113.7");
+        let slots: Vec<Slot> = (0..SIGN_IN_PER_ADDRESS)
+            .map(|_| inflight.enter(&one, SIGN_IN_PER_ADDRESS).unwrap())
+            .collect();
+        assert!(inflight.enter(&one, SIGN_IN_PER_ADDRESS).is_none());
+        assert!(inflight
+            .enter(&sign_in_from("203.0.113.8"), SIGN_IN_PER_ADDRESS)
+            .is_some());
+        assert_ne!(one, SIGN_IN);
+        drop(slots);
+        assert_eq!(inflight.of(&one), 0);
     }
 }

@@ -19,6 +19,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { performance } from "node:perf_hooks";
 import { startLoadStack, toolCall, MCP_HEADERS } from "../../bench/load/common.mjs";
+import { UNREACHED_SIGN_IN_VARS } from "./oauth-browser.mjs";
 
 const MiB = 1024 * 1024;
 const WASM_LIMIT = 110 * MiB;
@@ -26,16 +27,6 @@ const CONNECTIONS = Number(process.env.ATTACK_CONNECTIONS ?? 2000);
 const BODY_BYTES = 64_000;
 const HOLD_MS = 4000;
 
-const OAUTH = {
-  MCP_OAUTH_ISSUER: "http://127.0.0.1:8787",
-  MCP_OAUTH_ENCRYPTION_KEY: "e2e-oauth-key-0123456789abcdef0123456789",
-  MCP_OAUTH_PROVIDER: "github",
-  MCP_OAUTH_CLIENT_ID: "Iv1.e2e",
-  MCP_OAUTH_CLIENT_SECRET: "e2e-client-secret",
-  MCP_OAUTH_ALLOWED_USERS: "octocat",
-  // Sign-in through github.com needs the GitHub tools on the same GitHub; the other call is Jira.
-  GITHUB_API_URL: "https://api.github.com",
-};
 
 /** A registration document of `BODY_BYTES` bytes, split before its last bytes. */
 function registration() {
@@ -82,7 +73,7 @@ function openChunked(url) {
 }
 
 test(`${CONNECTIONS} unauthenticated chunked sign-in bodies stay within the isolate's memory`, async (t) => {
-  const stack = await startLoadStack(OAUTH);
+  const stack = await startLoadStack(UNREACHED_SIGN_IN_VARS);
   try {
     const url = new URL(stack.url);
     const warm = await fetch(`${stack.url}/oauth/register`, {

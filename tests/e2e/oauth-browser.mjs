@@ -136,6 +136,21 @@ export function consentForm(html, action = "approve") {
 }
 
 /**
+ * The settings of a worker whose people would sign in at github.com (never reached: for tests of
+ * what the sign-in endpoints refuse before any provider is asked), octocat allowed.
+ */
+export const UNREACHED_SIGN_IN_VARS = {
+  MCP_OAUTH_ISSUER: "http://127.0.0.1:8787",
+  MCP_OAUTH_ENCRYPTION_KEY: "e2e-oauth-key-0123456789abcdef0123456789",
+  MCP_OAUTH_PROVIDER: "github",
+  MCP_OAUTH_CLIENT_ID: "Iv1.e2e",
+  MCP_OAUTH_CLIENT_SECRET: "e2e-client-secret",
+  MCP_OAUTH_ALLOWED_USERS: "octocat",
+  // Sign-in through github.com needs the GitHub tools on the same GitHub.
+  GITHUB_API_URL: "https://api.github.com",
+};
+
+/**
  * The settings of a worker whose people sign in with the fake upstream's GitHub-shaped provider
  * (its issuer is set once the worker's URL is known); the allow-list and policy are the caller's.
  */

@@ -6,18 +6,14 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { startWorker } from "./worker.mjs";
+import { UNREACHED_SIGN_IN_VARS } from "./oauth-browser.mjs";
 
 const TOKEN = "e2e-oauth-static-token-0123456789";
 const worker = await startWorker({
   kvNamespaces: ["OAUTH"],
   vars: {
     MCP_AUTH_TOKENS: JSON.stringify({ e2e: TOKEN }),
-    MCP_OAUTH_ISSUER: "http://127.0.0.1:8787",
-    MCP_OAUTH_ENCRYPTION_KEY: "e2e-oauth-key-0123456789abcdef0123456789",
-    MCP_OAUTH_PROVIDER: "github",
-    MCP_OAUTH_CLIENT_ID: "Iv1.e2e",
-    MCP_OAUTH_CLIENT_SECRET: "e2e-client-secret",
-    MCP_OAUTH_ALLOWED_USERS: "octocat",
+    ...UNREACHED_SIGN_IN_VARS,
   },
 });
 after(() => worker.close());

@@ -6,7 +6,7 @@
 use crate::common::oauth::*;
 use devtools_mcp_edge::http::HttpResponse;
 use devtools_mcp_edge::oauth::store::pkce_challenge;
-use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
+use devtools_mcp_edge::ports::fake::{yield_once, FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{CacheEntry, CacheStore, UpstreamRequest, UpstreamResponse};
 use devtools_mcp_edge::server::Server;
 use serde_json::{json, Value as Json};
@@ -254,17 +254,15 @@ fn an_address_over_its_sign_in_limit_is_refused_before_its_body_is_read() {
     let server = oauth_server();
     let env = FakeEnv::new();
     env.limiter.limit_to(0);
-    let body = WatchedBody::default();
-    let request = http(
-        "POST",
-        "/oauth/register",
-        &[("Content-Type", "application/json")],
-        "",
-    );
-    let response = futures::executor::block_on(server.serve(request, &body, env.ports()));
-    assert_eq!(response.status, 429);
-    assert!(!body.0.get(), "the body was read");
-    assert_eq!(server.memory().in_use(), 0);
+    // The token and revocation endpoints too: anyone may send them, and hold their bodies.
+    for path in ["/oauth/register", "/oauth/token", "/oauth/revoke"] {
+        let body = WatchedBody::default();
+        let request = http("POST", path, &[("Content-Type", "application/json")], "");
+        let response = futures::executor::block_on(server.serve(request, &body, env.ports()));
+        assert_eq!(response.status, 429, "{path}");
+        assert!(!body.0.get(), "the body of {path} was read");
+        assert_eq!(server.memory().in_use(), 0);
+    }
 }
 
 /// A request body whose sender never finishes it.
@@ -280,25 +278,83 @@ impl devtools_mcp_edge::ports::RequestBody for StalledBody {
 }
 
 #[test]
-fn sign_in_requests_in_flight_are_bounded_together() {
+fn sign_in_requests_in_flight_are_bounded_per_address_and_together() {
     let server = oauth_server();
     let env = FakeEnv::new();
-    let register = || http("POST", "/oauth/register", &[], "");
-    let mut stalled: Vec<_> = (0..64)
-        .map(|_| Box::pin(server.serve(register(), &StalledBody, env.ports())))
-        .collect();
+    let register = |address: &str| {
+        http(
+            "POST",
+            "/oauth/register",
+            &[("CF-Connecting-IP", address)],
+            "",
+        )
+    };
+    let stall =
+        |address: &str| Box::pin(server.serve(register(address), &StalledBody, env.ports()));
+    // Six from one address, then eighteen from other addresses: the isolate's 24.
+    let mut stalled: Vec<_> = (0..6).map(|_| stall("203.0.113.7")).collect();
+    stalled.extend((0..18).map(|i| stall(&format!("2001:db8:{i:x}::1"))));
     futures::executor::block_on(async {
         for request in &mut stalled {
             assert!(futures::poll!(request.as_mut()).is_pending());
         }
     });
-    let refused = send_on(&server, &env, register());
-    assert_eq!(refused.status, 429);
-    assert_eq!(body_json(&refused)["error"], "temporarily_unavailable");
-    assert_eq!(refused.header("Retry-After"), Some("2"));
+    for address in ["203.0.113.7", "198.51.100.1"] {
+        let refused = send_on(&server, &env, register(address));
+        assert_eq!(refused.status, 429, "{address}");
+        assert_eq!(body_json(&refused)["error"], "temporarily_unavailable");
+        assert_eq!(refused.header("Retry-After"), Some("2"));
+    }
+    // One address's slots given back admit another address, not it past its six.
+    stalled.truncate(18);
+    assert_eq!(send_on(&server, &env, register("198.51.100.1")).status, 400);
+    assert_eq!(send_on(&server, &env, register("203.0.113.7")).status, 429);
     drop(stalled);
-    assert_eq!(send_on(&server, &env, register()).status, 400);
+    assert_eq!(send_on(&server, &env, register("203.0.113.7")).status, 400);
     assert_eq!(server.memory().in_use(), 0);
+}
+
+#[test]
+fn a_sign_in_body_that_does_not_arrive_within_ten_seconds_is_refused() {
+    let server = oauth_server();
+    let env = FakeEnv::new();
+    let stalled = server.serve(
+        http("POST", "/oauth/token", &[], ""),
+        &StalledBody,
+        env.ports(),
+    );
+    let clock = async {
+        yield_once().await;
+        env.clock.advance(10_000);
+    };
+    let (refused, ()) = futures::executor::block_on(futures::future::join(stalled, clock));
+    assert_eq!(refused.status, 400);
+    let body = body_json(&refused);
+    assert_eq!(body["error"], "invalid_request");
+    assert_eq!(
+        body["error_description"],
+        "request body did not arrive within 10 seconds"
+    );
+    assert_eq!(refused.header("Access-Control-Allow-Origin"), Some("*"));
+    assert_eq!(server.memory().in_use(), 0);
+}
+
+#[test]
+fn sign_in_requests_with_headers_over_32_kib_are_refused_unread() {
+    let server = oauth_server();
+    let env = FakeEnv::new();
+    let padding = "a".repeat(32 * 1024);
+    let refused = server.serve(
+        http("POST", "/oauth/token", &[("X-Pad", &padding)], ""),
+        &StalledBody,
+        env.ports(),
+    );
+    let refused = futures::executor::block_on(refused);
+    assert_eq!(refused.status, 400);
+    assert_eq!(
+        body_json(&refused)["error_description"],
+        "request headers over 32 KiB"
+    );
 }
 
 #[test]

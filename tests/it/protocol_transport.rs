@@ -2,7 +2,7 @@
 //! JSON and invalid JSON-RPC, the version header, batching per revision, and panic containment.
 
 use crate::common::protocol::*;
-use devtools_mcp_edge::ports::fake::FakeEnv;
+use devtools_mcp_edge::ports::fake::{yield_once, FakeEnv};
 use devtools_mcp_edge::ports::{BodyRead, RequestBody};
 use devtools_mcp_edge::server::MAX_BODY_BYTES;
 use futures::future::LocalBoxFuture;
@@ -50,7 +50,13 @@ impl RequestBody for RecordingBody {
         } else {
             self.bytes.clone()
         };
-        Box::pin(async move { BodyRead { bytes, too_large } })
+        Box::pin(async move {
+            BodyRead {
+                bytes,
+                too_large,
+                cut_short: false,
+            }
+        })
     }
 }
 
@@ -78,6 +84,87 @@ fn credentials_are_checked_before_the_body_is_read() {
         assert_eq!(response.status, status);
         assert!(body.read.get(), "an authenticated request's body is read");
     }
+}
+
+/// A body that stops before its end: what arrived, and whether the connection failed.
+struct CutBody {
+    bytes: Vec<u8>,
+    failed: bool,
+}
+
+impl RequestBody for CutBody {
+    fn read(&self, _limit: usize) -> LocalBoxFuture<'_, BodyRead> {
+        let read = BodyRead {
+            bytes: self.bytes.clone(),
+            too_large: false,
+            cut_short: self.failed,
+        };
+        Box::pin(async move { read })
+    }
+}
+
+#[test]
+fn a_body_that_stops_before_its_end_is_400_and_not_run() {
+    let server = server();
+    let ping = ping();
+    let serve = |length: usize, failed: bool| {
+        let env = FakeEnv::new();
+        let request = post("", &[("Content-Length", &length.to_string())]);
+        let body = CutBody {
+            bytes: ping.clone().into_bytes(),
+            failed,
+        };
+        let response = futures::executor::block_on(server.serve(request, &body, env.ports()));
+        (response, env.log.lines().join("\n"))
+    };
+    // Shorter than declared (a dropped connection, or a liar), or a failed connection whose
+    // prefix happens to be a whole request: refused, with no result.
+    for (length, failed) in [
+        (ping.len() + 100, false),
+        (ping.len() - 1, false),
+        (ping.len(), true),
+    ] {
+        let (response, log) = serve(length, failed);
+        assert_eq!(response.status, 400, "{length} {failed}");
+        let body = body_json(&response);
+        assert_eq!(error_code(&body), -32000);
+        assert!(body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was run"));
+        assert!(body.get("result").is_none());
+        assert!(log.contains("request_body_cut_short"), "{log}");
+    }
+    assert_eq!(serve(ping.len(), false).0.status, 200);
+}
+
+/// A body that never arrives.
+struct HeldBody;
+
+impl RequestBody for HeldBody {
+    fn read(&self, _limit: usize) -> LocalBoxFuture<'_, BodyRead> {
+        Box::pin(futures::future::pending())
+    }
+}
+
+#[test]
+fn a_body_that_does_not_arrive_within_a_minute_is_408() {
+    let server = server();
+    let env = FakeEnv::new();
+    let serving = server.serve(post("", &[]), &HeldBody, env.ports());
+    let waited = async {
+        yield_once().await;
+        env.clock.advance(59_999);
+        yield_once().await;
+        let early = env.log.lines().join("\n");
+        env.clock.advance(1);
+        early
+    };
+    let (response, early) = futures::executor::block_on(futures::future::join(serving, waited));
+    assert!(!early.contains("request_body_too_slow"), "{early}");
+    assert_eq!(response.status, 408);
+    assert_eq!(error_code(&body_json(&response)), -32000);
+    assert!(env.log.lines().join("\n").contains("request_body_too_slow"));
 }
 
 #[test]
