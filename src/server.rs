@@ -24,7 +24,7 @@ use crate::http::{BufferedBody, HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::memory::{
     Busy, CallMemory, MemoryBudget, BYTES_PER_REQUEST_BYTE, DEFAULT_BUDGET_BYTES,
-    REQUEST_OVERHEAD_BYTES,
+    REQUEST_OVERHEAD_BYTES, SMALL_BODY_BYTES,
 };
 use crate::oauth::{self, settings::OAuthSettings};
 use crate::ports::{Level, Log, Ports, RequestBody};
@@ -390,8 +390,30 @@ impl Server {
             .inflight
             .enter(principal.name(), inflight::MAX_PER_PRINCIPAL)
         else {
-            return too_many_in_flight(ports.log);
+            return too_many_in_flight(
+                &format!("at most {} at once", inflight::MAX_PER_PRINCIPAL),
+                ports.log,
+            );
         };
+        // A body of no declared length reserves the whole limit before it arrives.
+        let large = declared_length(&request).is_none_or(|len| len > SMALL_BODY_BYTES);
+        let large_slot = large.then(|| {
+            self.inflight.enter(
+                &inflight::large_bodies_of(principal.name()),
+                inflight::LARGE_BODIES_PER_PRINCIPAL,
+            )
+        });
+        if let Some(None) = large_slot {
+            return too_many_in_flight(
+                &format!(
+                    "at most {} at once whose bodies are over {} MiB or have no \
+                     Content-Length",
+                    inflight::LARGE_BODIES_PER_PRINCIPAL,
+                    SMALL_BODY_BYTES >> 20
+                ),
+                ports.log,
+            );
+        }
         // Only now: an unauthenticated request costs no body read.
         let held = self.memory.request();
         let taken = take_body(
@@ -571,8 +593,8 @@ fn header_bytes(request: &HttpRequest) -> usize {
     request.headers.iter().map(|(k, v)| k.len() + v.len()).sum()
 }
 
-/// 429 for a request whose principal has [`inflight::MAX_PER_PRINCIPAL`] in flight already.
-fn too_many_in_flight(log: &dyn Log) -> HttpResponse {
+/// 429 for a request whose principal has as many in flight as `bound` allows already.
+fn too_many_in_flight(bound: &str, log: &dyn Log) -> HttpResponse {
     log.event(Level::Warn, "request_too_many_in_flight", &[]);
     rpc_error_reply(
         429,
@@ -580,9 +602,8 @@ fn too_many_in_flight(log: &dyn Log) -> HttpResponse {
         ErrorObject::new(
             ErrorCode::SERVER_ERROR,
             format!(
-                "Too many requests in flight: at most {} at once per caller. Retry when some \
-                 have answered.",
-                inflight::MAX_PER_PRINCIPAL
+                "Too many requests in flight: {bound} per caller. Retry when some have \
+                 answered."
             ),
         ),
     )

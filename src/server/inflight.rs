@@ -11,6 +11,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// `Promise.all` of tool calls needs.
 pub(crate) const MAX_PER_PRINCIPAL: usize = 64;
 
+/// The most requests one principal may have in flight at once whose bodies are large (over
+/// [`crate::memory::SMALL_BODY_BYTES`]) or of no declared length: each reserves up to some
+/// 20 MiB before its body arrives, and two leave most of the default budget to the others.
+pub(crate) const LARGE_BODIES_PER_PRINCIPAL: usize = 2;
+
+/// The key under which `principal`'s requests with large bodies are counted.
+pub(crate) fn large_bodies_of(principal: &str) -> String {
+    format!("{principal}\0large")
+}
+
 /// The most sign-in requests in flight at once in one isolate, from every address together.
 /// Anyone may send them, so together they may hold only a small part of the memory budget:
 /// at most [`crate::memory::REQUEST_OVERHEAD_BYTES`], twice their headers and their body each,

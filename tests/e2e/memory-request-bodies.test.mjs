@@ -7,7 +7,9 @@
 // copies. Unreserved, twenty of them grew wasm linear memory to 171 MiB (padding) and 270 MiB (jq)
 // in workerd, which does not enforce the isolate's 128 MB locally; linear memory never shrinks.
 // Each body now reserves what it costs before it is read: the calls past the budget wait, then
-// get a 503 with Retry-After, and another principal is answered at once.
+// get a 503 with Retry-After, and another principal is answered at once. The calls come from
+// ten principals, two each: one principal has at most two large bodies in flight (the next get
+// 429, memory-chunked-bodies.test.mjs), so only many principals together reach the budget.
 //
 // Runs alone: node --test --test-timeout=180000 tests/e2e/memory-request-bodies.test.mjs
 
@@ -18,6 +20,9 @@ import { startLoadStack, toolCall, MCP_HEADERS, TOKEN } from "../../bench/load/c
 
 const MiB = 1024 * 1024;
 const OTHER = "e2e-other-principal-0123456789abcdef";
+/** The hostile principals' tokens: two calls each. */
+const HOSTILE = Array.from({ length: 10 }, (_, i) => `e2e-hostile-principal-${i}-0123456789abcdef`);
+const TOKENS = JSON.stringify(Object.fromEntries([["load", TOKEN], ["other", OTHER], ...HOSTILE.map((t, i) => [`hostile${i}`, t])]));
 /** bench/memory-concurrency.mjs fails when wasm + JS heap reaches 110 MiB: past it the 128 MB
  * isolate has no room left for its JavaScript. The default budget is 72 MiB. */
 const WASM_LIMIT = 110 * MiB;
@@ -49,13 +54,13 @@ const CASES = [
 
 for (const c of CASES) {
   test(`${CALLS} concurrent calls with ${c.name} stay within the isolate's memory`, async (t) => {
-    const stack = await startLoadStack({ MCP_AUTH_TOKENS: JSON.stringify({ load: TOKEN, other: OTHER }) });
+    const stack = await startLoadStack({ MCP_AUTH_TOKENS: TOKENS });
     try {
       const warm = await call(stack.mcpUrl, TOKEN, { jq: ".accountId" });
       assert.equal(warm.status, 200);
       const before = await stack.wasmBytes();
       stack.upstream.fault({ path: SLOW, delayMs: UPSTREAM_DELAY_MS, status: 200, body: { accountId: "x" } });
-      const hostile = Array.from({ length: CALLS }, () => call(stack.mcpUrl, TOKEN, { path: SLOW, ...c.args }));
+      const hostile = Array.from({ length: CALLS }, (_, i) => call(stack.mcpUrl, HOSTILE[i % HOSTILE.length], { path: SLOW, ...c.args }));
       // While the hostile calls hold their bodies (or have been refused), another principal calls.
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const other = await call(stack.mcpUrl, OTHER, { jq: ".accountId" });

@@ -168,6 +168,58 @@ fn a_body_that_does_not_arrive_within_a_minute_is_408() {
 }
 
 #[test]
+fn a_caller_has_at_most_two_large_or_unsized_bodies_in_flight() {
+    let server = server();
+    let env = FakeEnv::new();
+    let large = (MAX_BODY_BYTES / 2).to_string();
+    let mut held = vec![
+        Box::pin(server.serve(post("", &[]), &HeldBody, env.ports())),
+        Box::pin(server.serve(
+            post("", &[("Content-Length", &large)]),
+            &HeldBody,
+            env.ports(),
+        )),
+    ];
+    futures::executor::block_on(async {
+        for request in &mut held {
+            assert!(futures::poll!(request.as_mut()).is_pending());
+        }
+    });
+    let env2 = FakeEnv::new();
+    let third = futures::executor::block_on(server.serve(post("", &[]), &HeldBody, env2.ports()));
+    assert_eq!(third.status, 429);
+    assert_eq!(third.header("Retry-After"), Some("2"));
+    let message = body_json(&third)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("at most 2 at once whose bodies are over 1 MiB"),
+        "{message}"
+    );
+    // A small body with its length is not held back, nor is another caller's large one.
+    assert_eq!(
+        send(
+            &server,
+            post(&ping(), &[("Content-Length", &ping().len().to_string())])
+        )
+        .status,
+        200
+    );
+    let alice = format!("Bearer {ALICE_TOKEN_2}");
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"pad\":\"{}\"}}",
+        "x".repeat(2 << 20)
+    );
+    assert_eq!(
+        send(&server, post(&big, &[("Authorization", &alice)])).status,
+        200
+    );
+    drop(held);
+    assert_eq!(send(&server, post(&big, &[])).status, 200);
+}
+
+#[test]
 fn wrong_or_missing_content_type_is_415() {
     let server = server();
     for content_type in ["text/plain", "application/x-www-form-urlencoded", ""] {
