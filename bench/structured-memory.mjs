@@ -35,7 +35,7 @@ import net from "node:net";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import os from "node:os";
-import { ROOT } from "../tests/e2e/worker.mjs";
+import { ROOT, compatibility } from "../tests/e2e/worker.mjs";
 import { startFakeUpstream } from "../tests/e2e/fake-upstream.mjs";
 import { githubRun } from "../tests/e2e/fake/github.mjs";
 import { CREDENTIALS, vendorUrls } from "../tests/e2e/tools-common.mjs";
@@ -109,10 +109,6 @@ export default class extends Worker {
 }
 `;
 
-function compatibilityDate() {
-  return /^compatibility_date\s*=\s*"([^"]+)"/m.exec(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"))[1];
-}
-
 /** A port nothing listens on right now (the inspector needs a fixed one). */
 async function freePort() {
   const server = net.createServer();
@@ -131,7 +127,7 @@ async function startBenchWorker(vars) {
       { type: "ESModule", path: path.join(BUILD, "index.js"), contents: readFileSync(path.join(BUILD, "index.js")) },
       { type: "CompiledWasm", path: path.join(BUILD, "index_bg.wasm"), contents: readFileSync(path.join(BUILD, "index_bg.wasm")) },
     ],
-    compatibilityDate: compatibilityDate(),
+    ...compatibility(),
     kvNamespaces: ["HTTP_CACHE"],
     r2Buckets: ["ARTIFACTS"],
     bindings: vars,

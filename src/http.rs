@@ -1,7 +1,7 @@
 //! Plain HTTP request and response values exchanged between the Workers adapter and the core, so
 //! the core never sees `worker::Request`.
 
-use crate::ports::{header, BodyRead, Headers, RequestBody};
+use crate::ports::{header, BodyRead, BodyRoom, Headers, RequestBody};
 use futures::future::LocalBoxFuture;
 use std::cell::RefCell;
 
@@ -34,21 +34,29 @@ impl BufferedBody {
         BufferedBody(RefCell::new(BodyRead {
             bytes,
             too_large,
-            cut_short: false,
+            ..BodyRead::default()
         }))
     }
 }
 
 impl RequestBody for BufferedBody {
-    fn read(&self, limit: usize) -> LocalBoxFuture<'_, BodyRead> {
-        let mut read = std::mem::take(&mut *self.0.borrow_mut());
-        if read.bytes.len() > limit {
-            read = BodyRead {
-                too_large: true,
-                ..BodyRead::default()
-            };
-        }
-        Box::pin(async move { read })
+    fn read<'a>(&'a self, limit: usize, room: &'a dyn BodyRoom) -> LocalBoxFuture<'a, BodyRead> {
+        let read = std::mem::take(&mut *self.0.borrow_mut());
+        Box::pin(async move {
+            if read.bytes.len() > limit {
+                return BodyRead {
+                    too_large: true,
+                    ..BodyRead::default()
+                };
+            }
+            if !room.grow(read.bytes.len()).await {
+                return BodyRead {
+                    no_room: true,
+                    ..BodyRead::default()
+                };
+            }
+            read
+        })
     }
 }
 

@@ -262,6 +262,9 @@ pub(crate) struct CallToolParams {
     /// Its arguments (absent means none).
     #[serde(default)]
     pub(crate) arguments: Option<Map<String, Json>>,
+    /// The request's metadata: `progressToken` asks for progress notifications.
+    #[serde(default, rename = "_meta")]
+    pub(crate) meta: Option<Map<String, Json>>,
 }
 
 /// A resource's contents embedded in a result.

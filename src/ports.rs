@@ -299,15 +299,48 @@ pub struct BodyRead {
     pub too_large: bool,
     /// True when the body stopped before its end: the connection failed or closed mid-body.
     pub cut_short: bool,
+    /// True when reading stopped for want of room: the [`BodyRoom`] refused the next piece.
+    pub no_room: bool,
+}
+
+/// Room for a request body while it is read, asked before each piece of it is kept.
+pub trait BodyRoom {
+    /// Whether the body may be `total` bytes long; waits briefly for room, false when there is
+    /// none.
+    fn grow(&self, total: usize) -> LocalBoxFuture<'_, bool>;
 }
 
 /// The body of the incoming request, read only once a route needs it: a `POST /mcp` is
 /// authenticated from its headers first, so a request without valid credentials is answered
 /// without its body (up to the size limit, and more drained past it) ever being read.
 pub trait RequestBody {
-    /// Reads the body when it is at most `limit` bytes; a longer one is flagged `too_large`
-    /// and not kept. Called at most once per request.
-    fn read(&self, limit: usize) -> LocalBoxFuture<'_, BodyRead>;
+    /// Reads the body when it is at most `limit` bytes, each piece kept only once `room` has
+    /// grown to hold it; a longer one is flagged `too_large` and not kept. Called at most once
+    /// per request.
+    fn read<'a>(&'a self, limit: usize, room: &'a dyn BodyRoom) -> LocalBoxFuture<'a, BodyRead>;
+}
+
+/// The client went away: nothing more reaches it, and work on its behalf may stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gone;
+
+/// The reply of the request being served, sent while it is still being made: its head at once,
+/// then its body in pieces (Server-Sent Events). Given by the adapter to a request that may
+/// stream; a call that reports progress starts it.
+pub trait ReplyStream {
+    /// Sends the reply's head now (status 200 and `headers`); at most once, later calls do
+    /// nothing.
+    fn start(&self, headers: Headers);
+    /// Sends `bytes` of the body; `Err(Gone)` once the client has gone away.
+    fn send(&self, bytes: Vec<u8>) -> Result<(), Gone>;
+}
+
+/// Where a tool reports how far it has got (MCP `notifications/progress`), given to a call whose
+/// client asked for progress and reads the reply as a stream.
+pub trait Progress {
+    /// Reports `done` of `total` (when known) with `message`; `Err(Gone)` once the client has
+    /// gone away, when the call should stop.
+    fn report(&self, done: u64, total: Option<u64>, message: &str) -> Result<(), Gone>;
 }
 
 /// The approval ledger (a Durable Object in production): applies one [`ledger::Op`] at a time

@@ -16,6 +16,7 @@ mod dispatch;
 pub(crate) mod gate;
 mod inflight;
 mod reply;
+mod stream;
 mod version;
 
 use crate::auth::{self, AuthError, Principal};
@@ -23,16 +24,17 @@ use crate::config::{Config, ConfigError};
 use crate::http::{BufferedBody, HttpRequest, HttpResponse};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::memory::{
-    Busy, CallMemory, MemoryBudget, BYTES_PER_REQUEST_BYTE, DEFAULT_BUDGET_BYTES,
-    REQUEST_OVERHEAD_BYTES, SMALL_BODY_BYTES,
+    BodyReservation, CallMemory, MemoryBudget, BYTES_PER_REQUEST_BYTE, DEFAULT_BUDGET_BYTES,
+    REQUEST_OVERHEAD_BYTES,
 };
 use crate::oauth::{self, settings::OAuthSettings};
-use crate::ports::{Level, Log, Ports, RequestBody};
+use crate::ports::{BodyRoom, Clock, Level, Log, Ports, ReplyStream, RequestBody};
 use crate::projection::FuelShares;
 use crate::tools::{self, Registry, RegistryError, Selection};
-use futures::future::{select, Either};
+use futures::future::{select, Either, LocalBoxFuture};
 use futures::FutureExt;
 use reply::rpc_error_reply;
+use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -82,6 +84,8 @@ pub struct Server {
     memory: MemoryBudget,
     /// Each principal's requests in flight, bounded.
     inflight: inflight::InFlight,
+    /// The request-body bytes each principal's requests hold.
+    bodies: inflight::BodyShares,
     /// Each principal's bucket of fuel.
     fuel: FuelShares,
 }
@@ -121,6 +125,7 @@ impl Server {
             startup_logged: AtomicBool::new(false),
             memory: MemoryBudget::new(budget),
             inflight: Default::default(),
+            bodies: Default::default(),
             fuel: FuelShares::default(),
         }
     }
@@ -152,12 +157,24 @@ impl Server {
         body: &dyn RequestBody,
         ports: Ports<'_>,
     ) -> HttpResponse {
+        self.serve_streaming(request, body, ports, None).await
+    }
+
+    /// [`Server::serve`], with `reply` where a call that reports progress sends it while it
+    /// runs (then the returned response is the stream's last piece).
+    pub async fn serve_streaming(
+        &self,
+        request: HttpRequest,
+        body: &dyn RequestBody,
+        ports: Ports<'_>,
+        reply: Option<&dyn ReplyStream>,
+    ) -> HttpResponse {
         self.log_startup_once(ports.log);
         // On the host a panic unwinds to here and becomes a -32603. On wasm32 (panic=abort) it
         // traps the Wasm instance instead: this request (and any other the instance is serving)
         // fails at the runtime, and the next request gets a fresh instance, which is why request
         // paths must not panic in the first place.
-        match AssertUnwindSafe(self.route(request, body, ports))
+        match AssertUnwindSafe(self.route(request, body, ports, reply))
             .catch_unwind()
             .await
         {
@@ -218,11 +235,12 @@ impl Server {
         request: HttpRequest,
         body: &dyn RequestBody,
         ports: Ports<'_>,
+        reply: Option<&dyn ReplyStream>,
     ) -> HttpResponse {
         // `/mcp` and the paths that choose its tools (`/mcp/x/github/readonly`, ...).
         if let Some(chosen) = connection::endpoint(&request.path) {
             return match request.method.as_str() {
-                "POST" => self.post_mcp(request, body, chosen, ports).await,
+                "POST" => self.post_mcp(request, body, chosen, ports, reply).await,
                 "OPTIONS" => self.options_mcp(&request, ports),
                 // No server-initiated SSE stream (GET) and no sessions to end (DELETE).
                 _ => method_not_allowed("POST"),
@@ -290,9 +308,10 @@ impl Server {
         };
         let held = self.memory.request();
         let limits = (OAUTH_MAX_BODY_BYTES, OAUTH_BODY_WITHIN_MS);
-        match take_body(&mut request, body, limits, &held, ports).await {
+        match take_body(&mut request, body, limits, (&held, None), ports).await {
             Ok(()) => {}
-            Err(Unread::Busy) => {
+            // Sign-in requests have no share of their own: their number bounds them.
+            Err(Unread::Busy | Unread::OverShare) => {
                 log_busy(declared_length(&request), ports.log);
                 return oauth::temporarily_unavailable(
                     503,
@@ -322,31 +341,40 @@ impl Server {
     }
 
     /// `POST /mcp`: the configuration and origin checks, then everything else; a response to an
-    /// allowed browser origin carries CORS headers, errors included.
+    /// allowed browser origin carries CORS headers, errors included. A call that reports progress
+    /// to a client reading `text/event-stream` is answered on `reply` as it runs.
     async fn post_mcp(
         &self,
         request: HttpRequest,
         body: &dyn RequestBody,
         chosen: Result<Selection, connection::BadSelection>,
         ports: Ports<'_>,
+        reply: Option<&dyn ReplyStream>,
     ) -> HttpResponse {
         let config = match &self.config {
             Ok(config) => config,
             Err(error) => return config_error(error, ports.log),
         };
-        let Some(origin) = request.header("Origin").map(str::to_owned) else {
-            return self
-                .checked_post(config, request, body, chosen, ports)
-                .await;
-        };
-        if !config.origin_allowed(&origin) {
-            return forbidden_origin(&origin, ports.log);
+        let origin = request.header("Origin").map(str::to_owned);
+        if let Some(origin) = &origin {
+            if !config.origin_allowed(origin) {
+                return forbidden_origin(origin, ports.log);
+            }
         }
-        checks::with_cors(
-            self.checked_post(config, request, body, chosen, ports)
-                .await,
-            &origin,
-        )
+        let streamed = reply
+            .filter(|_| checks::accepts_events(request.header("Accept")))
+            .map(|out| stream::Streamed::new(out, origin.as_deref()));
+        let response = self
+            .checked_post(config, request, body, chosen, ports, streamed.as_ref())
+            .await;
+        let response = match &streamed {
+            Some(streamed) => streamed.finish(response),
+            None => response,
+        };
+        match &origin {
+            Some(origin) => checks::with_cors(response, origin),
+            None => response,
+        }
     }
 
     /// `OPTIONS /mcp`: a CORS preflight from an allowed origin gets 204; without `Origin` it is
@@ -370,6 +398,7 @@ impl Server {
         body: &dyn RequestBody,
         chosen: Result<Selection, connection::BadSelection>,
         ports: Ports<'_>,
+        streamed: Option<&stream::Streamed<'_>>,
     ) -> HttpResponse {
         let registry = match &self.registry {
             Ok(registry) => registry,
@@ -395,37 +424,28 @@ impl Server {
                 ports.log,
             );
         };
-        // A body of no declared length reserves the whole limit before it arrives.
-        let large = declared_length(&request).is_none_or(|len| len > SMALL_BODY_BYTES);
-        let large_slot = large.then(|| {
-            self.inflight.enter(
-                &inflight::large_bodies_of(principal.name()),
-                inflight::LARGE_BODIES_PER_PRINCIPAL,
-            )
-        });
-        if let Some(None) = large_slot {
-            return too_many_in_flight(
-                &format!(
-                    "at most {} at once whose bodies are over {} MiB or have no \
-                     Content-Length",
-                    inflight::LARGE_BODIES_PER_PRINCIPAL,
-                    SMALL_BODY_BYTES >> 20
-                ),
-                ports.log,
-            );
-        }
         // Only now: an unauthenticated request costs no body read.
         let held = self.memory.request();
+        let share = self.bodies.open(principal.name());
         let taken = take_body(
             &mut request,
             body,
             (MAX_BODY_BYTES, MCP_BODY_WITHIN_MS),
-            &held,
+            (&held, Some(&share)),
             ports,
         );
         match taken.await {
             Ok(()) => {}
             Err(Unread::Busy) => return busy_reply(declared_length(&request), ports.log),
+            Err(Unread::OverShare) => {
+                return too_many_in_flight(
+                    &format!(
+                        "at most {} MiB of request bodies at once",
+                        inflight::BODY_BYTES_PER_PRINCIPAL >> 20
+                    ),
+                    ports.log,
+                )
+            }
             Err(Unread::CutShort) => {
                 return rpc_error_reply(
                     400,
@@ -495,6 +515,7 @@ impl Server {
             selection: &selection,
             memory: &self.memory,
             fuel: &self.fuel,
+            stream: streamed,
         };
         dispatch::handle_body(&context).await
     }
@@ -513,6 +534,8 @@ const OAUTH_BODY_WITHIN_MS: u64 = 10_000;
 enum Unread {
     /// No room in the memory budget for the whole wait.
     Busy,
+    /// The principal's requests hold [`inflight::BODY_BYTES_PER_PRINCIPAL`] of bodies already.
+    OverShare,
     /// The body stopped before its end: fewer bytes than its `Content-Length`, or a connection
     /// that failed mid-body. What arrived is a prefix, which may parse as another request.
     CutShort,
@@ -520,22 +543,16 @@ enum Unread {
     TooSlow,
 }
 
-impl From<Busy> for Unread {
-    fn from(_: Busy) -> Unread {
-        Unread::Busy
-    }
-}
-
 /// Reads the request's body into it (at most `limit` bytes, within `within_ms`) under the
 /// isolate's memory budget, on `held`, which the caller keeps for as long as the body and what
-/// is built from it live. Before a byte is read the request reserves its overhead and headers,
-/// and its body: the declared length, or without one the whole `limit` (a chunked body would
-/// otherwise be in hand before it is counted), given back down to what arrived once it is read.
+/// is built from it live, and within the principal's `share` of body bytes when it has one.
+/// Before a byte is read the request reserves its overhead and headers, and its declared length;
+/// a body without one (chunked) reserves as it arrives, each piece before it is kept.
 async fn take_body(
     request: &mut HttpRequest,
     body: &dyn RequestBody,
     (limit, within_ms): (usize, u64),
-    held: &CallMemory,
+    (held, share): (&CallMemory, Option<&inflight::BodyShare>),
     ports: Ports<'_>,
 ) -> Result<(), Unread> {
     let clock = ports.clock;
@@ -545,19 +562,22 @@ async fn take_body(
         || clock.now_ms(),
         |ms| clock.sleep(ms),
     )
-    .await?;
+    .await
+    .map_err(|_| Unread::Busy)?;
+    let room = Room {
+        reservation: Cell::new(Some(held.request_body())),
+        share,
+        refused: Cell::new(None),
+        clock,
+    };
     let declared = declared_length(request);
     // A body over the limit is not kept: it costs nothing to hold.
-    let expected = match declared {
-        Some(len) if len <= limit => len,
-        Some(_) => 0,
-        None => limit,
-    };
-    let mut reservation = held.request_body();
-    reservation
-        .cover(expected, || clock.now_ms(), |ms| clock.sleep(ms))
-        .await?;
-    let read = match select(body.read(limit), clock.sleep(within_ms)).await {
+    if let Some(len) = declared.filter(|&len| len <= limit) {
+        if !room.grow(len).await {
+            return Err(room.refusal());
+        }
+    }
+    let read = match select(body.read(limit, &room), clock.sleep(within_ms)).await {
         Either::Left((read, _)) => read,
         Either::Right(_) => {
             ports.log.event(
@@ -568,6 +588,9 @@ async fn take_body(
             return Err(Unread::TooSlow);
         }
     };
+    if read.no_room {
+        return Err(room.refusal());
+    }
     let short = declared.is_some_and(|len| !read.too_large && read.bytes.len() != len);
     if read.cut_short || short {
         ports.log.event(
@@ -579,13 +602,47 @@ async fn take_body(
     }
     request.body = read.bytes;
     request.body_too_large = read.too_large;
-    let len = request.body.len();
-    if len < expected {
-        held.give_back((expected - len) * BYTES_PER_REQUEST_BYTE);
+    Ok(())
+}
+
+/// A request body's room as it is read: its reservation in the memory budget and its part of
+/// the principal's body bytes.
+struct Room<'a> {
+    reservation: Cell<Option<BodyReservation<'a>>>,
+    share: Option<&'a inflight::BodyShare>,
+    /// Why the last growth was refused.
+    refused: Cell<Option<Unread>>,
+    clock: &'a dyn Clock,
+}
+
+impl Room<'_> {
+    /// Why the body found no room.
+    fn refusal(&self) -> Unread {
+        self.refused.take().unwrap_or(Unread::Busy)
     }
-    Ok(reservation
-        .cover(len, || clock.now_ms(), |ms| clock.sleep(ms))
-        .await?)
+}
+
+impl BodyRoom for Room<'_> {
+    fn grow(&self, total: usize) -> LocalBoxFuture<'_, bool> {
+        Box::pin(async move {
+            if self.share.is_some_and(|share| !share.grow(total)) {
+                self.refused.set(Some(Unread::OverShare));
+                return false;
+            }
+            let Some(mut reservation) = self.reservation.take() else {
+                return false;
+            };
+            let clock = self.clock;
+            let covered = reservation
+                .cover(total, || clock.now_ms(), |ms| clock.sleep(ms))
+                .await;
+            self.reservation.set(Some(reservation));
+            if covered.is_err() {
+                self.refused.set(Some(Unread::Busy));
+            }
+            covered.is_ok()
+        })
+    }
 }
 
 /// The bytes of the request's header names and values.

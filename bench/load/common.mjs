@@ -13,7 +13,7 @@ import { performance } from "node:perf_hooks";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import WebSocket from "ws";
-import { ROOT, ledgerOp } from "../../tests/e2e/worker.mjs";
+import { ROOT, compatibility, ledgerOp } from "../../tests/e2e/worker.mjs";
 import { startFakeUpstream } from "../../tests/e2e/fake-upstream.mjs";
 import { CREDENTIALS, vendorUrls } from "../../tests/e2e/tools-common.mjs";
 
@@ -68,10 +68,6 @@ export default class extends Worker {
   }
 }
 `;
-
-function compatibilityDate() {
-  return /^compatibility_date\s*=\s*"([^"]+)"/m.exec(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"))[1];
-}
 
 /** The pids of workerd processes that are children of this process. */
 function workerdPids() {
@@ -149,7 +145,7 @@ export async function startLoadStack(vars = {}, { persist, separate = false, ins
       { type: "ESModule", path: path.join(BUILD, "index.js"), contents: readFileSync(path.join(BUILD, "index.js")) },
       { type: "CompiledWasm", path: path.join(BUILD, "index_bg.wasm"), contents: readFileSync(path.join(BUILD, "index_bg.wasm")) },
     ],
-    compatibilityDate: compatibilityDate(),
+    ...compatibility(),
     kvNamespaces: ["HTTP_CACHE", "POLICY"],
     r2Buckets: noR2 ? [] : ["ARTIFACTS"],
     ...(ledger ? { durableObjects: { APPROVALS: "ApprovalsObject" } } : {}),

@@ -13,12 +13,22 @@ use super::fetch::FetchHttp;
 use super::kv::KvCache;
 use super::r2::R2Artifacts;
 use crate::http::{HttpRequest, HttpResponse};
-use crate::ports::{ArtifactStore, Background, BodyRead, Log, Ports, RequestBody, StoreError};
+use crate::ports::{
+    ArtifactStore, Background, BodyRead, BodyRoom, Gone, Level, Log, Ports, ReplyStream,
+    RequestBody, StoreError,
+};
 use crate::server::{Server, MAX_BODY_BYTES};
-use futures::future::LocalBoxFuture;
-use futures::StreamExt;
+use futures::channel::{mpsc, oneshot};
+use futures::future::{select, Either, LocalBoxFuture};
+use futures::{FutureExt, StreamExt};
 use std::cell::{OnceCell, RefCell};
+use std::future::Future;
+use std::pin::pin;
 use std::rc::Rc;
+use worker::js_sys::Promise;
+use worker::wasm_bindgen::closure::Closure;
+use worker::wasm_bindgen::{JsCast, JsValue};
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::{event, ByteStream, Context, Env, Headers, Request, Response, ResponseBuilder};
 
 thread_local! {
@@ -34,12 +44,46 @@ fn start() {
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
+    let (reply, head, events) = StreamedReply::new();
+    let (answer, answered) = oneshot::channel();
+    let ctx = Rc::new(ctx);
+    let work = serve(req, env, ctx.clone(), reply.clone());
+    // The request's work is one task from its start to its end, whatever its reply turns into:
+    // a future polled by two tasks may wake the first when it is ready (worker::Delay keeps the
+    // waker it was first polled with).
+    ctx.wait_until(async move {
+        let response = work.await;
+        if reply.started() {
+            let _ = reply.send(response.body);
+        } else {
+            let _ = answer.send(response);
+        }
+    });
+    match select(head, answered).await {
+        // A call reports progress: the reply is a stream from now on, its answer the last event.
+        Either::Left((Ok(headers), _)) => ResponseBuilder::new()
+            .with_status(200)
+            .with_headers(write_headers(&headers))
+            .from_stream(events.map(Ok::<Vec<u8>, worker::Error>)),
+        // The task ended without a stream, and with it the head's sender: its answer is sent.
+        Either::Left((Err(_), answered)) => Ok(write_response(
+            answered.await.unwrap_or_else(|_| HttpResponse::empty(500)),
+        )),
+        Either::Right((answered, _)) => Ok(write_response(
+            answered.unwrap_or_else(|_| HttpResponse::empty(500)),
+        )),
+    }
+}
+
+/// Serves `req` with this request's ports, its reply streamed through `reply` when a call asks
+/// to; stops where it waits once the client goes away.
+async fn serve(req: Request, env: Env, ctx: Rc<Context>, reply: Rc<StreamedReply>) -> HttpResponse {
     let server = SERVER.with(|cell| {
         cell.get_or_init(|| Rc::new(Server::new(&|name: &str| setting(&env, name))))
             .clone()
     });
+    let gone = client_gone(&req);
     let (request, body) = split_request(req);
-    let ctx = Rc::new(ctx);
     let cache = KvCache::new(
         env.kv(CACHE_BINDING).map_err(missing(CACHE_BINDING)),
         ctx.clone(),
@@ -79,7 +123,78 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         log: &ConsoleLog,
         background: Some(&background),
     };
-    Ok(write_response(server.serve(request, &body, ports).await))
+    let served = pin!(server.serve_streaming(request, &body, ports, Some(&*reply)));
+    match select(served, gone).await {
+        Either::Left((response, _)) => response,
+        Either::Right(_) => {
+            // Dropping the request's work stops it where it waits (a wait on a CI run polls no
+            // more) and gives back what it held; work handed to `waitUntil` goes on.
+            ConsoleLog.event(Level::Info, "client_gone", &[]);
+            HttpResponse::empty(499)
+        }
+    }
+}
+
+/// Resolves when the client that sent `req` goes away: the runtime aborts the request's signal
+/// (compatibility flag `enable_request_signal`). Without the flag it never resolves.
+fn client_gone(req: &Request) -> impl Future<Output = ()> + Unpin {
+    let signal = req.inner().signal();
+    let gone = Promise::new(&mut |resolve, _| {
+        if signal.aborted() {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+            return;
+        }
+        let on_abort = Closure::once_into_js(move || resolve.call0(&JsValue::UNDEFINED));
+        let _ = signal.add_event_listener_with_callback("abort", on_abort.unchecked_ref());
+    });
+    JsFuture::from(gone).map(drop)
+}
+
+/// The headers of a streamed reply (its status is 200).
+type Head = Vec<(String, String)>;
+
+/// A reply that may turn into a stream: its head goes out once through a one-shot channel, its
+/// body in pieces through another, which the response's body reads; a closed body means the
+/// client went away.
+struct StreamedReply {
+    head: RefCell<Option<oneshot::Sender<Head>>>,
+    body: mpsc::UnboundedSender<Vec<u8>>,
+}
+
+impl StreamedReply {
+    /// The reply, the head's receiver and the body's.
+    fn new() -> (
+        Rc<StreamedReply>,
+        oneshot::Receiver<Head>,
+        mpsc::UnboundedReceiver<Vec<u8>>,
+    ) {
+        let (head, head_rx) = oneshot::channel();
+        let (body, body_rx) = mpsc::unbounded();
+        let reply = StreamedReply {
+            head: RefCell::new(Some(head)),
+            body,
+        };
+        (Rc::new(reply), head_rx, body_rx)
+    }
+}
+
+impl StreamedReply {
+    /// Whether the head went out: the reply is a stream.
+    fn started(&self) -> bool {
+        self.head.borrow().is_none()
+    }
+}
+
+impl ReplyStream for StreamedReply {
+    fn start(&self, headers: Head) {
+        if let Some(head) = self.head.borrow_mut().take() {
+            let _ = head.send(headers);
+        }
+    }
+
+    fn send(&self, bytes: Vec<u8>) -> Result<(), Gone> {
+        self.body.unbounded_send(bytes).map_err(|_| Gone)
+    }
 }
 
 /// How long background work waits before it starts. `waitUntil` polls a task in a microtask,
@@ -160,12 +275,12 @@ struct WorkerBody {
 }
 
 impl RequestBody for WorkerBody {
-    fn read(&self, limit: usize) -> LocalBoxFuture<'_, BodyRead> {
+    fn read<'a>(&'a self, limit: usize, room: &'a dyn BodyRoom) -> LocalBoxFuture<'a, BodyRead> {
         Box::pin(async move {
             let Some(mut req) = self.request.borrow_mut().take() else {
                 return BodyRead::default();
             };
-            read_body(&mut req, self.declared, limit).await
+            read_body(&mut req, self.declared, limit, room).await
         })
     }
 }
@@ -176,8 +291,13 @@ impl RequestBody for WorkerBody {
 /// uploads are cut off anyway.
 const DRAIN_MAX_BYTES: usize = 4 * MAX_BODY_BYTES;
 
-/// Reads the body up to `limit`.
-async fn read_body(req: &mut Request, declared: Option<u64>, limit: usize) -> BodyRead {
+/// Reads the body up to `limit`, each piece kept once `room` holds it.
+async fn read_body(
+    req: &mut Request,
+    declared: Option<u64>,
+    limit: usize,
+    room: &dyn BodyRoom,
+) -> BodyRead {
     let too_large = BodyRead {
         too_large: true,
         ..BodyRead::default()
@@ -211,6 +331,12 @@ async fn read_body(req: &mut Request, declared: Option<u64>, limit: usize) -> Bo
             drain(&mut stream, DRAIN_MAX_BYTES).await;
             return too_large;
         }
+        if !room.grow(bytes.len() + chunk.len()).await {
+            return BodyRead {
+                no_room: true,
+                ..BodyRead::default()
+            };
+        }
         bytes.extend_from_slice(&chunk);
     }
     BodyRead {
@@ -230,14 +356,20 @@ async fn drain(stream: &mut ByteStream, budget: usize) {
     }
 }
 
-/// The Workers response for `response`.
-fn write_response(response: HttpResponse) -> Response {
-    let headers = Headers::new();
-    for (name, value) in &response.headers {
-        if headers.append(name, value).is_err() {
+/// Workers headers for `headers`; an invalid one is dropped and logged.
+fn write_headers(headers: &[(String, String)]) -> Headers {
+    let written = Headers::new();
+    for (name, value) in headers {
+        if written.append(name, value).is_err() {
             worker::console_error!("dropped an invalid response header {name:?}");
         }
     }
+    written
+}
+
+/// The Workers response for `response`.
+fn write_response(response: HttpResponse) -> Response {
+    let headers = write_headers(&response.headers);
     // The Response constructor throws (and `worker` then panics) on a status outside 200..=599
     // or on a body with a null-body status, so both are made impossible here.
     let status = if (200..=599).contains(&response.status) {

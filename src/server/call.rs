@@ -12,7 +12,7 @@ use super::gate::{self, Gate};
 use super::reply::panic_message;
 use crate::jsonrpc::{ErrorObject, ResultJson};
 use crate::mcp::{self, CallToolParams, CallToolResult, ContentBlock, ProtocolVersion};
-use crate::ports::{Level, Log};
+use crate::ports::{Level, Log, Progress};
 use crate::projection::Fuel;
 use crate::structured;
 use crate::tools::registry::{Prepared, Runner, Tool, ToolContext, ToolError, ToolSpec};
@@ -21,6 +21,12 @@ use crate::upstream::{Acting, Admit, Client, UpstreamSettings};
 use futures::FutureExt;
 use serde_json::{Map, Value as Json};
 use std::panic::AssertUnwindSafe;
+
+/// The request's `_meta.progressToken`, when it is one (a string or an integer).
+fn progress_token(meta: Option<&Map<String, Json>>) -> Option<Json> {
+    let token = meta?.get("progressToken")?;
+    (token.is_string() || token.is_i64() || token.is_u64()).then(|| token.clone())
+}
 
 /// Answers one `tools/call` request, its projections drawing on `fuel`.
 pub(crate) async fn call_tool(
@@ -36,6 +42,11 @@ pub(crate) async fn call_tool(
         .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?
         .map_err(|why| connection::not_offered(&params.name, why, cx.selection))?;
     let arguments = params.arguments.unwrap_or_default();
+    // A client that sent a progress token and reads an event stream hears how the call goes.
+    let progress = cx
+        .stream
+        .zip(progress_token(params.meta.as_ref()))
+        .map(|(stream, token)| stream.progress(token));
     // What this call's upstream bodies reserve of the isolate's memory; held until its reply
     // is written, since everything built from a body lives that long.
     let memory = cx.memory.call();
@@ -81,6 +92,7 @@ pub(crate) async fn call_tool(
                         settings: &cx.config.tools,
                         upstream: &client,
                         fuel,
+                        progress: progress.as_ref().map(|p| p as &dyn Progress),
                     };
                     let outcome = invoke(&params.name, runner, context).await?;
                     match client.undeclared() {

@@ -88,11 +88,24 @@ pub(crate) fn is_json_content_type(value: Option<&str>) -> bool {
 }
 
 /// True unless `Accept` is present and admits neither `application/json` nor a wildcard that
-/// covers it. The spec asks clients to list both JSON and SSE; we only ever answer JSON, so only
-/// JSON's acceptability matters.
+/// covers it. The spec asks clients to list both JSON and SSE; every reply can be JSON, and only
+/// a call that reports progress streams (when [`accepts_events`]), so JSON's acceptability
+/// decides.
 pub(crate) fn accepts_json(value: Option<&str>) -> bool {
     let Some(value) = value else { return true };
-    value.split(',').any(|range| {
+    accepted(value)
+        .any(|media| matches!(media.as_str(), "application/json" | "application/*" | "*/*"))
+}
+
+/// Whether `Accept` names `text/event-stream` (no wildcard: a stream is sent only to a client
+/// that reads one).
+pub(crate) fn accepts_events(value: Option<&str>) -> bool {
+    value.is_some_and(|value| accepted(value).any(|media| media == "text/event-stream"))
+}
+
+/// The media ranges of an `Accept` value, lower case, but those it refuses with `q=0`.
+fn accepted(value: &str) -> impl Iterator<Item = String> + '_ {
+    value.split(',').filter_map(|range| {
         let mut parts = range.split(';');
         let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
         let refused = parts.any(|p| {
@@ -100,7 +113,7 @@ pub(crate) fn accepts_json(value: Option<&str>) -> bool {
                 .strip_prefix("q=")
                 .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0))
         });
-        !refused && matches!(media.as_str(), "application/json" | "application/*" | "*/*")
+        (!refused).then_some(media)
     })
 }
 
@@ -170,6 +183,20 @@ mod tests {
         }
         for bad in ["text/event-stream", "text/html", "application/json;q=0"] {
             assert!(!accepts_json(Some(bad)), "{bad}");
+        }
+        for ok in [
+            "application/json, text/event-stream",
+            "Text/Event-Stream;q=0.5",
+        ] {
+            assert!(accepts_events(Some(ok)), "{ok}");
+        }
+        for bad in [
+            None,
+            Some("application/json"),
+            Some("*/*"),
+            Some("text/event-stream;q=0"),
+        ] {
+            assert!(!accepts_events(bad), "{bad:?}");
         }
     }
 }

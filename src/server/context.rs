@@ -1,5 +1,6 @@
 //! What a body is dispatched with, and the helpers the methods and `tools/call` share.
 
+use super::stream::Streamed;
 use crate::auth::Principal;
 use crate::config::Config;
 use crate::http::HttpRequest;
@@ -32,6 +33,9 @@ pub(crate) struct Context<'a> {
     pub memory: &'a MemoryBudget,
     /// Each principal's bucket of fuel.
     pub(crate) fuel: &'a FuelShares,
+    /// Where a call that reports progress answers as it runs, for a single message whose
+    /// client reads an event stream.
+    pub(crate) stream: Option<&'a Streamed<'a>>,
 }
 
 /// `params` as the method's required parameters.

@@ -146,6 +146,11 @@ async fn batch(cx: &Context<'_>, items: Vec<Json>, header: Option<&str>) -> Http
             )),
         );
     }
+    // A batch's replies go out together as JSON: none of its calls streams.
+    let cx = &Context {
+        stream: None,
+        ..*cx
+    };
     let budget = BatchBudget::new(
         cx.memory,
         Fuel::request_of(cx.fuel, cx.principal.name(), cx.ports.clock.now_ms()),

@@ -3,6 +3,7 @@
 //! principal one caller's burst of slow calls fills the isolate's budget and every other caller
 //! is refused until it drains.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -11,15 +12,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// `Promise.all` of tool calls needs.
 pub(crate) const MAX_PER_PRINCIPAL: usize = 64;
 
-/// The most requests one principal may have in flight at once whose bodies are large (over
-/// [`crate::memory::SMALL_BODY_BYTES`]) or of no declared length: each reserves up to some
-/// 20 MiB before its body arrives, and two leave most of the default budget to the others.
-pub(crate) const LARGE_BODIES_PER_PRINCIPAL: usize = 2;
-
-/// The key under which `principal`'s requests with large bodies are counted.
-pub(crate) fn large_bodies_of(principal: &str) -> String {
-    format!("{principal}\0large")
-}
+/// The most request-body bytes one principal's requests may hold at once in one isolate,
+/// counted as they are declared or arrive: two bodies of the largest size. Each byte reserves
+/// [`crate::memory::BYTES_PER_REQUEST_BYTE`] of the budget, so one principal's bodies hold at
+/// most 40 MiB of the default 72, and the others keep room for a large call.
+pub(crate) const BODY_BYTES_PER_PRINCIPAL: usize = 2 * super::MAX_BODY_BYTES;
 
 /// The most sign-in requests in flight at once in one isolate, from every address together.
 /// Anyone may send them, so together they may hold only a small part of the memory budget:
@@ -37,6 +34,63 @@ pub(crate) const SIGN_IN: &str = "\0sign-in";
 /// The key under which the sign-in requests of the address keyed `address` are counted.
 pub(crate) fn sign_in_from(address: &str) -> String {
     format!("{SIGN_IN} {address}")
+}
+
+/// The request-body bytes each principal's requests hold.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BodyShares(Arc<Mutex<HashMap<String, usize>>>);
+
+/// One request's part of its principal's body bytes, given back when dropped.
+#[derive(Debug)]
+pub(crate) struct BodyShare {
+    shares: BodyShares,
+    principal: String,
+    bytes: Cell<usize>,
+}
+
+impl BodyShares {
+    /// An empty part for one request of `principal`.
+    pub(crate) fn open(&self, principal: &str) -> BodyShare {
+        BodyShare {
+            shares: self.clone(),
+            principal: principal.to_owned(),
+            bytes: Cell::new(0),
+        }
+    }
+}
+
+impl BodyShare {
+    /// Grows this request's part to `bytes`, when its principal's total stays within
+    /// [`BODY_BYTES_PER_PRINCIPAL`]; false, taking nothing, otherwise.
+    pub(crate) fn grow(&self, bytes: usize) -> bool {
+        let more = bytes.saturating_sub(self.bytes.get());
+        if more == 0 {
+            return true;
+        }
+        let mut totals = self.shares.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let total = totals.entry(self.principal.clone()).or_default();
+        if *total + more > BODY_BYTES_PER_PRINCIPAL {
+            if *total == 0 {
+                totals.remove(&self.principal);
+            }
+            return false;
+        }
+        *total += more;
+        self.bytes.set(bytes);
+        true
+    }
+}
+
+impl Drop for BodyShare {
+    fn drop(&mut self) {
+        let mut totals = self.shares.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(total) = totals.get_mut(&self.principal) {
+            *total -= self.bytes.get().min(*total);
+            if *total == 0 {
+                totals.remove(&self.principal);
+            }
+        }
+    }
 }
 
 /// The requests in flight, per principal.
@@ -106,6 +160,24 @@ mod tests {
         drop(bob);
         assert_eq!(inflight.of("bob"), 0);
         assert!(inflight.0.lock().unwrap().get("bob").is_none());
+    }
+
+    #[test]
+    fn a_principal_s_body_bytes_are_bounded_and_given_back() {
+        let shares = BodyShares::default();
+        let first = shares.open("alice");
+        let second = shares.open("alice");
+        assert!(first.grow(BODY_BYTES_PER_PRINCIPAL / 2));
+        assert!(second.grow(BODY_BYTES_PER_PRINCIPAL / 2));
+        let third = shares.open("alice");
+        assert!(!third.grow(1));
+        assert!(shares.open("bob").grow(BODY_BYTES_PER_PRINCIPAL));
+        // Growing again counts only what is new; shrinking is not a thing.
+        assert!(first.grow(BODY_BYTES_PER_PRINCIPAL / 2));
+        drop(second);
+        assert!(third.grow(BODY_BYTES_PER_PRINCIPAL / 2));
+        drop((first, third));
+        assert!(shares.0.lock().unwrap().get("alice").is_none());
     }
 
     #[test]

@@ -7,9 +7,9 @@ use super::schema;
 use super::toolsets::{NotOffered, Selection, Toolset};
 use crate::auth::Principal;
 use crate::mcp::{CallToolResult, ProtocolVersion, ToolDescriptor};
-use crate::ports::CallPorts;
 #[cfg(test)]
 use crate::ports::Ports;
+use crate::ports::{CallPorts, Progress};
 use crate::projection::Fuel;
 use crate::upstream::{Client, Targets, UpstreamError, UpstreamSettings};
 use futures::future::LocalBoxFuture;
@@ -102,6 +102,8 @@ pub struct ToolContext<'a> {
     pub upstream: &'a Client<'a>,
     /// The projection fuel of the request, which the calls of a batch share.
     pub fuel: &'a Fuel,
+    /// Where the call reports how far it has got, when its client asked to hear it.
+    pub progress: Option<&'a dyn Progress>,
 }
 
 #[cfg(test)]
@@ -130,6 +132,7 @@ impl<'a> ToolContext<'a> {
             settings,
             upstream,
             fuel,
+            progress: None,
         }
     }
 }

@@ -11,10 +11,10 @@
 // principals, held open for 3 s before their final chunk; wasm linear memory read while they
 // are held; another principal's call meanwhile must answer 200.
 //
-// One principal has at most two requests in flight whose bodies are over 1 MiB or have no
-// declared length (the next get 429): before, three held chunked bodies of one principal
-// reserved most of the budget, and another principal's 3.9 MB call was refused 503 while they
-// were held.
+// A body without a declared length reserves as it arrives, and one principal's request bodies
+// hold at most 8 MiB together (the next get 429): before, a chunked body reserved the whole
+// 4 MiB limit (20 MiB of memory) before a byte arrived, three held by one principal reserved
+// most of the budget, and another principal's 3.9 MB call was refused 503 while they were held.
 //
 // Runs alone: node --test --test-timeout=180000 tests/e2e/memory-chunked-bodies.test.mjs
 
@@ -113,8 +113,10 @@ test("one principal's held chunked bodies leave room for another principal's lar
     t.diagnostic(`one principal's 10 held chunked bodies: ${JSON.stringify(statuses)}; another principal's ` +
       `3.9 MiB call answered ${large.status} in ${large.ms.toFixed(0)} ms`);
     assert.equal(large.status, 200);
-    assert.equal(answered.filter((a) => a.status === 200).length, 2);
-    for (const a of refused) assert.match(a.text, /at most 2 at once whose bodies are over 1 MiB or have no Content-Length/);
+    // Which bodies the 8 MiB hold depends on how their pieces interleave: at most two whole.
+    assert.ok(answered.filter((a) => a.status === 200).length <= 2, JSON.stringify(statuses));
+    assert.equal(answered.filter((a) => a.status === 200).length + refused.length, 10, JSON.stringify(statuses));
+    for (const a of refused) assert.match(a.text, /at most 8 MiB of request bodies at once per caller/);
   } finally {
     await stack.close();
   }

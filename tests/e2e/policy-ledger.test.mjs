@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startPolicyStack, assertRefusal, mergePath, POLICY, MERGE_REASON } from "./policy-common.mjs";
-import { ledgerOp, compatibilityDate, APPROVALS_BINDING } from "./worker.mjs";
+import { ledgerOp, compatibility, APPROVALS_BINDING } from "./worker.mjs";
 
 const TTL = 60;
 const LEDGER_MAX_BYTES = 192 * 1024;
@@ -180,7 +180,7 @@ export default { fetch: () => new Response("") };
 /** Runs OLD_LEDGER on `persist`; sends it `records` (none: only lists); returns its keys. */
 async function oldLedger(persist, records) {
   const mf = new Miniflare({
-    name: "devtools-mcp-edge", modules: true, script: OLD_LEDGER, compatibilityDate: compatibilityDate(),
+    name: "devtools-mcp-edge", modules: true, script: OLD_LEDGER, ...compatibility(),
     durableObjects: { [APPROVALS_BINDING]: "ApprovalsObject" }, durableObjectsPersist: persist,
   });
   try {

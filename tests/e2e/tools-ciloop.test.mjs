@@ -7,7 +7,8 @@
 import { test, before, after, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
-import { startStack } from "./tools-common.mjs";
+import http from "node:http";
+import { startStack, PRINCIPALS } from "./tools-common.mjs";
 import { startWorker } from "./worker.mjs";
 
 const REPO = { owner: "octo-org", repo: "hello-world" };
@@ -118,6 +119,48 @@ test("the loop: a failed run, its failed jobs, a re-run, and a wait answered mos
   const conditional = stack.upstream.requests.filter((r) => r.path === `${BASE}/runs/4242` && r.headers["if-none-match"]);
   assert.ok(conditional.length >= 2, "polls carry If-None-Match");
   stack.assertNoSecrets();
+});
+
+test("a client that asks for progress hears the wait as it goes, on an event stream", async () => {
+  Object.assign(run, { completed: false, conclusion: "success", pollsLeft: 2 });
+  const notes = [];
+  const client = await stack.client();
+  const result = await client.callTool(
+    { name: "github_get_workflow_run", arguments: { ...REPO, runId: 4242, waitSeconds: 60 } },
+    undefined,
+    { onprogress: (p) => notes.push(p), timeout: 60_000 },
+  );
+  assert.notEqual(result.isError, true, JSON.stringify(result));
+  assert.equal(result.structuredContent.data.completed, true);
+  // Polls at 0 and 5 s find the run going; the one at 15 s finds it completed.
+  assert.deepEqual(notes.map((n) => [n.progress, n.total]), [[0, 60], [5, 60]]);
+  assert.match(notes[1].message, /^run in_progress; 2 polls, 5 s of 60 s$/);
+});
+
+test("a wait stops polling once its client has gone away", async () => {
+  Object.assign(run, { completed: false, conclusion: "success", pollsLeft: 1000 });
+  const url = new URL(stack.worker.mcpUrl);
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: {
+    name: "github_get_workflow_run", arguments: { ...REPO, runId: 4242, waitSeconds: 120 }, _meta: { progressToken: "gone-1" } } });
+  const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: "POST", agent: false, headers: {
+    "content-type": "application/json", accept: "application/json, text/event-stream",
+    authorization: `Bearer ${PRINCIPALS.alice}`, "mcp-protocol-version": "2025-06-18" } });
+  const first = new Promise((resolve, reject) => {
+    req.on("response", (res) => {
+      assert.equal(res.headers["content-type"], "text/event-stream");
+      res.once("data", (chunk) => resolve(chunk.toString()));
+    });
+    req.on("error", reject);
+  });
+  req.end(body);
+  const event = await first;
+  assert.match(event, /^event: message\ndata: \{"jsonrpc":"2.0","method":"notifications\/progress","params":\{"progressToken":"gone-1","progress":0,/);
+  req.destroy();
+  const atClose = run.polls;
+  // Polls would follow at 5 and 15 s: the first tells the worker its client is gone, and there
+  // is no second.
+  await new Promise((resolve) => setTimeout(resolve, 20_000));
+  assert.ok(run.polls - atClose <= 1, `${run.polls - atClose} polls after the client went away`);
 });
 
 test("a Retry-After within the wait is honoured, and the run answered", async () => {

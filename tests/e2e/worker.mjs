@@ -8,12 +8,19 @@ import path from "node:path";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
-/** The compatibility date from wrangler.toml, so tests run the runtime behaviour we deploy. */
-export function compatibilityDate() {
+/**
+ * The compatibility date and flags from wrangler.toml, as Miniflare options, so tests run the
+ * runtime behaviour we deploy.
+ */
+export function compatibility() {
   const toml = readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
-  const m = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml);
-  if (!m) throw new Error("wrangler.toml has no compatibility_date");
-  return m[1];
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml);
+  if (!date) throw new Error("wrangler.toml has no compatibility_date");
+  const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml);
+  return {
+    compatibilityDate: date[1],
+    compatibilityFlags: flags ? [...flags[1].matchAll(/"([^"]+)"/g)].map((m) => m[1]) : [],
+  };
 }
 
 /**
@@ -56,7 +63,7 @@ export async function startWorker({ vars = {}, port = 0, onLog, stores = true, k
     scriptPath: path.join(dir, "index.js"),
     modulesRoot: dir,
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true }],
-    compatibilityDate: compatibilityDate(),
+    ...compatibility(),
     ...(stores
       ? { kvNamespaces: ["HTTP_CACHE", ...kvNamespaces], r2Buckets: ["ARTIFACTS"], durableObjects: objects }
       : { kvNamespaces }),

@@ -6,7 +6,9 @@
 use crate::common::ci::*;
 use crate::common::protocol::{body_json, headers_2026, meta_2026, post, ALICE_TOKEN_2};
 use devtools_mcp_edge::ports::fake::{FakeEnv, ManualClock, ScriptedHttp};
-use devtools_mcp_edge::ports::{header, UpstreamRequest, UpstreamResponse};
+use devtools_mcp_edge::ports::{
+    header, BodyRead, BodyRoom, Gone, ReplyStream, RequestBody, UpstreamRequest, UpstreamResponse,
+};
 use devtools_mcp_edge::server::Server;
 use serde_json::{json, Value as Json};
 use std::cell::RefCell;
@@ -465,4 +467,179 @@ fn a_304_to_a_request_that_held_no_etag_is_still_an_error() {
     );
     assert!(out.is_error, "{}", out.text);
     assert!(env.cache.keys().is_empty());
+}
+
+/// A reply stream that records what went out, and whose client goes away after `sends` events.
+#[derive(Default)]
+struct Recorded {
+    head: RefCell<Option<Vec<(String, String)>>>,
+    events: RefCell<Vec<String>>,
+    sends: Option<usize>,
+}
+
+impl ReplyStream for Recorded {
+    fn start(&self, headers: Vec<(String, String)>) {
+        self.head.borrow_mut().get_or_insert(headers);
+    }
+    fn send(&self, bytes: Vec<u8>) -> Result<(), Gone> {
+        if self.sends.is_some_and(|n| self.events.borrow().len() >= n) {
+            return Err(Gone);
+        }
+        self.events
+            .borrow_mut()
+            .push(String::from_utf8(bytes).unwrap());
+        Ok(())
+    }
+}
+
+/// A wait of `waitSeconds: 600` with a progress token, `accept` as the `Accept` header, answered
+/// on `out`: the final response.
+fn wait_streamed(
+    server: &Server,
+    env: &FakeEnv,
+    accept: &str,
+    token: Option<Json>,
+    out: &Recorded,
+) -> devtools_mcp_edge::http::HttpResponse {
+    let mut meta = meta_2026();
+    if let Some(token) = token {
+        meta["progressToken"] = token;
+    }
+    let arguments = json!({"owner": "octo", "repo": "app", "runId": 77, "waitSeconds": 600});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": RUN, "arguments": arguments, "_meta": meta}});
+    let mut headers = vec![("Accept", accept)];
+    headers.extend(headers_2026("tools/call", Some(RUN)));
+    let mut request = post(&body.to_string(), &headers);
+    let body = Whole(RefCell::new(std::mem::take(&mut request.body)));
+    drive(
+        server.serve_streaming(request, &body, env.ports(), Some(out)),
+        &env.clock,
+    )
+}
+
+/// A request body in hand.
+struct Whole(RefCell<Vec<u8>>);
+
+impl RequestBody for Whole {
+    fn read<'a>(
+        &'a self,
+        _limit: usize,
+        _room: &'a dyn BodyRoom,
+    ) -> futures::future::LocalBoxFuture<'a, BodyRead> {
+        let bytes = self.0.take();
+        Box::pin(async move {
+            BodyRead {
+                bytes,
+                too_large: false,
+                cut_short: false,
+                no_room: false,
+            }
+        })
+    }
+}
+
+/// The JSON message of one SSE event.
+fn event_json(event: &str) -> Json {
+    let data = event
+        .strip_prefix("event: message\ndata: ")
+        .and_then(|rest| rest.strip_suffix("\n\n"))
+        .unwrap_or_else(|| panic!("not one message event: {event:?}"));
+    serde_json::from_str(data).unwrap()
+}
+
+#[test]
+fn a_wait_tells_a_client_reading_events_how_it_goes_then_answers_last() {
+    let (server, env, fake) = fake_github(|f| f.completes_after = Some(3));
+    let out = Recorded::default();
+    let last = wait_streamed(
+        &server,
+        &env,
+        "application/json, text/event-stream",
+        Some(json!("p-1")),
+        &out,
+    );
+    let head = out.head.borrow().clone().expect("the stream started");
+    assert!(head.contains(&("Content-Type".into(), "text/event-stream".into())));
+    // One notification after each poll that found the run still going: at 0, 5 and 15 s.
+    let notes: Vec<Json> = out.events.borrow().iter().map(|e| event_json(e)).collect();
+    let seen: Vec<(Json, Json, Json)> = notes
+        .iter()
+        .map(|n| {
+            assert_eq!(n["method"], "notifications/progress");
+            let p = &n["params"];
+            (
+                p["progressToken"].clone(),
+                p["progress"].clone(),
+                p["total"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (json!("p-1"), json!(0), json!(600)),
+            (json!("p-1"), json!(5), json!(600)),
+            (json!("p-1"), json!(15), json!(600))
+        ]
+    );
+    assert_eq!(
+        notes[2]["params"]["message"],
+        "run in_progress; 3 polls, 15 s of 600 s"
+    );
+    // The answer is the stream's last event.
+    assert_eq!(last.header("Content-Type"), Some("text/event-stream"));
+    let answer = event_json(&String::from_utf8(last.body).unwrap());
+    assert_eq!(answer["id"], 1);
+    assert_eq!(
+        answer["result"]["structuredContent"]["data"]["completed"],
+        true
+    );
+    assert_eq!(fake.borrow().run_polls, 4);
+}
+
+#[test]
+fn a_wait_stops_polling_when_its_client_goes_away() {
+    let (server, env, fake) = fake_github(|f| f.completes_after = None);
+    let out = Recorded {
+        sends: Some(2),
+        ..Recorded::default()
+    };
+    let last = wait_streamed(
+        &server,
+        &env,
+        "text/event-stream, application/json",
+        Some(json!(7)),
+        &out,
+    );
+    // The third poll's notification found the client gone: no fourth poll, not ten minutes of them.
+    assert_eq!(fake.borrow().run_polls, 3);
+    let answer = event_json(&String::from_utf8(last.body).unwrap());
+    let data = &answer["result"]["structuredContent"]["data"];
+    assert_eq!(data["note"], "Stopped waiting: the client went away.");
+    assert_eq!(data["waitedMs"], 15_000);
+}
+
+#[test]
+fn without_a_token_or_an_event_stream_a_wait_answers_json_only() {
+    for (accept, token) in [
+        ("application/json, text/event-stream", None),
+        ("application/json", Some(json!("p-1"))),
+        (
+            "application/json, text/event-stream",
+            Some(json!({"not": "a token"})),
+        ),
+    ] {
+        let (server, env, fake) = fake_github(|f| f.completes_after = Some(2));
+        let out = Recorded::default();
+        let last = wait_streamed(&server, &env, accept, token.clone(), &out);
+        assert!(out.head.borrow().is_none(), "{accept} {token:?}");
+        assert!(out.events.borrow().is_empty());
+        assert_eq!(last.header("Content-Type"), Some("application/json"));
+        assert_eq!(
+            body_json(&last)["result"]["structuredContent"]["data"]["completed"],
+            true
+        );
+        assert_eq!(fake.borrow().run_polls, 3);
+    }
 }

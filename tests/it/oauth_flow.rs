@@ -240,10 +240,11 @@ fn exchange(
 struct WatchedBody(std::cell::Cell<bool>);
 
 impl devtools_mcp_edge::ports::RequestBody for WatchedBody {
-    fn read(
-        &self,
+    fn read<'a>(
+        &'a self,
         _: usize,
-    ) -> futures::future::LocalBoxFuture<'_, devtools_mcp_edge::ports::BodyRead> {
+        _: &'a dyn devtools_mcp_edge::ports::BodyRoom,
+    ) -> futures::future::LocalBoxFuture<'a, devtools_mcp_edge::ports::BodyRead> {
         self.0.set(true);
         Box::pin(async { devtools_mcp_edge::ports::BodyRead::default() })
     }
@@ -269,10 +270,11 @@ fn an_address_over_its_sign_in_limit_is_refused_before_its_body_is_read() {
 struct StalledBody;
 
 impl devtools_mcp_edge::ports::RequestBody for StalledBody {
-    fn read(
-        &self,
+    fn read<'a>(
+        &'a self,
         _: usize,
-    ) -> futures::future::LocalBoxFuture<'_, devtools_mcp_edge::ports::BodyRead> {
+        _: &'a dyn devtools_mcp_edge::ports::BodyRoom,
+    ) -> futures::future::LocalBoxFuture<'a, devtools_mcp_edge::ports::BodyRead> {
         Box::pin(futures::future::pending())
     }
 }

@@ -2,8 +2,9 @@
 //! JSON and invalid JSON-RPC, the version header, batching per revision, and panic containment.
 
 use crate::common::protocol::*;
+use devtools_mcp_edge::http::HttpResponse;
 use devtools_mcp_edge::ports::fake::{yield_once, FakeEnv};
-use devtools_mcp_edge::ports::{BodyRead, RequestBody};
+use devtools_mcp_edge::ports::{BodyRead, BodyRoom, RequestBody};
 use devtools_mcp_edge::server::MAX_BODY_BYTES;
 use futures::future::LocalBoxFuture;
 use serde_json::json;
@@ -42,7 +43,7 @@ impl RecordingBody {
 }
 
 impl RequestBody for RecordingBody {
-    fn read(&self, limit: usize) -> LocalBoxFuture<'_, BodyRead> {
+    fn read<'a>(&'a self, limit: usize, _room: &'a dyn BodyRoom) -> LocalBoxFuture<'a, BodyRead> {
         self.read.set(true);
         let too_large = self.bytes.len() > limit;
         let bytes = if too_large {
@@ -55,6 +56,7 @@ impl RequestBody for RecordingBody {
                 bytes,
                 too_large,
                 cut_short: false,
+                no_room: false,
             }
         })
     }
@@ -93,11 +95,12 @@ struct CutBody {
 }
 
 impl RequestBody for CutBody {
-    fn read(&self, _limit: usize) -> LocalBoxFuture<'_, BodyRead> {
+    fn read<'a>(&'a self, _limit: usize, _room: &'a dyn BodyRoom) -> LocalBoxFuture<'a, BodyRead> {
         let read = BodyRead {
             bytes: self.bytes.clone(),
             too_large: false,
             cut_short: self.failed,
+            no_room: false,
         };
         Box::pin(async move { read })
     }
@@ -142,7 +145,7 @@ fn a_body_that_stops_before_its_end_is_400_and_not_run() {
 struct HeldBody;
 
 impl RequestBody for HeldBody {
-    fn read(&self, _limit: usize) -> LocalBoxFuture<'_, BodyRead> {
+    fn read<'a>(&'a self, _limit: usize, _room: &'a dyn BodyRoom) -> LocalBoxFuture<'a, BodyRead> {
         Box::pin(futures::future::pending())
     }
 }
@@ -167,56 +170,96 @@ fn a_body_that_does_not_arrive_within_a_minute_is_408() {
     assert!(env.log.lines().join("\n").contains("request_body_too_slow"));
 }
 
+/// A body whose pieces arrive one after another, each kept once the room holds it.
+struct PiecesBody(Vec<u8>);
+
+impl RequestBody for PiecesBody {
+    fn read<'a>(&'a self, _limit: usize, room: &'a dyn BodyRoom) -> LocalBoxFuture<'a, BodyRead> {
+        Box::pin(async move {
+            for end in
+                (1..=self.0.len().div_ceil(64 * 1024)).map(|n| (n * 64 * 1024).min(self.0.len()))
+            {
+                if !room.grow(end).await {
+                    return BodyRead {
+                        no_room: true,
+                        ..BodyRead::default()
+                    };
+                }
+            }
+            BodyRead {
+                bytes: self.0.clone(),
+                ..BodyRead::default()
+            }
+        })
+    }
+}
+
 #[test]
-fn a_caller_has_at_most_two_large_or_unsized_bodies_in_flight() {
+fn a_caller_s_request_bodies_hold_at_most_8_mib_together() {
     let server = server();
     let env = FakeEnv::new();
-    let large = (MAX_BODY_BYTES / 2).to_string();
+    let four = (MAX_BODY_BYTES).to_string();
+    // Two held bodies that declare 4 MiB each: the caller's whole share.
     let mut held = vec![
-        Box::pin(server.serve(post("", &[]), &HeldBody, env.ports())),
         Box::pin(server.serve(
-            post("", &[("Content-Length", &large)]),
+            post("", &[("Content-Length", &four)]),
+            &HeldBody,
+            env.ports(),
+        )),
+        Box::pin(server.serve(
+            post("", &[("Content-Length", &four)]),
             &HeldBody,
             env.ports(),
         )),
     ];
+    // Bodies without a length reserve as they arrive: held before their first byte, they hold
+    // nothing.
+    held.extend((0..10).map(|_| Box::pin(server.serve(post("", &[]), &HeldBody, env.ports()))));
     futures::executor::block_on(async {
         for request in &mut held {
             assert!(futures::poll!(request.as_mut()).is_pending());
         }
     });
-    let env2 = FakeEnv::new();
-    let third = futures::executor::block_on(server.serve(post("", &[]), &HeldBody, env2.ports()));
-    assert_eq!(third.status, 429);
-    assert_eq!(third.header("Retry-After"), Some("2"));
-    let message = body_json(&third)["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(
-        message.contains("at most 2 at once whose bodies are over 1 MiB"),
-        "{message}"
-    );
-    // A small body with its length is not held back, nor is another caller's large one.
-    assert_eq!(
-        send(
-            &server,
-            post(&ping(), &[("Content-Length", &ping().len().to_string())])
-        )
-        .status,
-        200
-    );
+    let refused = |response: HttpResponse| {
+        assert_eq!(response.status, 429);
+        assert_eq!(response.header("Retry-After"), Some("2"));
+        let message = body_json(&response)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            message.contains("at most 8 MiB of request bodies at once per caller"),
+            "{message}"
+        );
+    };
+    let ping = ping();
+    let declared = ping.len().to_string();
+    refused(send(&server, post(&ping, &[("Content-Length", &declared)])));
+    // A body without a length is refused at the piece that goes past the share.
+    let pieces = PiecesBody(ping.clone().into_bytes());
+    refused(futures::executor::block_on(server.serve(
+        post("", &[]),
+        &pieces,
+        env.ports(),
+    )));
+    // Another caller is not held back.
     let alice = format!("Bearer {ALICE_TOKEN_2}");
     let big = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"pad\":\"{}\"}}",
         "x".repeat(2 << 20)
     );
+    let pieces = PiecesBody(big.clone().into_bytes());
+    let alice_call = server.serve(post("", &[("Authorization", &alice)]), &pieces, env.ports());
+    assert_eq!(futures::executor::block_on(alice_call).status, 200);
+    drop(held);
     assert_eq!(
-        send(&server, post(&big, &[("Authorization", &alice)])).status,
+        send(
+            &server,
+            post(&big, &[("Content-Length", &big.len().to_string())])
+        )
+        .status,
         200
     );
-    drop(held);
-    assert_eq!(send(&server, post(&big, &[])).status, 200);
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 use super::fetch::get;
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
+use crate::ports::Gone;
 use crate::render::OutputFormat;
 use crate::structured::{Contract, Envelope};
 use crate::tools::args::{arguments, input_schema, Fallback, Field};
@@ -287,6 +288,11 @@ pub(crate) async fn wait(
                 if waited.completed || now >= deadline {
                     break;
                 }
+                if told(call, last.as_ref(), &waited, now - start, wait_ms).is_err() {
+                    // Nobody is left to read the answer: the polls stop here.
+                    waited.note = Some("Stopped waiting: the client went away.".to_owned());
+                    break;
+                }
                 let limited = crate::upstream::error::retry_after_ms(200, &reply.headers, now);
                 match limited {
                     Some(ms) if now.saturating_add(ms) > deadline => {
@@ -320,6 +326,31 @@ pub(crate) async fn wait(
     // The loop leaves only with a run read, or returns the first poll's error.
     let run = last.ok_or_else(|| ToolError::Internal("wait ended without a run".into()))?;
     Ok((run, waited))
+}
+
+/// Tells the client, when it asked for progress, how the wait stands: seconds waited of those
+/// asked for, and the run's status.
+fn told(
+    call: &ToolContext<'_>,
+    run: Option<&Value>,
+    waited: &Waited,
+    elapsed_ms: u64,
+    wait_ms: u64,
+) -> Result<(), Gone> {
+    let Some(progress) = call.progress else {
+        return Ok(());
+    };
+    let status = run
+        .and_then(|r| r.get("status"))
+        .and_then(Value::as_str)
+        .unwrap_or("unknown");
+    let message = format!(
+        "run {status}; {} polls, {} s of {} s",
+        waited.polls,
+        elapsed_ms / 1000,
+        wait_ms / 1000
+    );
+    progress.report(elapsed_ms / 1000, Some(wait_ms / 1000), &message)
 }
 
 fn rate_note(ms: u64) -> String {
