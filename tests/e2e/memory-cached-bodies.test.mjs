@@ -13,7 +13,8 @@
 //
 // Measured 2026-12-06 (2 shared vCPUs, load 1-3), release builds, default settings, 8 hits:
 //   before (2637d5f, 5737322): wasm 33.1 -> 123.4 MiB, 4 served, 4 busy (12 hits: 183.4 MiB);
-//   after: 33.1 -> 49.1-49.2 MiB in three runs, 3 served, 5 busy, no upstream request.
+//   after: 33.1 -> 49.1-49.2 MiB in three runs, 3 served, 5 busy, no upstream request (12 hits:
+//   49.2 MiB, 3 served, 9 busy).
 //
 // Runs alone: node --test --test-timeout=180000 tests/e2e/memory-cached-bodies.test.mjs
 
