@@ -2,21 +2,30 @@
 //! partitioned by principal and upstream identity, entries holding the raw body with when it was
 //! read, and a store failure that degrades to "no cache" instead of failing the call.
 //!
+//! An entry's metadata holds its body's size, so a body read back reserves its cost on the
+//! call's memory before a byte of it is read, as a fetched one does from its `Content-Length`
+//! (decision 0113).
+//!
 //! Keys are SHA-256 digests, so neither a principal's name, a credential nor a URL is ever
 //! readable in the store, and every key fits KV's 512-byte limit whatever the URL's length.
 
 use crate::hex::hex;
-use crate::ports::{CacheEntry, CacheStore, CallPorts, Clock, Level, Log};
+use crate::memory::{Busy, CallMemory};
+use crate::ports::{
+    BodyStream, CacheEntry, CacheStore, CallPorts, Clock, Level, Log, TransportError,
+};
+use crate::upstream::body::{self, Unread};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::cell::Cell;
 
 /// Workers KV refuses values larger than 25 MiB; such bodies are served but not cached.
 pub(crate) const MAX_CACHED_BODY: usize = 25 * 1024 * 1024;
-/// Content types longer than this are not kept in the metadata (KV allows 1024 bytes of it).
-const MAX_CONTENT_TYPE: usize = 200;
+/// Content types longer than this are not kept in the metadata (KV allows 1024 bytes of it,
+/// which the largest of every field together fit, escaped twice, with a test to say so).
+const MAX_CONTENT_TYPE: usize = 120;
 /// Bumped when the key derivation or the metadata layout changes, so old entries are ignored.
-const KEY_VERSION: &str = "v1";
+const KEY_VERSION: &str = "v2";
 
 /// Who the upstream sees: the vendor and a fingerprint of the credential used, so two
 /// credentials for one vendor never share entries and rotating a token starts a fresh cache.
@@ -49,7 +58,7 @@ impl UpstreamIdentity {
 }
 
 /// The store key for `url` fetched by `principal` as `identity`:
-/// `http:v1:<principal digest, 16 hex>:<digest of everything, 64 hex>`. The principal part is a
+/// `http:v2:<principal digest, 16 hex>:<digest of everything, 64 hex>`. The principal part is a
 /// prefix so one principal's entries can be listed or purged together.
 pub(crate) fn cache_key(principal: &str, identity: &UpstreamIdentity, url: &str) -> String {
     let mut all = Sha256::new();
@@ -91,6 +100,8 @@ pub(crate) struct CachedResponse {
 struct Metadata {
     fetched_at: u64,
     status: u16,
+    /// The body's length in bytes: what its reading reserves before it starts.
+    size: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     content_type: Option<String>,
     /// The upstream's validator, for a conditional request.
@@ -107,9 +118,16 @@ struct Metadata {
 pub(crate) struct Tagged {
     /// The response.
     pub(crate) response: CachedResponse,
-    /// Its `ETag`, sent back as `If-None-Match`.
+    /// Its validator.
+    pub(crate) validator: Validator,
+}
+
+/// What a conditional request needs of a kept response, read without its body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Validator {
+    /// The `ETag`, sent back as `If-None-Match`.
     pub(crate) etag: String,
-    /// Its `Link` header, if it had one.
+    /// The `Link` header, if the response had one.
     pub(crate) link: Option<String>,
 }
 
@@ -124,6 +142,7 @@ const MAX_LINK: usize = 560;
 pub(crate) struct HttpCache<'a> {
     store: &'a dyn CacheStore,
     clock: &'a dyn Clock,
+    memory: &'a CallMemory,
     log: &'a dyn Log,
     ttl_seconds: u64,
     logged_failure: Cell<bool>,
@@ -135,6 +154,7 @@ impl<'a> HttpCache<'a> {
         HttpCache {
             store: ports.cache,
             clock: ports.clock,
+            memory: ports.memory,
             log: ports.log,
             ttl_seconds,
             logged_failure: Cell::new(false),
@@ -142,11 +162,17 @@ impl<'a> HttpCache<'a> {
     }
 
     /// The entry at `key` when present, readable and younger than the TTL (KV expiry is
-    /// approximate, so age is checked here too); `None` otherwise.
-    pub(crate) async fn lookup(&self, key: &str) -> Option<CachedResponse> {
-        let (meta, response) = self.read(key).await?;
+    /// approximate, so age is checked here too); `None` otherwise. Its body is read once its
+    /// cost is reserved on the call's memory: [`Busy`] when the budget had no room for it.
+    pub(crate) async fn lookup(&self, key: &str) -> Result<Option<CachedResponse>, Busy> {
+        let Some((meta, value)) = self.open(key).await else {
+            return Ok(None);
+        };
         let age = self.clock.now_ms().saturating_sub(meta.fetched_at);
-        (age < self.ttl_seconds.saturating_mul(1000)).then_some(response)
+        if age >= self.ttl_seconds.saturating_mul(1000) {
+            return Ok(None);
+        }
+        self.read(meta, value).await
     }
 
     /// Stores `response` at `key`, replacing any entry there. Non-2xx responses and bodies over
@@ -155,14 +181,25 @@ impl<'a> HttpCache<'a> {
         self.write(key, response, None, None).await;
     }
 
-    /// The entry at `key` when it holds a validator, whatever its age (KV drops it at its TTL).
-    pub(crate) async fn lookup_tagged(&self, key: &str) -> Option<Tagged> {
-        let (meta, response) = self.read(key).await?;
-        Some(Tagged {
+    /// The validator of the entry at `key`, whatever its age (KV drops it at its TTL), without
+    /// its body: that is read by [`HttpCache::kept`] once the upstream has said it is current.
+    pub(crate) async fn lookup_tagged(&self, key: &str) -> Option<Validator> {
+        let (meta, _) = self.open(key).await?;
+        Some(Validator {
             etag: meta.etag?,
             link: meta.link,
-            response,
         })
+    }
+
+    /// The response kept at `key` with the validator `etag`, read as [`HttpCache::lookup`]
+    /// reads; `None` when the entry is gone or now holds another validator.
+    pub(crate) async fn kept(&self, key: &str, etag: &str) -> Result<Option<CachedResponse>, Busy> {
+        match self.open(key).await {
+            Some((meta, value)) if meta.etag.as_deref() == Some(etag) => {
+                self.read(meta, value).await
+            }
+            _ => Ok(None),
+        }
     }
 
     /// Stores `tagged` at `key`, replacing any entry there; nothing when its status is not 2xx,
@@ -170,8 +207,7 @@ impl<'a> HttpCache<'a> {
     pub(crate) async fn store_tagged(&self, key: &str, tagged: Tagged) {
         let Tagged {
             response,
-            etag,
-            link,
+            validator: Validator { etag, link },
         } = tagged;
         if etag.len() > MAX_ETAG || link.as_ref().is_some_and(|l| l.len() > MAX_LINK) {
             return;
@@ -179,9 +215,9 @@ impl<'a> HttpCache<'a> {
         self.write(key, response, Some(etag), link).await;
     }
 
-    /// The readable 2xx entry at `key`, with its metadata.
-    async fn read(&self, key: &str) -> Option<(Metadata, CachedResponse)> {
-        let entry = match self.store.get(key).await {
+    /// The readable 2xx entry at `key`: its metadata, and its body unread.
+    async fn open(&self, key: &str) -> Option<(Metadata, Box<dyn BodyStream>)> {
+        let entry = match self.store.open(key).await {
             Ok(entry) => entry?,
             Err(e) => {
                 self.log_failure("get", &e.0);
@@ -189,16 +225,35 @@ impl<'a> HttpCache<'a> {
             }
         };
         let meta: Metadata = serde_json::from_str(&entry.metadata).ok()?;
-        if !(200..300).contains(&meta.status) {
-            return None;
-        }
-        let response = CachedResponse {
-            status: meta.status,
-            content_type: meta.content_type.clone(),
-            body: entry.value,
-            fetched_at_ms: meta.fetched_at,
+        let readable = (200..300).contains(&meta.status) && meta.size <= MAX_CACHED_BODY;
+        readable.then_some((meta, entry.value))
+    }
+
+    /// The response whose metadata is `meta` and body `value`: the body's cost is reserved
+    /// first, then it is read; a body of another length than `meta` says is not the one written
+    /// with it (a miss).
+    async fn read(
+        &self,
+        meta: Metadata,
+        mut value: Box<dyn BodyStream>,
+    ) -> Result<Option<CachedResponse>, Busy> {
+        let size = meta.size;
+        let body = match body::read(self.memory, self.clock, value.as_mut(), Some(size), size).await
+        {
+            Ok(body) => body,
+            Err(Unread::Busy(busy)) => return Err(busy),
+            Err(Unread::Transport(TransportError::TooLarge(_))) => return Ok(None),
+            Err(Unread::Transport(e)) => {
+                self.log_failure("get", &e.to_string());
+                return Ok(None);
+            }
         };
-        Some((meta, response))
+        Ok((body.len() == size).then_some(CachedResponse {
+            status: meta.status,
+            content_type: meta.content_type,
+            body,
+            fetched_at_ms: meta.fetched_at,
+        }))
     }
 
     /// Stores `response` with its validator and `Link`; non-2xx responses and bodies over
@@ -219,6 +274,7 @@ impl<'a> HttpCache<'a> {
         let meta = Metadata {
             fetched_at: response.fetched_at_ms,
             status: response.status,
+            size: response.body.len(),
             content_type,
             etag,
             link,
@@ -250,9 +306,17 @@ impl<'a> HttpCache<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::{MemoryBudget, BYTES_PER_BODY_BYTE, POLL_MS, WAIT_MS};
+    use crate::ports::fake::yield_once;
     use crate::ports::fake::FakeEnv;
     use crate::ports::KV_MAX_KEY_BYTES;
     use futures::executor::block_on;
+    use futures::future::join;
+
+    /// What `lookup` found, failing the test on [`Busy`].
+    fn found(cache: &HttpCache<'_>, key: &str) -> Option<CachedResponse> {
+        block_on(cache.lookup(key)).expect("room for the body")
+    }
 
     #[test]
     fn keys_hide_secrets_fit_kv_and_separate_everyone() {
@@ -261,7 +325,7 @@ mod tests {
         let url = format!("https://circleci.com/api/v2/me?q={}", "x".repeat(10_000));
         let key = cache_key("alice", &github, &url);
         assert!(
-            key.len() <= KV_MAX_KEY_BYTES && key.starts_with("http:v1:"),
+            key.len() <= KV_MAX_KEY_BYTES && key.starts_with("http:v2:"),
             "{key}"
         );
         assert!(!key.contains("alice") && !key.contains("secret") && !key.contains("circleci"));
@@ -309,23 +373,122 @@ mod tests {
         let ports = env.call_ports();
         let cache = HttpCache::new(&ports, 60);
         let now = env.clock.now_ms();
-        let tagged = |link: Option<String>| Tagged {
-            response: response(now),
+        let validator = |link: Option<String>| Validator {
             etag: "W/\"abc\"".into(),
             link,
         };
-        block_on(cache.store_tagged("k", tagged(Some("<x?page=2>; rel=\"next\"".into()))));
+        let tagged = |link: Option<String>| Tagged {
+            response: response(now),
+            validator: validator(link),
+        };
+        let link = || Some("<x?page=2>; rel=\"next\"".to_owned());
+        block_on(cache.store_tagged("k", tagged(link())));
         env.clock.advance(59_000);
+        // The validator is read without the body, which is read for its own validator only.
+        assert_eq!(block_on(cache.lookup_tagged("k")), Some(validator(link())));
+        assert_eq!(env.cache.values_read.get(), 0);
+        assert_eq!(block_on(cache.kept("k", "W/\"abd\"")), Ok(None));
         assert_eq!(
-            block_on(cache.lookup_tagged("k")),
-            Some(tagged(Some("<x?page=2>; rel=\"next\"".into())))
+            block_on(cache.kept("k", "W/\"abc\"")),
+            Ok(Some(response(now)))
         );
         // An untagged entry is no validator; a link too long to keep stores nothing.
         block_on(cache.store("plain", response(now)));
         assert_eq!(block_on(cache.lookup_tagged("plain")), None);
+        assert_eq!(block_on(cache.kept("plain", "W/\"abc\"")), Ok(None));
         block_on(cache.store_tagged("long", tagged(Some("x".repeat(MAX_LINK + 1)))));
         assert_eq!(block_on(cache.lookup_tagged("long")), None);
-        assert!(block_on(cache.lookup("long")).is_none());
+        assert!(found(&cache, "long").is_none());
+    }
+
+    #[test]
+    fn the_largest_metadata_fits_kv() {
+        let env = FakeEnv::new();
+        let ports = env.call_ports();
+        let cache = HttpCache::new(&ports, 60);
+        let quoted = |len: usize| format!("W/\"{}\"", "a".repeat(len - 4));
+        let mut largest = response(env.clock.now_ms());
+        largest.content_type = Some(quoted(MAX_CONTENT_TYPE));
+        largest.body = vec![b' '; MAX_CACHED_BODY];
+        let validator = Validator {
+            etag: quoted(MAX_ETAG),
+            link: Some(quoted(MAX_LINK)),
+        };
+        block_on(cache.store_tagged(
+            "k",
+            Tagged {
+                response: largest.clone(),
+                validator,
+            },
+        ));
+        assert!(env.log.lines().is_empty(), "{:?}", env.log.lines());
+        assert_eq!(
+            found(&cache, "k").map(|r| r.body.len()),
+            Some(MAX_CACHED_BODY)
+        );
+    }
+
+    /// A body of `size` bytes stored at `key`, with the metadata of one of `said` bytes.
+    fn stored_as(env: &FakeEnv, key: &str, size: usize, said: usize) {
+        let now = env.clock.now_ms();
+        let metadata =
+            format!(r#"{{"fetchedAt":{now},"status":200,"size":{said},"etag":"\"e\""}}"#);
+        let entry = CacheEntry {
+            value: vec![b'0'; size],
+            metadata,
+        };
+        block_on(env.cache.put(key, entry, 60)).unwrap();
+    }
+
+    #[test]
+    fn a_body_is_reserved_before_it_is_read_and_one_refused_for_room_is_never_read() {
+        const MIB: usize = 1024 * 1024;
+        let env = FakeEnv::new();
+        let size = 3 * MIB;
+        stored_as(&env, "k", size, size);
+        let budget = MemoryBudget::new(8 * MIB);
+        let other = budget.call();
+        assert!(other.take_now(2 * MIB, false));
+        let call = budget.call();
+        let ports = env.ports().for_call(&call);
+        let cache = HttpCache::new(&ports, 60);
+        let ticks = || async {
+            for _ in 0..=WAIT_MS / POLL_MS {
+                yield_once().await;
+                env.clock.advance(POLL_MS);
+            }
+        };
+        for (key, validator) in [("k", None), ("k", Some("\"e\""))] {
+            let refused = match validator {
+                None => block_on(join(cache.lookup(key), ticks())).0,
+                Some(etag) => block_on(join(cache.kept(key, etag), ticks())).0,
+            };
+            assert_eq!(refused.map(|_| ()), Err(Busy { body_bytes: size }));
+            assert_eq!(env.cache.values_read.get(), 0, "nothing read while refused");
+        }
+        drop(other);
+        assert_eq!(found(&cache, "k").map(|r| r.body.len()), Some(size));
+        assert_eq!(call.held(), size * BYTES_PER_BODY_BYTE);
+        assert_eq!(env.cache.values_read.get(), size);
+    }
+
+    #[test]
+    fn a_body_of_another_length_than_its_metadata_says_is_a_miss() {
+        let env = FakeEnv::new();
+        stored_as(&env, "short", 100, 101);
+        stored_as(&env, "long", 70_000, 69_999);
+        stored_as(&env, "huge", 1, MAX_CACHED_BODY + 1);
+        let ports = env.call_ports();
+        let cache = HttpCache::new(&ports, 60);
+        for key in ["short", "long", "huge"] {
+            assert_eq!(found(&cache, key), None, "{key}");
+            assert_eq!(block_on(cache.kept(key, "\"e\"")), Ok(None), "{key}");
+        }
+        // A longer body is not read past what its metadata said.
+        assert!(env.cache.values_read.get() <= 2 * (100 + 69_999 + 64 * 1024));
+        assert!(env.log.lines().is_empty(), "{:?}", env.log.lines());
+        stored_as(&env, "right", 100, 100);
+        assert!(found(&cache, "right").is_some());
     }
 
     #[test]
@@ -335,11 +498,11 @@ mod tests {
         let cache = HttpCache::new(&ports, 60);
         let now = env.clock.now_ms();
         block_on(cache.store("k", response(now)));
-        assert_eq!(block_on(cache.lookup("k")), Some(response(now)));
+        assert_eq!(found(&cache, "k"), Some(response(now)));
         env.clock.advance(59_999);
-        assert!(block_on(cache.lookup("k")).is_some());
+        assert!(found(&cache, "k").is_some());
         env.clock.advance(1);
-        assert_eq!(block_on(cache.lookup("k")), None);
+        assert_eq!(found(&cache, "k"), None);
         assert!(env.log.lines().is_empty());
     }
 
@@ -350,8 +513,8 @@ mod tests {
         // Stored with a long store-side TTL, read by a cache whose TTL is shorter.
         block_on(HttpCache::new(&ports, 3600).store("k", response(env.clock.now_ms())));
         env.clock.advance(61_000);
-        assert_eq!(block_on(HttpCache::new(&ports, 60).lookup("k")), None);
-        assert!(block_on(HttpCache::new(&ports, 3600).lookup("k")).is_some());
+        assert_eq!(found(&HttpCache::new(&ports, 60), "k"), None);
+        assert!(found(&HttpCache::new(&ports, 3600), "k").is_some());
     }
 
     #[test]
@@ -377,13 +540,20 @@ mod tests {
     #[test]
     fn unreadable_metadata_is_a_miss() {
         let env = FakeEnv::new();
-        let entry = CacheEntry {
-            value: b"x".to_vec(),
-            metadata: "not json".into(),
-        };
-        block_on(env.cache.put("k", entry, 60)).unwrap();
-        let ports = env.call_ports();
-        assert_eq!(block_on(HttpCache::new(&ports, 60).lookup("k")), None);
+        // The second is the layout before the body's size was kept.
+        let layouts = [
+            "not json".to_owned(),
+            format!(r#"{{"fetchedAt":{},"status":200}}"#, env.clock.now_ms()),
+        ];
+        for metadata in layouts {
+            let entry = CacheEntry {
+                value: b"x".to_vec(),
+                metadata,
+            };
+            block_on(env.cache.put("k", entry, 60)).unwrap();
+            let ports = env.call_ports();
+            assert_eq!(found(&HttpCache::new(&ports, 60), "k"), None);
+        }
     }
 
     #[test]
@@ -392,9 +562,9 @@ mod tests {
         env.cache.failing.set(true);
         let ports = env.call_ports();
         let cache = HttpCache::new(&ports, 60);
-        assert_eq!(block_on(cache.lookup("k")), None);
+        assert_eq!(found(&cache, "k"), None);
         block_on(cache.store("k", response(0)));
-        assert_eq!(block_on(cache.lookup("k")), None);
+        assert_eq!(found(&cache, "k"), None);
         let lines = env.log.lines();
         assert_eq!(lines.len(), 1, "{lines:?}");
         let line: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();

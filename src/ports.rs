@@ -166,6 +166,15 @@ pub struct CacheEntry {
     pub metadata: String,
 }
 
+/// One cache entry opened for reading: its metadata, and its value not read yet, so that the
+/// reader can reserve memory for the value from the metadata first.
+pub struct OpenedEntry {
+    /// Metadata stored beside the value (JSON text chosen by the caller).
+    pub metadata: String,
+    /// The value, read piece by piece; dropping it unread releases it.
+    pub value: Box<dyn BodyStream>,
+}
+
 /// The longest key a [`CacheStore`] takes, in bytes (Workers KV's limit).
 pub(crate) const KV_MAX_KEY_BYTES: usize = 512;
 
@@ -195,6 +204,8 @@ pub(crate) fn check_kv_put(key: &str, entry: &CacheEntry) -> Result<(), StoreErr
 pub trait CacheStore {
     /// The entry at `key`, if present and not expired.
     fn get<'a>(&'a self, key: &'a str) -> Stored<'a, Option<CacheEntry>>;
+    /// The entry at `key`, if present and not expired, with its value still unread.
+    fn open<'a>(&'a self, key: &'a str) -> Stored<'a, Option<OpenedEntry>>;
     /// Stores `entry` at `key` for `ttl_seconds` (KV's minimum is 60); refuses what
     /// [`check_kv_put`] refuses.
     fn put<'a>(&'a self, key: &'a str, entry: CacheEntry, ttl_seconds: u64) -> Stored<'a, ()>;

@@ -149,11 +149,7 @@ async fn open(request: UpstreamRequest) -> Result<StreamedResponse, TransportErr
     let status = response.status_code();
     let headers: Vec<(String, String)> = response.headers().entries().collect();
     let reader = match response.body() {
-        ResponseBody::Stream(stream) => Some(
-            wasm_streams::ReadableStream::from_raw(stream.clone())
-                .try_into_async_read()
-                .map_err(|(e, _)| TransportError::Network(format!("unreadable body: {e:?}")))?,
-        ),
+        ResponseBody::Stream(stream) => Some(byob(stream.clone())?),
         _ => None,
     };
     Ok(StreamedResponse {
@@ -169,7 +165,28 @@ async fn open(request: UpstreamRequest) -> Result<StreamedResponse, TransportErr
     })
 }
 
-/// A `fetch` body read under the request's deadline; dropping it aborts the request.
+/// `stream` read through a BYOB reader, which cancels it when dropped.
+fn byob(stream: worker::web_sys::ReadableStream) -> Result<IntoAsyncRead<'static>, TransportError> {
+    wasm_streams::ReadableStream::from_raw(stream)
+        .try_into_async_read()
+        .map_err(|(e, _)| TransportError::Network(format!("unreadable body: {e:?}")))
+}
+
+/// A stored value's `stream` (a KV read) as a body, read within `timeout_ms` of now; dropping it
+/// cancels the read.
+pub(super) fn stored_body(
+    stream: worker::web_sys::ReadableStream,
+    timeout_ms: u64,
+) -> Result<Box<dyn BodyStream>, TransportError> {
+    Ok(Box::new(FetchBody {
+        reader: Some(byob(stream)?),
+        controller: None,
+        deadline: Some(Deadline::after(timeout_ms)),
+    }))
+}
+
+/// A `fetch` body read under the request's deadline; dropping it aborts the request (a stored
+/// value's has no request, and is cancelled by its reader).
 struct FetchBody {
     reader: Option<IntoAsyncRead<'static>>,
     controller: Option<AbortController>,

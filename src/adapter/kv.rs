@@ -3,12 +3,18 @@
 //! it; for policy and sign-in state they complete before the call returns.
 
 use super::env::ConsoleLog;
-use crate::ports::{check_kv_put, CacheEntry, CacheStore, Level, Log, StoreError, Stored};
+use crate::ports::{
+    check_kv_put, CacheEntry, CacheStore, Level, Log, OpenedEntry, StoreError, Stored,
+};
 use std::rc::Rc;
 use worker::{Context, KvStore};
 
 /// KV refuses expirations shorter than this many seconds.
 const MIN_TTL_SECONDS: u64 = 60;
+
+/// The longest an opened value takes to be read, from its opening, in milliseconds: far more
+/// than KV needs for its largest value, and a bound on a read that stalls.
+const VALUE_READ_MS: u64 = 30_000;
 
 /// A [`CacheStore`] over a KV namespace; without the binding every call fails.
 pub(crate) struct KvCache {
@@ -53,6 +59,24 @@ impl CacheStore for KvCache {
             Ok(value.map(|value| CacheEntry {
                 value,
                 metadata: metadata.unwrap_or_default(),
+            }))
+        })
+    }
+
+    fn open<'a>(&'a self, key: &'a str) -> Stored<'a, Option<OpenedEntry>> {
+        Box::pin(async move {
+            let (value, metadata) = self
+                .store()?
+                .get(key)
+                .stream_with_metadata::<String>()
+                .await
+                .map_err(kv_error)?;
+            let Some(value) = value else { return Ok(None) };
+            let value = super::fetch::stored_body(value, VALUE_READ_MS)
+                .map_err(|e| StoreError(format!("KV: {e}")))?;
+            Ok(Some(OpenedEntry {
+                metadata: metadata.unwrap_or_default(),
+                value,
             }))
         })
     }

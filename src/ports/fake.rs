@@ -136,6 +136,8 @@ pub struct MemoryCache {
     /// When true, every call first yields once, as a network store does, so that the other
     /// futures of a join run between one call's start and its effect.
     pub(crate) yielding: Cell<bool>,
+    /// Bytes of values handed out by the streams [`CacheStore::open`] returned.
+    pub(crate) values_read: Rc<Cell<usize>>,
 }
 
 impl MemoryCache {
@@ -191,6 +193,22 @@ impl CacheStore for MemoryCache {
         })
     }
 
+    fn open<'a>(&'a self, key: &'a str) -> Stored<'a, Option<OpenedEntry>> {
+        Box::pin(async move {
+            let Some(entry) = self.get(key).await? else {
+                return Ok(None);
+            };
+            let value = StoredValue {
+                rest: entry.value,
+                read: Rc::clone(&self.values_read),
+            };
+            Ok(Some(OpenedEntry {
+                metadata: entry.metadata,
+                value: Box::new(value),
+            }))
+        })
+    }
+
     fn put<'a>(&'a self, key: &'a str, entry: CacheEntry, ttl_seconds: u64) -> Stored<'a, ()> {
         Box::pin(async move {
             self.check().await?;
@@ -227,6 +245,21 @@ impl CacheStore for MemoryCache {
             keys.truncate(limit);
             Ok(keys)
         })
+    }
+}
+
+/// A stored value handed out in pieces of at most 64 KiB, counting what it hands out.
+struct StoredValue {
+    rest: Vec<u8>,
+    read: Rc<Cell<usize>>,
+}
+
+impl BodyStream for StoredValue {
+    fn next_chunk(&mut self) -> Exchange<'_, Option<Vec<u8>>> {
+        let len = self.rest.len().min(64 * 1024);
+        let piece = (len > 0).then(|| self.rest.drain(..len).collect::<Vec<u8>>());
+        self.read.set(self.read.get() + len);
+        Box::pin(async move { Ok(piece) })
     }
 }
 

@@ -191,29 +191,14 @@ impl UpstreamTool for CircleGet {
             _ => None,
         };
         if let (Some(key), false) = (&key, args.fresh) {
-            if let Some(hit) = cache.lookup(key).await {
-                // A cached body costs what a fetched one does once parsed and rendered.
-                if let Err(busy) = upstream::body::reserve_held(
-                    call.ports.memory,
-                    call.ports.clock,
-                    hit.body.len(),
-                )
+            let clock = call.ports.clock;
+            // A cached body costs what a fetched one does once parsed and rendered.
+            let cached = cache
+                .lookup(key)
                 .await
-                {
-                    let kind = upstream::ErrorKind::Busy {
-                        body_bytes: busy.body_bytes,
-                    };
-                    let now = call.ports.clock.now_ms();
-                    let error = upstream::UpstreamError::new(
-                        Vendor::CircleCi,
-                        Method::Get,
-                        path.path(),
-                        now,
-                        kind,
-                    );
-                    return Err(error.into());
-                }
-                let now = call.ports.clock.now_ms();
+                .map_err(|busy| upstream::UpstreamError::busy(&target, clock.now_ms(), busy))?;
+            if let Some(hit) = cached {
+                let now = clock.now_ms();
                 let headers: Vec<(String, String)> = hit
                     .content_type
                     .iter()

@@ -85,19 +85,6 @@ pub(crate) async fn read(
     Ok(body)
 }
 
-/// Reserves the cost of a body of `bytes` already in hand (read back from a store) before what is
-/// built from it: the call's share of the budget, waiting a while for room when there is none.
-pub(crate) async fn reserve_held(
-    memory: &CallMemory,
-    clock: &dyn Clock,
-    bytes: usize,
-) -> Result<(), Busy> {
-    memory
-        .body()
-        .cover(bytes, || clock.now_ms(), |ms| clock.sleep(ms))
-        .await
-}
-
 /// Runs `parse` on a body of `body_bytes` that this call read (or holds) under its reservation,
 /// with the room its value may take: what the body reserved ([`BYTES_PER_BODY_BYTE`] per byte),
 /// then more taken from the budget without waiting (a parse runs to its end without yielding)

@@ -6,8 +6,10 @@
 
 mod atlassian;
 
+use super::target::Target;
 use super::vendor::{Flavor, Vendor};
 use super::{js, Method};
+use crate::memory::Busy;
 use crate::ports::{header, Headers};
 use crate::time::{iso8601_utc_ms, parse_http_date};
 use crate::value::Value;
@@ -151,6 +153,21 @@ impl UpstreamError {
             now_ms,
             kind,
         }
+    }
+
+    /// The memory budget had no room, at `now_ms`, for a body of `target` read back from a store
+    /// (a cached or kept answer).
+    pub(crate) fn busy(target: &Target, now_ms: u64, busy: Busy) -> Self {
+        let kind = ErrorKind::Busy {
+            body_bytes: busy.body_bytes,
+        };
+        UpstreamError::new(
+            target.vendor,
+            target.method,
+            target.path.path(),
+            now_ms,
+            kind,
+        )
     }
 
     /// This error, from a vendor speaking `flavor`.

@@ -7,9 +7,11 @@ use crate::common::ci::*;
 use crate::common::protocol::{body_json, headers_2026, meta_2026, post, ALICE_TOKEN_2};
 use devtools_mcp_edge::ports::fake::{FakeEnv, ManualClock, ScriptedHttp};
 use devtools_mcp_edge::ports::{
-    header, BodyRead, BodyRoom, Gone, ReplyStream, RequestBody, UpstreamRequest, UpstreamResponse,
+    header, BodyRead, BodyRoom, CacheStore, Gone, ReplyStream, RequestBody, UpstreamRequest,
+    UpstreamResponse,
 };
 use devtools_mcp_edge::server::Server;
+use futures::executor::block_on;
 use serde_json::{json, Value as Json};
 use std::cell::RefCell;
 use std::future::Future;
@@ -443,9 +445,46 @@ fn the_list_tools_revalidate_and_keep_their_next_page() {
     assert_eq!(*calls.borrow(), [None, Some("W/\"runs-1\"".to_owned())]);
     // The kept entry names neither the principal nor the token.
     for (key, value) in env.cache.dump() {
-        assert!(!key.contains("ci") || key.starts_with("http:v1:"), "{key}");
+        assert!(!key.contains("ci") || key.starts_with("http:v2:"), "{key}");
         assert!(!String::from_utf8_lossy(&value).contains(GITHUB_TOKEN));
     }
+}
+
+#[test]
+fn a_kept_answer_no_longer_whole_after_its_304_is_fetched_again() {
+    let calls = Rc::new(RefCell::new(Vec::<Option<String>>::new()));
+    let seen = calls.clone();
+    let env = env_with(move |request: &UpstreamRequest| {
+        let tag = header(&request.headers, "if-none-match").map(str::to_owned);
+        seen.borrow_mut().push(tag.clone());
+        if tag.is_some() {
+            return Ok(UpstreamResponse {
+                status: 304,
+                status_text: "Not Modified".into(),
+                headers: vec![("ETag".into(), "W/\"runs-1\"".into())],
+                body: Vec::new(),
+            });
+        }
+        Ok(json_response(
+            200,
+            r#"{"total_count":1,"workflow_runs":[{"id":1}]}"#,
+            &[("ETag", "W/\"runs-1\"")],
+        ))
+    });
+    let server = ci_server();
+    let args = json!({"owner": "o", "repo": "r", "outputFormat": "json"});
+    let first = call(&server, &env, "github_list_workflow_runs", args.clone());
+    // The kept body loses a byte between the validator's reading and the 304.
+    for (key, _) in env.cache.dump() {
+        let mut entry = block_on(env.cache.get(&key)).unwrap().unwrap();
+        entry.value.pop();
+        block_on(env.cache.put(&key, entry, 3600)).unwrap();
+    }
+    let second = call(&server, &env, "github_list_workflow_runs", args);
+    assert!(!second.is_error, "{}", second.text);
+    assert_eq!(second.json(), first.json());
+    let etag = Some("W/\"runs-1\"".to_owned());
+    assert_eq!(*calls.borrow(), [None, etag, None]);
 }
 
 #[test]

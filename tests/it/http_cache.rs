@@ -55,7 +55,7 @@ fn miss_then_hit_keeps_fetched_at_and_reports_age() {
     // The key names nothing readable: a version, then two hex digests.
     let key = &env.cache.keys()[0];
     let parts: Vec<&str> = key.split(':').collect();
-    assert_eq!(parts[..2], ["http", "v1"], "{key}");
+    assert_eq!(parts[..2], ["http", "v2"], "{key}");
     assert_eq!(
         (parts.len(), parts[2].len(), parts[3].len()),
         (4, 16, 64),

@@ -8,8 +8,8 @@ use crate::common::ci::*;
 use crate::common::protocol::*;
 use devtools_mcp_edge::ports::fake::{FakeEnv, ScriptedHttp};
 use devtools_mcp_edge::ports::{
-    ArtifactChunk, ArtifactMeta, ArtifactStore, CacheEntry, CacheStore, PartUpload, Ports,
-    StoreError, UpstreamRequest,
+    ArtifactChunk, ArtifactMeta, ArtifactStore, CacheEntry, CacheStore, OpenedEntry, PartUpload,
+    Ports, StoreError, UpstreamRequest,
 };
 use devtools_mcp_edge::server::Server;
 use futures::future::LocalBoxFuture;
@@ -90,6 +90,17 @@ impl CacheStore for FaultyCache<'_> {
         Box::pin(async move {
             self.fault.apply(false).await?;
             self.inner.get(key).await
+        })
+    }
+
+    fn open<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<OpenedEntry>, StoreError>> {
+        self.ops.set(self.ops.get() + 1);
+        Box::pin(async move {
+            self.fault.apply(false).await?;
+            self.inner.open(key).await
         })
     }
 

@@ -3,12 +3,14 @@
 //! credential and URL), the next GET of the same URL sends `If-None-Match` with it, and a
 //! `304 Not Modified` (which GitHub does not count against the rate limit) is answered from the
 //! kept body. The request always goes out, so the answer is as live as an unconditional one and
-//! policy decides it the same way.
+//! policy decides it the same way. Only the validator is read before the request; the kept body
+//! is read (its cost reserved first) once GitHub has answered 304, so no call holds it across
+//! the round trip.
 
-use crate::cache::{cache_key, CachedResponse, HttpCache, Tagged, UpstreamIdentity};
+use crate::cache::{cache_key, CachedResponse, HttpCache, Tagged, UpstreamIdentity, Validator};
 use crate::ports::{header, Headers};
 use crate::tools::registry::ToolContext;
-use crate::upstream::{self, ErrorKind, Method, RawReply, Target, UpstreamError, Vendor};
+use crate::upstream::{RawReply, Target, UpstreamError, Vendor};
 use crate::value::Value;
 
 /// How long a kept answer lives: a wait of ten minutes, then the model reading, fixing and
@@ -45,12 +47,18 @@ pub(crate) async fn get(
         Some(key) => cache.lookup_tagged(key).await,
         None => None,
     };
-    let raw = match &kept {
+    let mut raw = match &kept {
         Some(kept) => call.upstream.revalidate(target, query, &kept.etag).await?,
         None => call.upstream.send_raw(target, query, None).await?,
     };
-    if let (304, Some(kept)) = (raw.status, kept) {
-        return from_kept(call, target, raw.headers, kept).await;
+    if let (304, Some(kept), Some(key)) = (raw.status, kept, &key) {
+        let clock = call.ports.clock;
+        match cache.kept(key, &kept.etag).await {
+            Ok(Some(response)) => return from_kept(call, target, raw.headers, response, kept),
+            Err(busy) => return Err(UpstreamError::busy(target, clock.now_ms(), busy)),
+            // Gone, or replaced by another call's answer, since its validator was read.
+            Ok(None) => raw = call.upstream.send_raw(target, query, None).await?,
+        }
     }
     // A broken JSON body is an error, and never kept.
     let decoded = call.upstream.decode_checked(target, &raw)?;
@@ -63,8 +71,10 @@ pub(crate) async fn get(
     } = raw;
     if let (Some(key), Some(etag)) = (&key, header(&headers, "etag")) {
         let tagged = Tagged {
-            etag: etag.to_owned(),
-            link: header(&headers, "link").map(str::to_owned),
+            validator: Validator {
+                etag: etag.to_owned(),
+                link: header(&headers, "link").map(str::to_owned),
+            },
             response: CachedResponse {
                 status,
                 content_type: header(&headers, "content-type").map(str::to_owned),
@@ -83,31 +93,14 @@ pub(crate) async fn get(
 
 /// The kept answer GitHub just said is current, with the 304's headers (its rate-limit
 /// counters) and the kept `Content-Type` and `Link`.
-async fn from_kept(
+fn from_kept(
     call: &ToolContext<'_>,
     target: &Target,
     mut headers: Headers,
-    kept: Tagged,
+    response: CachedResponse,
+    kept: Validator,
 ) -> Result<Fetched, UpstreamError> {
-    let Tagged { response, link, .. } = kept;
-    // A kept body costs what a fetched one does once parsed and rendered.
-    let clock = call.ports.clock;
-    if let Err(busy) =
-        upstream::body::reserve_held(call.ports.memory, clock, response.body.len()).await
-    {
-        let kind = ErrorKind::Busy {
-            body_bytes: busy.body_bytes,
-        };
-        let path = target.path.path();
-        return Err(UpstreamError::new(
-            Vendor::GitHub,
-            Method::Get,
-            path,
-            clock.now_ms(),
-            kind,
-        ));
-    }
-    for (name, value) in [("Content-Type", response.content_type), ("Link", link)] {
+    for (name, value) in [("Content-Type", response.content_type), ("Link", kept.link)] {
         if let Some(value) = value {
             headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
             headers.push((name.to_owned(), value));

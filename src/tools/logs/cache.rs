@@ -69,7 +69,8 @@ impl<'c, 'a> LogCache<'c, 'a> {
     /// The cached job `job` (a vendor-unique name such as `o/r/123`), when its entry and its
     /// artifact are both still there.
     pub(crate) async fn lookup(&self, job: &str) -> Option<Hit> {
-        let hit = self.cache.lookup(&self.key(job)?).await?;
+        // No room for the entry is a miss: the job is then read as if it had none.
+        let hit = self.cache.lookup(&self.key(job)?).await.ok()??;
         let entry: Entry = serde_json::from_slice(&hit.body).ok()?;
         let Ok(Value::Object(fields)) = crate::value::parse(&entry.fields) else {
             return None;
