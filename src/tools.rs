@@ -7,6 +7,7 @@ pub(crate) mod approvals;
 pub mod args;
 pub(crate) mod artifact_read;
 pub(crate) mod atlassian;
+pub(crate) mod ciloop;
 pub(crate) mod circleci;
 pub(crate) mod github;
 pub(crate) mod logs;
