@@ -66,6 +66,11 @@ pub fn deployment(flavor: &dyn Fn(Vendor) -> Flavor) -> Result<Registry, Registr
                 .into_iter()
                 .map(|t| (Toolset::Github, t)),
         )
+        .chain(
+            circleci::workflow::tools()
+                .into_iter()
+                .map(|t| (Toolset::Circleci, t)),
+        )
     {
         registry.register_in(Some(toolset), tool)?;
     }
