@@ -17,7 +17,7 @@ use crate::tools::args::{input_schema, Arguments, Fallback, Field};
 use crate::tools::logs::int;
 use crate::tools::output::Rendered;
 use crate::tools::registry::{Access, ToolContext, ToolError, ToolSpec};
-use crate::upstream::{self, ErrorKind, Method, RawReply, Target, UpstreamError};
+use crate::upstream::{self, ErrorKind, Method, RawReply, Target, UpstreamError, UpstreamReply};
 use crate::value::{Map, Value};
 
 /// How long a kept answer lives: a wait of ten minutes, then the model reading, fixing and
@@ -266,10 +266,23 @@ pub(crate) async fn respond(
     rendered.finish(call).await
 }
 
-/// A write the vendor refused (a run too old or still going, a workflow not in a final state, a
-/// missing input...): its reason, and that nothing was retried. Other failures (not found,
-/// authentication, rate limits, transport) read as every error of that vendor does.
-pub(crate) fn refused(what: &str, error: UpstreamError) -> ToolError {
+/// Sends the write `target` with `body` once, never retried: the vendor's answer, or its failure.
+/// A refusal (a run too old or still going, a workflow not in a final state, a missing input...)
+/// reads `<Vendor> refused to <what> (HTTP <status>): <its reason>. Nothing was retried.`; other
+/// failures (not found, authentication, rate limits, transport) as every error of that vendor.
+pub(crate) async fn send_write(
+    call: &ToolContext<'_>,
+    target: &Target,
+    body: Option<&Value>,
+    what: &str,
+) -> Result<UpstreamReply, ToolError> {
+    call.upstream
+        .send(target, &[], body)
+        .await
+        .map_err(|e| refused(what, e))
+}
+
+fn refused(what: &str, error: UpstreamError) -> ToolError {
     match (error.status(), error.reason()) {
         (Some(status @ (400 | 403 | 409 | 422)), Some(reason))
             if error.retry_after_ms().is_none() =>

@@ -5,7 +5,7 @@
 use crate::mcp::CallToolResult;
 use crate::tools::args::{arguments, Fallback, Field};
 use crate::tools::ciloop::{
-    get, number, read_spec, refused, respond, text_or_null, wait, write_failed_jobs, write_spec,
+    get, number, read_spec, respond, send_write, text_or_null, wait, write_failed_jobs, write_spec,
     WAIT_SECONDS,
 };
 use crate::tools::logs::int;
@@ -247,11 +247,7 @@ impl UpstreamTool for Rerun {
         let mut body = Map::new();
         body.insert("from_failed".into(), Value::Bool(args.from_failed));
         let what = format!("re-run workflow {}", plan.id);
-        let reply = call
-            .upstream
-            .send(&plan.write, &[], Some(&Value::Object(body)))
-            .await
-            .map_err(|e| refused(&what, e))?;
+        let reply = send_write(&call, &plan.write, Some(&Value::Object(body)), &what).await?;
         let mut map = Map::new();
         map.insert("rerunOf".into(), Value::String(plan.id));
         map.insert("fromFailed".into(), Value::Bool(args.from_failed));

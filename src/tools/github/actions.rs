@@ -8,7 +8,7 @@ use super::spec::{workflow_segment, WorkflowId};
 use crate::mcp::CallToolResult;
 use crate::time::{iso8601_utc_ms, parse_iso8601_seconds};
 use crate::tools::args::{arguments, Fallback, Field};
-use crate::tools::ciloop::{get, number, refused, respond, write_spec};
+use crate::tools::ciloop::{get, number, respond, send_write, write_spec};
 use crate::tools::github::name_segment;
 use crate::tools::logs::int;
 use crate::tools::output::json_to_value;
@@ -145,10 +145,7 @@ impl UpstreamTool for Rerun {
     ) -> Result<CallToolResult, ToolError> {
         let body = debug_body(args.debug_logging);
         let what = format!("re-run run {}", plan.id);
-        call.upstream
-            .send(&plan.write, &[], Some(&body))
-            .await
-            .map_err(|e| refused(&what, e))?;
+        send_write(&call, &plan.write, Some(&body), &what).await?;
         let mut map = Map::new();
         map.insert("rerun".into(), Value::Bool(true));
         map.insert("failedOnly".into(), Value::Bool(args.failed_only));
@@ -212,10 +209,7 @@ impl UpstreamTool for Cancel {
         call: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
         let what = format!("cancel run {}", plan.id);
-        call.upstream
-            .send(&plan.write, &[], None)
-            .await
-            .map_err(|e| refused(&what, e))?;
+        send_write(&call, &plan.write, None, &what).await?;
         let mut map = Map::new();
         map.insert("runId".into(), int(plan.id));
         map.insert("cancelRequested".into(), Value::Bool(true));
@@ -283,11 +277,7 @@ impl UpstreamTool for Dispatch {
         let clock = call.ports.clock;
         let sent_at = clock.now_ms();
         let what = format!("dispatch workflow {}", plan.workflow);
-        let reply = call
-            .upstream
-            .send(&plan.write, &[], Some(&Value::Object(body)))
-            .await
-            .map_err(|e| refused(&what, e))?;
+        let reply = send_write(&call, &plan.write, Some(&Value::Object(body)), &what).await?;
         let mut map = Map::new();
         map.insert("dispatched".into(), Value::Bool(true));
         map.insert("workflow".into(), Value::String(plan.workflow.clone()));
