@@ -7,6 +7,7 @@ pub(crate) mod approvals;
 pub mod args;
 pub(crate) mod artifact_read;
 pub(crate) mod atlassian;
+pub(crate) mod ciloop;
 pub(crate) mod circleci;
 pub(crate) mod github;
 pub(crate) mod logs;
@@ -64,6 +65,11 @@ pub fn deployment(flavor: &dyn Fn(Vendor) -> Flavor) -> Result<Registry, Registr
             github::actions::tools()
                 .into_iter()
                 .map(|t| (Toolset::Github, t)),
+        )
+        .chain(
+            circleci::workflow::tools()
+                .into_iter()
+                .map(|t| (Toolset::Circleci, t)),
         )
     {
         registry.register_in(Some(toolset), tool)?;

@@ -17,7 +17,7 @@ pub enum Contract {
     AtlassianRead,
     /// `github_get_job_logs`, `circleci_get_job_logs`: `{data, incomplete?}`.
     JobLogs,
-    /// `github_get_workflow_run`: `{data, incomplete?}`.
+    /// `github_get_workflow_run`, `circleci_get_workflow`: `{data, incomplete?}`.
     Actions,
 }
 

@@ -1,6 +1,9 @@
 //! The `circleci_get` tool: a GET on the CircleCI v2 API through the shared upstream client, with
 //! successful bodies cached in the HTTP cache per principal and credential. Paths about
-//! pipelines, workflows and jobs (status that changes while you look) are never cached.
+//! pipelines, workflows and jobs (status that changes while you look) are never cached. The
+//! CI loop's workflow tools are in [`workflow`].
+
+pub(crate) mod workflow;
 
 use crate::cache::{cache_key, CachedResponse, HttpCache, UpstreamIdentity};
 use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};

@@ -4,7 +4,6 @@
 //! `{data, nextPage}`, where `nextPage` comes from the `Link` header.
 
 pub(crate) mod actions;
-pub(crate) mod fetch;
 pub(crate) mod run;
 pub(crate) mod spec;
 
@@ -159,7 +158,7 @@ impl<A: ListTool> UpstreamTool for List<A> {
         call: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
         let common = &args.common;
-        let reply = fetch::get(&call, &target, &params).await?;
+        let reply = crate::tools::ciloop::get(&call, &target, &params).await?;
         let next = link::next_page(&reply.headers);
         let data = output::project(reply.body, common.jq.as_deref(), &call);
         Ok(

@@ -10,7 +10,7 @@ use std::fmt;
 pub enum Toolset {
     /// GitHub Actions: runs, jobs, job logs.
     Github,
-    /// CircleCI: the API passthrough and job logs.
+    /// CircleCI: the API passthrough, job logs, and a workflow read and re-run.
     Circleci,
     /// Jira passthrough.
     Jira,

@@ -134,7 +134,7 @@ test("a client that asks for progress hears the wait as it goes, on an event str
   assert.equal(result.structuredContent.data.completed, true);
   // Polls at 0 and 5 s find the run going; the one at 15 s finds it completed.
   assert.deepEqual(notes.map((n) => [n.progress, n.total]), [[0, 60], [5, 60]]);
-  assert.match(notes[1].message, /^run in_progress; 2 polls, 5 s of 60 s$/);
+  assert.match(notes[1].message, /^in_progress; 2 polls, 5 s of 60 s$/);
 });
 
 test("a wait stops polling once its client has gone away", async () => {

@@ -103,6 +103,8 @@ test("headers choose toolsets and read-only mode for the SDK client, and narrow 
   assert.deepEqual(names(await sdkList("/mcp", { "X-MCP-Toolsets": "circleci" })), [
     "circleci_get",
     "circleci_get_job_logs",
+    "circleci_get_workflow",
+    "circleci_rerun_workflow",
     "artifact_read",
   ]);
   const narrowed = await sdkList("/mcp/x/github,bitbucket", { "X-MCP-Toolsets": "bitbucket,jira", "X-MCP-Readonly": "1" });

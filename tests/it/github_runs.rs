@@ -5,7 +5,7 @@
 
 use crate::common::ci::*;
 use crate::common::protocol::{body_json, headers_2026, meta_2026, post, ALICE_TOKEN_2};
-use devtools_mcp_edge::ports::fake::{FakeEnv, ManualClock, ScriptedHttp};
+use devtools_mcp_edge::ports::fake::{FakeEnv, ManualClock};
 use devtools_mcp_edge::ports::{
     header, BodyRead, BodyRoom, CacheStore, Gone, ReplyStream, RequestBody, UpstreamRequest,
     UpstreamResponse,
@@ -148,14 +148,7 @@ pub fn answer(shared: &Shared, request: &UpstreamRequest) -> UpstreamResponse {
 
 /// A server and fakes over a fake GitHub set up by `setup`.
 pub fn fake_github(setup: impl FnOnce(&mut Fake)) -> (Server, FakeEnv, Shared) {
-    let shared: Shared = Rc::default();
-    setup(&mut shared.borrow_mut());
-    let for_http = shared.clone();
-    let env = FakeEnv::with_http(ScriptedHttp::new(move |r| Ok(answer(&for_http, r))));
-    let server = ci_builder(&[("MCP_STRUCTURED_OUTPUT", "true")])
-        .build()
-        .server;
-    (server, env, shared)
+    scripted(setup, answer)
 }
 
 /// Runs `future` to its end, moving `clock` on a second whenever it waits (the only thing a

@@ -9,6 +9,7 @@ mod atlassian_parity;
 mod auth;
 mod batch_budget;
 mod circleci_tools;
+mod circleci_workflows;
 mod config;
 mod github_actions;
 mod github_runs;

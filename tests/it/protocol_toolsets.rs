@@ -70,6 +70,18 @@ fn a_path_chooses_toolsets_with_artifact_read_beside_them() {
             "jira_delete",
             "circleci_get",
             "circleci_get_job_logs",
+            "circleci_get_workflow",
+            "circleci_rerun_workflow",
+            "artifact_read"
+        ]
+    );
+    // A read-only connection keeps the workflow's read and drops its re-run, a write.
+    assert_eq!(
+        names(&server, "/mcp/x/circleci/readonly", &[]),
+        [
+            "circleci_get",
+            "circleci_get_job_logs",
+            "circleci_get_workflow",
             "artifact_read"
         ]
     );

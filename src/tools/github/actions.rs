@@ -3,17 +3,17 @@
 //! sends (the write, and the reads that tell what it started), so a policy rule matches the REST
 //! path of the write itself. A write is sent once: never retried, whatever GitHub answers.
 
-use super::fetch::get;
-use super::run::{number, respond, summary, target, RunRef, OWNER_NAME, REPO_NAME, RUN_ID};
+use super::run::{summary, target, RunRef, OWNER_NAME, REPO_NAME, RUN_ID};
 use super::spec::{workflow_segment, WorkflowId};
-use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
+use crate::mcp::CallToolResult;
 use crate::time::{iso8601_utc_ms, parse_iso8601_seconds};
-use crate::tools::args::{arguments, input_schema, Arguments, Fallback, Field};
+use crate::tools::args::{arguments, Fallback, Field};
+use crate::tools::ciloop::{get, number, respond, send_write, write_spec};
 use crate::tools::github::name_segment;
 use crate::tools::logs::int;
 use crate::tools::output::json_to_value;
 use crate::tools::registry::{
-    Access, Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+    Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
 use crate::upstream::{Method, Target, Targets, UpstreamError, UpstreamSettings};
 use crate::value::{Map, Value};
@@ -22,52 +22,25 @@ use serde_json::{Map as JsonMap, Value as Json};
 /// The tools, for the registry.
 pub(crate) fn tools() -> Vec<Box<dyn Tool>> {
     vec![
-        Box::new(Upstream(Rerun(spec::<RerunArgs>(
+        Box::new(Upstream(Rerun(write_spec::<RerunArgs>(
             "github_rerun_workflow_run",
             "Re-run a GitHub Actions run",
             "Re-run a run's failed jobs (and dependents), or all; answers the new attempt.",
             (false, false),
         )))),
-        Box::new(Upstream(Cancel(spec::<CancelArgs>(
+        Box::new(Upstream(Cancel(write_spec::<CancelArgs>(
             "github_cancel_workflow_run",
             "Cancel a GitHub Actions run",
             "Cancel a GitHub Actions run.",
             (true, true),
         )))),
-        Box::new(Upstream(Dispatch(spec::<DispatchArgs>(
+        Box::new(Upstream(Dispatch(write_spec::<DispatchArgs>(
             "github_dispatch_workflow",
             "Start a GitHub Actions workflow",
             "Start a `workflow_dispatch` workflow; answers its run when known.",
             (false, false),
         )))),
     ]
-}
-
-/// A write tool's metadata: not read-only, open-world, `destructive` and `idempotent` as given;
-/// text only, as the other write tools (the Atlassian verbs): no output schema to list.
-fn spec<A: Arguments>(
-    name: &str,
-    title: &str,
-    description: &str,
-    (destructive, idempotent): (bool, bool),
-) -> ToolSpec {
-    ToolSpec {
-        descriptor: ToolDescriptor {
-            name: name.into(),
-            title: Some(title.into()),
-            description: description.into(),
-            input_schema: input_schema::<A>(),
-            output_schema: None,
-            annotations: Some(ToolAnnotations {
-                title: None,
-                read_only_hint: Some(false),
-                destructive_hint: Some(destructive),
-                idempotent_hint: Some(idempotent),
-                open_world_hint: Some(true),
-            }),
-        },
-        access: Access::Rules,
-    }
 }
 
 arguments! {
@@ -124,23 +97,6 @@ arguments! {
     }
 }
 
-/// A write GitHub refused (a run too old or still going, a workflow without the trigger, a
-/// missing input...): its reason, and that nothing was retried. Other failures (not found,
-/// authentication, rate limits, transport) read as every GitHub error does.
-fn refused(what: &str, error: UpstreamError) -> ToolError {
-    match (error.status(), error.reason()) {
-        (Some(status @ (400 | 403 | 409 | 422)), Some(reason))
-            if error.retry_after_ms().is_none() =>
-        {
-            ToolError::Failed(format!(
-                "Error: GitHub refused to {what} (HTTP {status}): {}. Nothing was retried.",
-                reason.trim_end_matches('.')
-            ))
-        }
-        _ => ToolError::Upstream(error),
-    }
-}
-
 /// The body `{enable_debug_logging}`.
 fn debug_body(debug: bool) -> Value {
     let mut map = Map::new();
@@ -189,10 +145,7 @@ impl UpstreamTool for Rerun {
     ) -> Result<CallToolResult, ToolError> {
         let body = debug_body(args.debug_logging);
         let what = format!("re-run run {}", plan.id);
-        call.upstream
-            .send(&plan.write, &[], Some(&body))
-            .await
-            .map_err(|e| refused(&what, e))?;
+        send_write(&call, &plan.write, Some(&body), &what).await?;
         let mut map = Map::new();
         map.insert("rerun".into(), Value::Bool(true));
         map.insert("failedOnly".into(), Value::Bool(args.failed_only));
@@ -256,10 +209,7 @@ impl UpstreamTool for Cancel {
         call: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
         let what = format!("cancel run {}", plan.id);
-        call.upstream
-            .send(&plan.write, &[], None)
-            .await
-            .map_err(|e| refused(&what, e))?;
+        send_write(&call, &plan.write, None, &what).await?;
         let mut map = Map::new();
         map.insert("runId".into(), int(plan.id));
         map.insert("cancelRequested".into(), Value::Bool(true));
@@ -327,11 +277,7 @@ impl UpstreamTool for Dispatch {
         let clock = call.ports.clock;
         let sent_at = clock.now_ms();
         let what = format!("dispatch workflow {}", plan.workflow);
-        let reply = call
-            .upstream
-            .send(&plan.write, &[], Some(&Value::Object(body)))
-            .await
-            .map_err(|e| refused(&what, e))?;
+        let reply = send_write(&call, &plan.write, Some(&Value::Object(body)), &what).await?;
         let mut map = Map::new();
         map.insert("dispatched".into(), Value::Bool(true));
         map.insert("workflow".into(), Value::String(plan.workflow.clone()));

@@ -1,56 +1,34 @@
 //! `github_get_workflow_run`: one GitHub Actions run with its failed jobs (id, name, the failed
 //! step's name), so the next call can go straight to `github_get_job_logs`. With `waitSeconds`
-//! the call polls the run until it completes or the time passes, backing off from 5 s to 30 s
-//! and pausing for GitHub's rate limits, on the clock port (host tests wait no real time).
+//! the call polls the run until it completes or the time passes ([`crate::tools::ciloop::wait`]).
 
-use super::fetch::get;
-use crate::mcp::{CallToolResult, ToolAnnotations, ToolDescriptor};
-use crate::ports::Gone;
-use crate::render::OutputFormat;
-use crate::structured::{Contract, Envelope};
-use crate::tools::args::{arguments, input_schema, Fallback, Field};
+use crate::mcp::CallToolResult;
+use crate::tools::args::{arguments, Field};
+use crate::tools::ciloop::{
+    get, number, read_spec, respond, text_or_null, wait, write_failed_jobs, WAIT_SECONDS,
+};
 use crate::tools::github::name_segment;
 use crate::tools::logs::github::{parse_url, What};
 use crate::tools::logs::int;
-use crate::tools::output::Rendered;
 use crate::tools::registry::{
-    Access, Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
+    Planned, Tool, ToolContext, ToolError, ToolSpec, Upstream, UpstreamTool,
 };
-use crate::upstream::{ApiPath, Method, Target, Targets, UpstreamError, UpstreamSettings, Vendor};
+use crate::upstream::{ApiPath, Method, Target, Targets, UpstreamSettings, Vendor};
 use crate::value::{Map, Value};
 
 /// The tool's name.
 pub(crate) const NAME: &str = "github_get_workflow_run";
-/// The longest wait a call may ask for, in seconds.
-pub(crate) const MAX_WAIT_SECONDS: u64 = 600;
-/// The first pause between polls; each next one doubles, up to [`MAX_DELAY_MS`].
-const FIRST_DELAY_MS: u64 = 5_000;
-/// The longest pause between polls.
-const MAX_DELAY_MS: u64 = 30_000;
-/// The shortest pause a rate limit makes, so a `Retry-After: 0` cannot make a busy loop.
-const MIN_PAUSE_MS: u64 = 1_000;
 /// Job conclusions that mean the job did not succeed.
 const FAILED: &[&str] = &["failure", "timed_out", "cancelled", "startup_failure"];
 
 /// The tool, for the registry.
 pub(crate) fn tool() -> Box<dyn Tool> {
-    let title = "Get a GitHub Actions run";
-    Box::new(Upstream(GetRun(ToolSpec {
-        descriptor: ToolDescriptor {
-            name: NAME.into(),
-            title: Some(title.into()),
-            description: "A GitHub Actions run and its failed jobs (id, name, failedStep) for \
-github_get_job_logs. `waitSeconds`: wait here for it to complete (cheap polls)."
-                .into(),
-            input_schema: input_schema::<RunArgs>(),
-            output_schema: Some(Contract::Actions.output_schema()),
-            annotations: Some(ToolAnnotations {
-                title: None,
-                ..ToolAnnotations::reads_upstream(title)
-            }),
-        },
-        access: Access::Rules,
-    })))
+    Box::new(Upstream(GetRun(read_spec::<RunArgs>(
+        NAME,
+        "Get a GitHub Actions run",
+        "A GitHub Actions run and its failed jobs (id, name, failedStep) for \
+github_get_job_logs. `waitSeconds`: wait here for it to complete (cheap polls).",
+    ))))
 }
 
 arguments! {
@@ -59,9 +37,7 @@ arguments! {
         flatten at: RunArgsAt,
         attempt: Option<u64> = Field::integer("attempt").min(1)
             .describe("An earlier attempt."),
-        wait_seconds: u64 = Field::integer("waitSeconds").max(MAX_WAIT_SECONDS)
-            .default(Fallback::Integer(0))
-            .describe("Wait up to this long for it to complete."),
+        wait_seconds: u64 = WAIT_SECONDS,
     }
 }
 
@@ -195,193 +171,23 @@ impl UpstreamTool for GetRun {
         plan: Plan,
         call: ToolContext<'_>,
     ) -> Result<CallToolResult, ToolError> {
-        let wait_ms = args.wait_seconds.min(MAX_WAIT_SECONDS) * 1000;
-        let (run, waited) = wait(&call, &plan.run, wait_ms).await?;
+        let (run, waited) = wait(&call, &plan.run, args.wait_seconds, is_completed).await?;
         let mut query = vec![("per_page".to_owned(), "100".to_owned())];
         if plan.latest {
             query.insert(0, ("filter".to_owned(), "latest".to_owned()));
         }
         let mut map = Map::new();
         map.insert("run".into(), summary(&run));
-        match get(&call, &plan.jobs, &query).await {
-            Ok(jobs) => {
-                map.insert("failedJobs".into(), failed_jobs(&jobs.body));
-            }
-            Err(error) => {
-                map.insert("failedJobs".into(), Value::Null);
-                map.insert("failedJobsError".into(), Value::String(error.text()));
-            }
-        }
+        let jobs = get(&call, &plan.jobs, &query).await;
+        write_failed_jobs(&mut map, jobs.map(|jobs| failed_jobs(&jobs.body)));
         waited.write(&mut map);
         Ok(respond(&call, map, true).await)
     }
 }
 
-/// The answer: `value` rendered as TOON (the default format; the tools that change or wait
-/// for a run take no `outputFormat` or `jq`, their answers being small), with the data-only
-/// envelope when the tool has an output schema (`structured`).
-pub(crate) async fn respond(
-    call: &ToolContext<'_>,
-    value: Map,
-    structured: bool,
-) -> CallToolResult {
-    let rendered = Rendered::new(Value::Object(value), OutputFormat::Toon, call.settings);
-    let rendered = if structured {
-        rendered.with_envelope(Envelope::DataOnly)
-    } else {
-        rendered
-    };
-    rendered.finish(call).await
-}
-
-/// How a wait went.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Waited {
-    /// Whether the run had completed at the last poll.
-    pub(crate) completed: bool,
-    /// Milliseconds from the first poll to the answer.
-    pub(crate) waited_ms: u64,
-    /// Requests for the run made.
-    pub(crate) polls: u64,
-    /// Of those, the ones GitHub answered 304 Not Modified.
-    pub(crate) revalidated: u64,
-    /// Why the wait stopped before the run completed or the time passed, if it did.
-    pub(crate) note: Option<String>,
-}
-
-impl Waited {
-    fn write(self, map: &mut Map) {
-        map.insert("completed".into(), Value::Bool(self.completed));
-        map.insert("waitedMs".into(), int(self.waited_ms));
-        map.insert("polls".into(), int(self.polls));
-        map.insert("revalidated".into(), int(self.revalidated));
-        if let Some(note) = self.note {
-            map.insert("note".into(), Value::String(note));
-        }
-    }
-}
-
-/// Polls `target` (a run) until it is completed or `wait_ms` have passed, and answers the run as
-/// it stands. Pauses double from [`FIRST_DELAY_MS`] to [`MAX_DELAY_MS`], never past the
-/// deadline. A rate limit (Retry-After, or no requests remaining until the reset) pauses the
-/// wait until it lifts when that is within the time left, and stops it with a note otherwise;
-/// any other failure ends the call (the first poll's) or the wait (a later one's, with a note).
-pub(crate) async fn wait(
-    call: &ToolContext<'_>,
-    target: &Target,
-    wait_ms: u64,
-) -> Result<(Value, Waited), ToolError> {
-    let clock = call.ports.clock;
-    let start = clock.now_ms();
-    let deadline = start.saturating_add(wait_ms);
-    let mut delay = FIRST_DELAY_MS;
-    let mut waited = Waited::default();
-    let mut last: Option<Value> = None;
-    loop {
-        waited.polls += 1;
-        let pause = match get(call, target, &[]).await {
-            Ok(reply) => {
-                waited.revalidated += u64::from(reply.revalidated);
-                waited.completed = is_completed(&reply.body);
-                last = Some(reply.body);
-                let now = clock.now_ms();
-                if waited.completed || now >= deadline {
-                    break;
-                }
-                if told(call, last.as_ref(), &waited, now - start, wait_ms).is_err() {
-                    // Nobody is left to read the answer: the polls stop here.
-                    waited.note = Some("Stopped waiting: the client went away.".to_owned());
-                    break;
-                }
-                let limited = crate::upstream::error::retry_after_ms(200, &reply.headers, now);
-                match limited {
-                    Some(ms) if now.saturating_add(ms) > deadline => {
-                        waited.note = Some(rate_note(ms));
-                        break;
-                    }
-                    Some(ms) => ms.max(delay.min(deadline - now)),
-                    None => delay.min(deadline - now),
-                }
-            }
-            Err(error) => {
-                let now = clock.now_ms();
-                match (error.retry_after_ms(), &last) {
-                    (Some(ms), _) if now.saturating_add(ms) <= deadline => ms.max(MIN_PAUSE_MS),
-                    (None, None) | (Some(_), None) => return Err(error.into()),
-                    (Some(ms), Some(_)) => {
-                        waited.note = Some(rate_note(ms));
-                        break;
-                    }
-                    (None, Some(_)) => {
-                        waited.note = Some(failed_note(&error));
-                        break;
-                    }
-                }
-            }
-        };
-        clock.sleep(pause).await;
-        delay = delay.saturating_mul(2).min(MAX_DELAY_MS);
-    }
-    waited.waited_ms = clock.now_ms().saturating_sub(start);
-    // The loop leaves only with a run read, or returns the first poll's error.
-    let run = last.ok_or_else(|| ToolError::Internal("wait ended without a run".into()))?;
-    Ok((run, waited))
-}
-
-/// Tells the client, when it asked for progress, how the wait stands: seconds waited of those
-/// asked for, and the run's status.
-fn told(
-    call: &ToolContext<'_>,
-    run: Option<&Value>,
-    waited: &Waited,
-    elapsed_ms: u64,
-    wait_ms: u64,
-) -> Result<(), Gone> {
-    let Some(progress) = call.progress else {
-        return Ok(());
-    };
-    let status = run
-        .and_then(|r| r.get("status"))
-        .and_then(Value::as_str)
-        .unwrap_or("unknown");
-    let message = format!(
-        "run {status}; {} polls, {} s of {} s",
-        waited.polls,
-        elapsed_ms / 1000,
-        wait_ms / 1000
-    );
-    progress.report(elapsed_ms / 1000, Some(wait_ms / 1000), &message)
-}
-
-fn rate_note(ms: u64) -> String {
-    format!(
-        "Stopped waiting: GitHub's rate limit lifts in {} s, after the time asked for; call again then.",
-        ms.div_ceil(1000)
-    )
-}
-
-fn failed_note(error: &UpstreamError) -> String {
-    format!("Stopped waiting: a poll failed. {}", error.text())
-}
-
 /// Whether GitHub says the run is completed.
 pub(crate) fn is_completed(run: &Value) -> bool {
     run.get("status").and_then(Value::as_str) == Some("completed")
-}
-
-/// The number at `key` of an upstream object.
-pub(crate) fn number(value: &Value, key: &str) -> Option<u64> {
-    match value.get(key) {
-        Some(Value::Number(n)) => n.as_i64().and_then(|n| u64::try_from(n).ok()),
-        _ => None,
-    }
-}
-
-fn text_or_null(value: &Value, key: &str) -> Value {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .map_or(Value::Null, |t| Value::String(t.to_owned()))
 }
 
 /// The fields of a run worth a model's tokens.

@@ -361,7 +361,7 @@ async fn get(
     target: &Target,
     query: &[(String, String)],
 ) -> Result<Value, UpstreamError> {
-    let reply = crate::tools::github::fetch::get(call, target, query).await?;
+    let reply = crate::tools::ciloop::get(call, target, query).await?;
     Ok(reply.body)
 }
 

@@ -139,3 +139,19 @@ pub fn env_with(
 ) -> FakeEnv {
     FakeEnv::with_http(ScriptedHttp::new(respond))
 }
+
+/// A CI server with structured output over a fake upstream whose state is a `T` set up by
+/// `setup` and answered by `answer`; the state is shared so a test reads what it saw.
+pub fn scripted<T: Default + 'static>(
+    setup: impl FnOnce(&mut T),
+    answer: fn(&std::rc::Rc<std::cell::RefCell<T>>, &UpstreamRequest) -> UpstreamResponse,
+) -> (Server, FakeEnv, std::rc::Rc<std::cell::RefCell<T>>) {
+    let shared = std::rc::Rc::<std::cell::RefCell<T>>::default();
+    setup(&mut shared.borrow_mut());
+    let for_http = shared.clone();
+    let env = env_with(move |r| Ok(answer(&for_http, r)));
+    let server = ci_builder(&[("MCP_STRUCTURED_OUTPUT", "true")])
+        .build()
+        .server;
+    (server, env, shared)
+}
