@@ -617,7 +617,7 @@ fn a_wait_tells_a_client_reading_events_how_it_goes_then_answers_last() {
     );
     assert_eq!(
         notes[2]["params"]["message"],
-        "run in_progress; 3 polls, 15 s of 600 s"
+        "in_progress; 3 polls, 15 s of 600 s"
     );
     // The answer is the stream's last event.
     assert_eq!(last.header("Content-Type"), Some("text/event-stream"));
