@@ -60,20 +60,31 @@ pub(crate) fn is_oauth_path(path: &str) -> bool {
     )
 }
 
-/// The refusal of a request to one of the rate-limited [`is_oauth_path`] paths from an address
-/// over its limit; asked before the request's body is read, so that a refused request costs
-/// no memory.
-pub(crate) async fn refused(request: &HttpRequest, ports: Ports<'_>) -> Option<HttpResponse> {
-    let count = match (request.method.as_str(), request.path.as_str()) {
+/// The limiter's count a request to one of the [`is_oauth_path`] paths is counted under: the
+/// requests that do work for their sender. `None` for the discovery documents, preflights and
+/// methods a path does not take, which are answered at once.
+fn count_of(request: &HttpRequest) -> Option<&'static str> {
+    match (request.method.as_str(), request.path.as_str()) {
         ("GET" | "POST", AUTHORIZE_PATH)
         | ("POST", REGISTER_PATH)
-        | ("GET", CALLBACK_PATH | ATLASSIAN_CALLBACK_PATH) => "oauth",
+        | ("GET", CALLBACK_PATH | ATLASSIAN_CALLBACK_PATH) => Some("oauth"),
         // Counted apart, so that an address's registrations never hold back the refresh
         // grants of the clients signed in behind it.
-        ("POST", TOKEN_PATH | REVOKE_PATH) => "oauth-token",
-        _ => return None,
-    };
-    let key = format!("{count}:{}", address_key(request));
+        ("POST", TOKEN_PATH | REVOKE_PATH) => Some("oauth-token"),
+        _ => None,
+    }
+}
+
+/// Whether `request` does work for its sender (see [`count_of`]): only those are counted, hold
+/// a place among the requests in flight, or have a body read.
+pub(crate) fn is_counted(request: &HttpRequest) -> bool {
+    count_of(request).is_some()
+}
+
+/// The refusal of a counted request (see [`count_of`]) from an address over its limit; asked
+/// before the request's body is read, so that a refused request costs no memory.
+pub(crate) async fn refused(request: &HttpRequest, ports: Ports<'_>) -> Option<HttpResponse> {
+    let key = format!("{}:{}", count_of(request)?, address_key(request));
     let refused = over_limit(&key, request, ports.limiter, ports.log).await?;
     Some(public_cors(refused))
 }

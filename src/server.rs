@@ -268,10 +268,11 @@ impl Server {
         }
     }
 
-    /// A request to a sign-in endpoint. Anyone may send these, so each is refused before its
-    /// body costs anything when its address is over its rate limit, when its headers are over
-    /// [`OAUTH_MAX_HEADER_BYTES`], or when its address, or every address together, has too many
-    /// in flight; its body then has [`OAUTH_BODY_WITHIN_MS`] to arrive.
+    /// A request to a sign-in endpoint. Anyone may send these, so each that does work for its
+    /// sender is refused before its body costs anything when its address is over its rate
+    /// limit, when its headers are over [`OAUTH_MAX_HEADER_BYTES`], or when its address, or every
+    /// address together, has too many in flight; its body then has [`OAUTH_BODY_WITHIN_MS`] to
+    /// arrive.
     async fn sign_in(
         &self,
         mut request: HttpRequest,
@@ -279,6 +280,11 @@ impl Server {
         settings: &OAuthSettings,
         ports: Ports<'_>,
     ) -> HttpResponse {
+        // A discovery document, a preflight or a method the path does not take is answered at
+        // once: no slot, no body.
+        if !oauth::is_counted(&request) {
+            return oauth::handle(settings, &request, ports).await;
+        }
         if let Some(refused) = oauth::refused(&request, ports).await {
             return refused;
         }

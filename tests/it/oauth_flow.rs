@@ -317,6 +317,31 @@ fn sign_in_requests_in_flight_are_bounded_per_address_and_together() {
 }
 
 #[test]
+fn requests_that_do_no_work_are_answered_at_once_without_a_slot_or_a_body() {
+    let server = oauth_server();
+    let env = FakeEnv::new();
+    let address = [("CF-Connecting-IP", "203.0.113.9")];
+    // The address's six slots, held.
+    let mut stalled: Vec<_> = (0..6)
+        .map(|_| {
+            let request = http("POST", "/oauth/register", &address, "");
+            Box::pin(server.serve(request, &StalledBody, env.ports()))
+        })
+        .collect();
+    futures::executor::block_on(async {
+        for request in &mut stalled {
+            assert!(futures::poll!(request.as_mut()).is_pending());
+        }
+    });
+    let path = "/.well-known/oauth-authorization-server";
+    for (method, status) in [("POST", 405), ("GET", 200), ("OPTIONS", 204)] {
+        let request = http(method, path, &address, "");
+        let answer = futures::executor::block_on(server.serve(request, &StalledBody, env.ports()));
+        assert_eq!(answer.status, status, "{method}");
+    }
+}
+
+#[test]
 fn a_sign_in_body_that_does_not_arrive_within_ten_seconds_is_refused() {
     let server = oauth_server();
     let env = FakeEnv::new();
