@@ -16,5 +16,5 @@ pub use map::{array_index_key, JsMap};
 pub use number::{parse_int, string_to_number};
 pub use string::{
     cmp_utf16, is_blank, is_js_whitespace, json_string_len, json_string_units, next_escape,
-    trim_start, utf16_len, utf16_len_unescaped, write_json_string,
+    trim_start, utf16_len, utf16_len_unescaped, write_json_chars, write_json_string,
 };

@@ -227,7 +227,15 @@ enum Frame<'v> {
     Value(&'v Value),
     Items(std::slice::Iter<'v, Value>, bool),
     Entries(crate::js::map::Iter<'v, Key, Value>, bool),
+    /// What is left to write of a string, after its opening quote.
+    Text(&'v str),
+    /// The colon after a key.
+    Colon,
 }
+
+/// The most bytes of a string written at once: a string of control characters is six times as
+/// long escaped, and a piece holds at most one such slice past what it was asked for.
+const TEXT_SLICE_BYTES: usize = 16 * 1024;
 
 impl<'v> CompactPieces<'v> {
     /// The pieces of `value`'s compact JSON.
@@ -238,8 +246,8 @@ impl<'v> CompactPieces<'v> {
     }
 
     /// Appends the next piece to `out`, until `out` holds at least `min` bytes or the JSON is
-    /// complete (a string is never split, so `out` may grow past `min` by one string). Returns
-    /// false once the JSON is complete.
+    /// complete (`out` may grow past `min` by one slice of a string, at most
+    /// [`TEXT_SLICE_BYTES`] escaped). Returns false once the JSON is complete.
     pub(crate) fn fill(&mut self, out: &mut String, min: usize) -> bool {
         while out.len() < min {
             let Some(top) = self.stack.last_mut() else {
@@ -261,8 +269,29 @@ impl<'v> CompactPieces<'v> {
                         Value::Null => out.push_str("null"),
                         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
                         Value::Number(n) => out.push_str(n.literal()),
-                        Value::String(s) => write_json_string(s, out),
+                        Value::String(s) => {
+                            out.push('"');
+                            self.stack.push(Frame::Text(s));
+                        }
                     }
+                }
+                Frame::Text(rest) => {
+                    if rest.is_empty() {
+                        out.push('"');
+                        self.stack.pop();
+                    } else {
+                        let mut end = rest.len().min(TEXT_SLICE_BYTES);
+                        while !rest.is_char_boundary(end) {
+                            end += 1;
+                        }
+                        let (slice, left) = rest.split_at(end);
+                        crate::js::write_json_chars(slice, |piece| out.push_str(piece));
+                        *rest = left;
+                    }
+                }
+                Frame::Colon => {
+                    out.push(':');
+                    self.stack.pop();
                 }
                 Frame::Items(items, first) => match items.next() {
                     Some(item) => {
@@ -281,9 +310,10 @@ impl<'v> CompactPieces<'v> {
                         if !std::mem::replace(first, false) {
                             out.push(',');
                         }
-                        write_json_string(key, out);
-                        out.push(':');
+                        out.push('"');
                         self.stack.push(Frame::Value(value));
+                        self.stack.push(Frame::Colon);
+                        self.stack.push(Frame::Text(key));
                     }
                     None => {
                         out.push('}');
@@ -412,6 +442,30 @@ mod tests {
         let mut out = String::new();
         assert!(!pieces.fill(&mut out, 100));
         assert_eq!(out, "null");
+    }
+
+    #[test]
+    fn a_long_string_is_written_a_slice_at_a_time() {
+        // Control characters are six bytes each escaped; a key as long as a value.
+        let long = "\u{1}é".repeat(40_000);
+        let v = Value::Array(vec![
+            Value::String(long.clone()),
+            Value::Object(Map::from_entries([(long.clone(), Value::from("v"))])),
+        ]);
+        let whole = v.to_compact_json();
+        let min = 64 * 1024;
+        let mut pieces = CompactPieces::new(&v);
+        let mut out = String::new();
+        loop {
+            let mut piece = String::new();
+            let more = pieces.fill(&mut piece, min);
+            assert!(piece.len() <= min + 6 * (TEXT_SLICE_BYTES + 4), "{}", piece.len());
+            out.push_str(&piece);
+            if !more {
+                break;
+            }
+        }
+        assert_eq!(out, whole);
     }
 
     #[test]

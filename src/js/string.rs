@@ -117,6 +117,13 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
 /// `push` in pieces (so any output, a `String` or a renderer's sink, takes it without a copy).
 pub fn write_json_string(s: &str, mut push: impl FnMut(&str)) {
     push("\"");
+    write_json_chars(s, &mut push);
+    push("\"");
+}
+
+/// Writes `s` escaped as [`write_json_string`] does, without the quotes: the inside of a JSON
+/// string, which may be written a slice at a time (every escape stands for one byte).
+pub fn write_json_chars(s: &str, mut push: impl FnMut(&str)) {
     let bytes = s.as_bytes();
     let mut start = 0;
     loop {
@@ -147,7 +154,6 @@ pub fn write_json_string(s: &str, mut push: impl FnMut(&str)) {
         }
         start = i + 1;
     }
-    push("\"");
 }
 
 /// The length in bytes of what [`write_json_string`] writes for `s`, without writing it.
