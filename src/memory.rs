@@ -419,6 +419,14 @@ impl BatchMemory {
     pub(crate) fn spent(&self) -> bool {
         self.held() >= self.limit()
     }
+
+    /// Whether the isolate's budget, but for the small bodies' share, is taken (by this batch
+    /// and everything else in flight): replies are made before they are counted, so concurrent
+    /// batches stop here rather than each filling its own share.
+    pub(crate) fn isolate_spent(&self) -> bool {
+        let limit = self.budget.limit();
+        self.budget.in_use() >= limit - limit / SMALL_SHARE
+    }
 }
 
 impl Drop for BatchMemory {

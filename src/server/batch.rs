@@ -63,6 +63,11 @@ impl BatchBudget {
                     self.memory.limit()
                 ),
             )
+        } else if self.memory.isolate_spent() {
+            (
+                "memory",
+                "the isolate's memory is taken by the requests in flight".to_owned(),
+            )
         } else {
             return None;
         };
