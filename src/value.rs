@@ -459,7 +459,11 @@ mod tests {
         loop {
             let mut piece = String::new();
             let more = pieces.fill(&mut piece, min);
-            assert!(piece.len() <= min + 6 * (TEXT_SLICE_BYTES + 4), "{}", piece.len());
+            assert!(
+                piece.len() <= min + 6 * (TEXT_SLICE_BYTES + 4),
+                "{}",
+                piece.len()
+            );
             out.push_str(&piece);
             if !more {
                 break;

@@ -144,34 +144,31 @@ fn a_batch_starts_no_call_once_one_upstream_requests_time_is_up() {
 
 #[test]
 fn replies_past_the_batchs_share_of_memory_stop_the_calls_not_yet_started_and_each_is_answered() {
-    let budget = 1024 * 1024;
-    let mut settings = base_settings();
-    settings.push(("MEMORY_BUDGET_BYTES".into(), budget.to_string()));
-    let server = server_with(settings);
-    // The share of reply text holds three and a half of these replies.
+    let budget = 1_677_722;
+    let server = ci_builder(&[("MEMORY_BUDGET_BYTES", &budget.to_string())])
+        .build()
+        .server;
+    // Each reply holds some 30,000 bytes of text (under the output's cut): the share holds
+    // three and a bit of them, and the request, its small body and one call's page stay far
+    // inside the rest of the budget.
     let share = budget / BATCH_SHARE / BYTES_PER_REPLY_BYTE;
-    let text = "x".repeat(share * 2 / 7);
-    let batch: Vec<Json> = (1..=8)
-        .map(|id| {
-            request(
-                id,
-                "tools/call",
-                json!({"name": "echo", "arguments": {"text": text}}),
-            )
-        })
-        .collect();
-    let (status, replies) = send_batch(&server, &FakeEnv::new(), &batch);
+    assert!(3 * 30_100 < share && share < 4 * 30_000);
+    let body = json!({"text": "x".repeat(30_000)}).to_string();
+    let env = env_with(move |_| Ok(json_response(200, &body, &[])));
+    let batch: Vec<Json> = (1..=8).map(|id| get_call(id, ".")).collect();
+    let (status, replies) = send_batch(&server, &env, &batch);
     assert_eq!(status, 200);
     let replies = replies.as_array().unwrap();
     let ids: Vec<i64> = replies.iter().map(|r| r["id"].as_i64().unwrap()).collect();
     assert_eq!(ids, (1..=8).collect::<Vec<_>>());
     for served in &replies[..4] {
-        assert!(served["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .starts_with("xxx"));
+        assert!(text(served).contains("xxx"), "{served}");
     }
     for refused in &replies[4..] {
         assert_eq!(refused_for(refused), "memory");
+        assert!(refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("its replies hold"));
     }
 }
