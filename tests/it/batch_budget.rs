@@ -4,7 +4,7 @@
 //! messages is refused as a whole.
 
 use crate::common::ci::*;
-use crate::common::protocol::{base_settings, body_json, post, request, server_with};
+use crate::common::protocol::{body_json, post, request};
 use devtools_mcp_edge::memory::{BATCH_SHARE, BYTES_PER_REPLY_BYTE};
 use devtools_mcp_edge::ports::fake::{FakeEnv, ManualClock};
 use devtools_mcp_edge::projection::{last_spent, Limits, Projection};
