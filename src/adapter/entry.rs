@@ -18,13 +18,15 @@ use crate::ports::{
     RequestBody, StoreError,
 };
 use crate::server::{Server, MAX_BODY_BYTES};
-use futures::channel::{mpsc, oneshot};
-use futures::future::{select, Either, LocalBoxFuture};
-use futures::{FutureExt, StreamExt};
+use futures::future::{poll_fn, select, Either, LocalBoxFuture};
+use futures::{FutureExt, Stream, StreamExt};
 use std::cell::{OnceCell, RefCell};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::pin;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context as TaskContext, Poll, Waker};
 use worker::js_sys::Promise;
 use worker::wasm_bindgen::closure::Closure;
 use worker::wasm_bindgen::{JsCast, JsValue};
@@ -44,34 +46,24 @@ fn start() {
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
-    let (reply, head, events) = StreamedReply::new();
-    let (answer, answered) = oneshot::channel();
+    let reply = Rc::new(StreamedReply::default());
     let ctx = Rc::new(ctx);
     let work = serve(req, env, ctx.clone(), reply.clone());
     // The request's work is one task from its start to its end, whatever its reply turns into:
     // a future polled by two tasks may wake the first when it is ready (worker::Delay keeps the
     // waker it was first polled with).
+    let finished = reply.clone();
     ctx.wait_until(async move {
         let response = work.await;
-        if reply.started() {
-            let _ = reply.send(response.body);
-        } else {
-            let _ = answer.send(response);
-        }
+        finished.finish(response);
     });
-    match select(head, answered).await {
+    match poll_fn(|cx| reply.poll_outcome(cx)).await {
         // A call reports progress: the reply is a stream from now on, its answer the last event.
-        Either::Left((Ok(headers), _)) => ResponseBuilder::new()
+        Outcome::Stream(headers) => ResponseBuilder::new()
             .with_status(200)
             .with_headers(write_headers(&headers))
-            .from_stream(events.map(Ok::<Vec<u8>, worker::Error>)),
-        // The task ended without a stream, and with it the head's sender: its answer is sent.
-        Either::Left((Err(_), answered)) => Ok(write_response(
-            answered.await.unwrap_or_else(|_| HttpResponse::empty(500)),
-        )),
-        Either::Right((answered, _)) => Ok(write_response(
-            answered.unwrap_or_else(|_| HttpResponse::empty(500)),
-        )),
+            .from_stream(Pieces(reply).map(Ok::<Vec<u8>, worker::Error>)),
+        Outcome::Whole(response) => Ok(write_response(response)),
     }
 }
 
@@ -153,47 +145,105 @@ fn client_gone(req: &Request) -> impl Future<Output = ()> + Unpin {
 /// The headers of a streamed reply (its status is 200).
 type Head = Vec<(String, String)>;
 
-/// A reply that may turn into a stream: its head goes out once through a one-shot channel, its
-/// body in pieces through another, which the response's body reads; a closed body means the
-/// client went away.
-struct StreamedReply {
-    head: RefCell<Option<oneshot::Sender<Head>>>,
-    body: mpsc::UnboundedSender<Vec<u8>>,
+/// A request's reply, shared by its task (which makes it) and the fetch handler (which sends
+/// it): whole when the task ends first, or a stream once a call starts one, its pieces queued
+/// until the response's body reads them.
+#[derive(Default)]
+struct StreamedReply(RefCell<ReplyState>);
+
+#[derive(Default)]
+struct ReplyState {
+    head: Option<Head>,
+    started: bool,
+    whole: Option<HttpResponse>,
+    pieces: VecDeque<Vec<u8>>,
+    /// The task has ended.
+    ended: bool,
+    /// The response's body is no longer read: the client went away.
+    gone: bool,
+    /// Whoever waits: the fetch handler for the outcome, then the body's reader for pieces.
+    waker: Option<Waker>,
+}
+
+/// How the reply goes out.
+enum Outcome {
+    Stream(Head),
+    Whole(HttpResponse),
 }
 
 impl StreamedReply {
-    /// The reply, the head's receiver and the body's.
-    fn new() -> (
-        Rc<StreamedReply>,
-        oneshot::Receiver<Head>,
-        mpsc::UnboundedReceiver<Vec<u8>>,
-    ) {
-        let (head, head_rx) = oneshot::channel();
-        let (body, body_rx) = mpsc::unbounded();
-        let reply = StreamedReply {
-            head: RefCell::new(Some(head)),
-            body,
-        };
-        (Rc::new(reply), head_rx, body_rx)
+    /// The reply's outcome once known.
+    fn poll_outcome(&self, cx: &mut TaskContext<'_>) -> Poll<Outcome> {
+        let mut state = self.0.borrow_mut();
+        if let Some(head) = state.head.take() {
+            return Poll::Ready(Outcome::Stream(head));
+        }
+        if let Some(whole) = state.whole.take() {
+            return Poll::Ready(Outcome::Whole(whole));
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
     }
-}
 
-impl StreamedReply {
-    /// Whether the head went out: the reply is a stream.
-    fn started(&self) -> bool {
-        self.head.borrow().is_none()
+    /// The task's `response`: the whole reply, or the stream's last piece.
+    fn finish(&self, response: HttpResponse) {
+        let mut state = self.0.borrow_mut();
+        if state.started {
+            state.pieces.push_back(response.body);
+        } else {
+            state.whole = Some(response);
+        }
+        state.ended = true;
+        if let Some(waker) = state.waker.take() {
+            waker.wake();
+        }
     }
 }
 
 impl ReplyStream for StreamedReply {
     fn start(&self, headers: Head) {
-        if let Some(head) = self.head.borrow_mut().take() {
-            let _ = head.send(headers);
+        let mut state = self.0.borrow_mut();
+        if !std::mem::replace(&mut state.started, true) {
+            state.head = Some(headers);
         }
     }
 
     fn send(&self, bytes: Vec<u8>) -> Result<(), Gone> {
-        self.body.unbounded_send(bytes).map_err(|_| Gone)
+        let mut state = self.0.borrow_mut();
+        if state.gone {
+            return Err(Gone);
+        }
+        state.pieces.push_back(bytes);
+        if let Some(waker) = state.waker.take() {
+            waker.wake();
+        }
+        Ok(())
+    }
+}
+
+/// The pieces of a streamed reply, as the response's body reads them; dropped when the runtime
+/// stops reading (the client went away).
+struct Pieces(Rc<StreamedReply>);
+
+impl Stream for Pieces {
+    type Item = Vec<u8>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Vec<u8>>> {
+        let mut state = self.0 .0.borrow_mut();
+        if let Some(piece) = state.pieces.pop_front() {
+            return Poll::Ready(Some(piece));
+        }
+        if state.ended {
+            return Poll::Ready(None);
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl Drop for Pieces {
+    fn drop(&mut self) {
+        self.0 .0.borrow_mut().gone = true;
     }
 }
 
