@@ -5,7 +5,7 @@
 
 use crate::http::HttpResponse;
 use crate::ports::{Gone, Progress, ReplyStream};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 use std::cell::Cell;
 
 /// The reply of one request, which may turn into a stream.
@@ -72,18 +72,24 @@ pub(crate) struct TokenProgress<'a> {
 
 impl Progress for TokenProgress<'_> {
     fn report(&self, done: u64, total: Option<u64>, message: &str) -> Result<(), Gone> {
-        let mut params = json!({"progressToken": self.token, "progress": done, "message": message});
+        let mut note = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":\
+             {{\"progressToken\":{},\"progress\":{done},\"message\":",
+            self.token
+        );
+        crate::value::write_json_string(message, &mut note);
         if let Some(total) = total {
-            params["total"] = total.into();
+            note.push_str(&format!(",\"total\":{total}"));
         }
-        let note = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params});
-        self.reply.send(&note.to_string())
+        note.push_str("}}");
+        self.reply.send(&note)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::cell::RefCell;
 
     #[derive(Default)]
