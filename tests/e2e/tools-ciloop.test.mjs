@@ -10,9 +10,10 @@ import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import http from "node:http";
 import { startStack, PRINCIPALS } from "./tools-common.mjs";
 import { startWorker } from "./worker.mjs";
+import { ciLoopRun, CI_LOOP_BASE, CI_LOOP_REPO } from "./fake/ciloop.mjs";
 
-const REPO = { owner: "octo-org", repo: "hello-world" };
-const BASE = "/repos/octo-org/hello-world/actions";
+const REPO = CI_LOOP_REPO;
+const BASE = CI_LOOP_BASE;
 let stack;
 /** The fake run's state. */
 let run;
@@ -23,53 +24,12 @@ before(async () => {
 after(() => stack?.close());
 beforeEach(() => {
   stack.upstream.reset();
-  run = { attempt: 1, completed: true, conclusion: "failure", pollsLeft: 0, polls: 0, notModified: 0 };
+  run = ciLoopRun(stack.upstream);
   routes(stack.upstream);
 });
 
-/** The body of run 4242 as it stands, and its ETag. */
-function runBody() {
-  const status = run.completed ? "completed" : "in_progress";
-  const body = {
-    id: 4242, name: "CI", run_attempt: run.attempt, workflow_id: 1001, status,
-    conclusion: run.completed ? run.conclusion : null, event: "push", head_branch: "main",
-    head_sha: "0123abc", html_url: "https://github.com/octo-org/hello-world/actions/runs/4242",
-    created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:05:00Z",
-  };
-  return { body, etag: `W/"run-${run.attempt}-${status}"` };
-}
-
-/** Answers `body` with `etag`, or 304 when the request already holds it. */
-function tagged(req, res, json, body, etag) {
-  if (req.headers["if-none-match"] === etag) {
-    run.notModified++;
-    res.writeHead(304, { ETag: etag, "X-RateLimit-Remaining": "4999" });
-    return res.end();
-  }
-  json(res, 200, body, { ETag: etag, "X-RateLimit-Remaining": "4998" });
-}
-
+/** The refusals and the dispatch the tests ask for, beside the run. */
 function routes(upstream) {
-  upstream.route("GET", new RegExp(`^${BASE}/runs/4242$`), (req, res, _m, { json }) => {
-    run.polls++;
-    if (!run.completed && run.pollsLeft-- <= 0) run.completed = true;
-    const { body, etag } = runBody();
-    tagged(req, res, json, body, etag);
-  });
-  upstream.route("GET", new RegExp(`^${BASE}/runs/4242/jobs$`), (req, res, _m, { json }) => {
-    const failed = run.conclusion === "failure";
-    const jobs = [
-      { id: 71, name: "build", status: "completed", conclusion: "success", steps: [{ name: "Build", conclusion: "success" }] },
-      { id: 72, name: "test", status: "completed", conclusion: failed ? "failure" : "success",
-        steps: [{ name: "Set up job", conclusion: "success" }, { name: "Run tests", conclusion: failed ? "failure" : "success" }] },
-    ];
-    tagged(req, res, json, { total_count: 2, jobs }, `W/"jobs-${run.attempt}-${failed}"`);
-  });
-  upstream.route("POST", new RegExp(`^${BASE}/runs/4242/rerun-failed-jobs$`), (_req, res, _m, { json }) => {
-    // The re-run's own read-back is the first of the new attempt's in_progress answers.
-    Object.assign(run, { attempt: run.attempt + 1, completed: false, conclusion: "success", pollsLeft: 3 });
-    json(res, 201, {});
-  });
   upstream.route("POST", new RegExp(`^${BASE}/runs/1/rerun-failed-jobs$`), (_req, res, _m, { json }) => {
     json(res, 403, { message: "Unable to re-run this workflow run because it was created over a month ago", documentation_url: "https://docs.github.com/rest" });
   });
