@@ -188,13 +188,22 @@ pub(crate) async fn wait(
     let mut delay = FIRST_DELAY_MS;
     let mut waited = Waited::default();
     let mut last: Option<Value> = None;
+    let memory = call.ports.memory;
+    // What the poll whose value is `last` reserved: the call holds one poll's worth, however
+    // many polls it makes.
+    let mut last_held = 0;
     loop {
         waited.polls += 1;
-        let pause = match get(call, target, &[]).await {
+        let before = memory.held();
+        let polled = get(call, target, &[]).await;
+        let taken = memory.held().saturating_sub(before);
+        let pause = match polled {
             Ok(reply) => {
                 waited.revalidated += u64::from(reply.revalidated);
                 waited.completed = is_final(&reply.body);
                 last = Some(reply.body);
+                // The previous poll's value is gone with it.
+                memory.give_back(std::mem::replace(&mut last_held, taken));
                 let now = clock.now_ms();
                 if waited.completed || now >= deadline {
                     break;
@@ -215,6 +224,8 @@ pub(crate) async fn wait(
                 }
             }
             Err(error) => {
+                // A failed poll keeps nothing.
+                memory.give_back(taken);
                 let now = clock.now_ms();
                 match (error.retry_after_ms(), &last) {
                     (Some(ms), _) if now.saturating_add(ms) <= deadline => ms.max(MIN_PAUSE_MS),

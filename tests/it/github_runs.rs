@@ -42,6 +42,10 @@ pub struct Fake {
     pub bodies: Vec<String>,
     /// What a workflow's run list answers (an empty list when `None`).
     pub workflow_runs: Option<String>,
+    /// The isolate's budget, read at each run poll into `in_use_at_polls` when set.
+    pub budget: Option<devtools_mcp_edge::memory::MemoryBudget>,
+    /// Memory in use when each run poll arrived.
+    pub in_use_at_polls: Vec<usize>,
 }
 
 pub type Shared = Rc<RefCell<Fake>>;
@@ -128,6 +132,9 @@ pub fn answer(shared: &Shared, request: &UpstreamRequest) -> UpstreamResponse {
     {
         let index = f.run_polls;
         f.run_polls += 1;
+        if let Some(in_use) = f.budget.as_ref().map(|b| b.in_use()) {
+            f.in_use_at_polls.push(in_use);
+        }
         if let Some((_, fault)) = f.faults.iter().find(|(i, _)| *i == index) {
             return fault.clone();
         }
@@ -258,6 +265,20 @@ fn ten_minutes_of_waiting_stay_within_forty_requests() {
     let polls = v["polls"].as_u64().unwrap();
     assert!(polls <= 40, "{polls}");
     assert_eq!(fake.borrow().seen.len() as u64, polls + 1);
+}
+
+#[test]
+fn a_wait_holds_one_polls_memory_however_many_polls_it_makes() {
+    let (server, env, fake) = fake_github(|f| f.completes_after = None);
+    fake.borrow_mut().budget = Some(server.memory().clone());
+    let v = get_run(&server, &env, json!({"waitSeconds": 600})).unwrap();
+    assert_eq!(v["polls"], 23);
+    let seen = fake.borrow().in_use_at_polls.clone();
+    // From the third poll on (the first two read the kept copy into place), every poll finds
+    // what the one before it held, not the sum of them.
+    assert!(seen[2] > 0, "{seen:?}");
+    assert!(seen[2..].iter().all(|&n| n == seen[2]), "{seen:?}");
+    assert_eq!(server.memory().in_use(), 0);
 }
 
 #[test]
