@@ -22,10 +22,20 @@ use futures::FutureExt;
 use serde_json::{Map, Value as Json};
 use std::panic::AssertUnwindSafe;
 
-/// The request's `_meta.progressToken`, when it is one (a string or an integer).
+/// The longest progress token honoured, in bytes: every notification repeats it, and a client
+/// that stops reading leaves them queued.
+const MAX_PROGRESS_TOKEN_BYTES: usize = 256;
+
+/// The request's `_meta.progressToken`, when it is one (a string of at most
+/// [`MAX_PROGRESS_TOKEN_BYTES`], or an integer); another is not answered with progress.
 fn progress_token(meta: Option<&Map<String, Json>>) -> Option<Json> {
     let token = meta?.get("progressToken")?;
-    (token.is_string() || token.is_i64() || token.is_u64()).then(|| token.clone())
+    let fits = token
+        .as_str()
+        .map_or(token.is_i64() || token.is_u64(), |s| {
+            s.len() <= MAX_PROGRESS_TOKEN_BYTES
+        });
+    fits.then(|| token.clone())
 }
 
 /// Answers one `tools/call` request, its projections drawing on `fuel`.
