@@ -682,6 +682,11 @@ fn without_a_token_or_an_event_stream_a_wait_answers_json_only() {
             "application/json, text/event-stream",
             Some(json!({"not": "a token"})),
         ),
+        // Every notification repeats the token: a long one gets none.
+        (
+            "application/json, text/event-stream",
+            Some(json!("t".repeat(257))),
+        ),
     ] {
         let (server, env, fake) = fake_github(|f| f.completes_after = Some(2));
         let out = Recorded::default();
